@@ -1,0 +1,77 @@
+// Shared pieces of configuration. Only service main.ts files and scripts call these with
+// process.env; libraries receive typed config objects.
+import type { S3Config } from "./object-store.js";
+
+/** Addresses (host:port) of the five gRPC services. */
+export interface ServiceAddrs {
+  documents: string;
+  sessions: string;
+  agent: string;
+  billing: string;
+  ingest: string;
+}
+
+/** Default addresses of the local stack (pnpm start). */
+export const DEFAULT_ADDRS: ServiceAddrs = {
+  documents: "127.0.0.1:50061",
+  sessions: "127.0.0.1:50062",
+  agent: "127.0.0.1:50063",
+  billing: "127.0.0.1:50064",
+  ingest: "127.0.0.1:50065",
+};
+
+/** Infrastructure every service may use. */
+export interface InfraConfig {
+  databaseUrl: string;
+  natsUrl: string;
+  s3: S3Config;
+}
+
+type Env = Record<string, string | undefined>;
+
+function required(env: Env, name: string): string {
+  const v = env[name];
+  if (!v) throw new Error(`${name} is not set (pnpm start sets it; see README, Configuration)`);
+  return v;
+}
+
+/** Reads DATABASE_URL, NATS_URL and S3_* (all required); throws naming the missing one. */
+export function readInfraEnv(env: Env): InfraConfig {
+  return {
+    databaseUrl: required(env, "DATABASE_URL"),
+    natsUrl: required(env, "NATS_URL"),
+    s3: {
+      endpoint: required(env, "S3_ENDPOINT"),
+      accessKey: env.S3_ACCESS_KEY ?? "S3RVER",
+      secretKey: env.S3_SECRET_KEY ?? "S3RVER",
+      bucket: env.S3_BUCKET ?? "redline",
+      region: env.S3_REGION ?? "us-east-1",
+    },
+  };
+}
+
+/** Reads *_ADDR overrides over the defaults. */
+export function readAddrs(env: Env): ServiceAddrs {
+  return {
+    documents: env.DOCUMENTS_ADDR ?? DEFAULT_ADDRS.documents,
+    sessions: env.SESSIONS_ADDR ?? DEFAULT_ADDRS.sessions,
+    agent: env.AGENT_ADDR ?? DEFAULT_ADDRS.agent,
+    billing: env.BILLING_ADDR ?? DEFAULT_ADDRS.billing,
+    ingest: env.INGEST_ADDR ?? DEFAULT_ADDRS.ingest,
+  };
+}
+
+/** Installs SIGINT/SIGTERM handlers that run `close` once, then exit. */
+export function onShutdown(close: () => Promise<void>): void {
+  let closing = false;
+  const handler = () => {
+    if (closing) return;
+    closing = true;
+    close().then(
+      () => process.exit(0),
+      () => process.exit(1),
+    );
+  };
+  process.on("SIGINT", handler);
+  process.on("SIGTERM", handler);
+}

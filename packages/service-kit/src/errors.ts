@@ -1,0 +1,149 @@
+// The error catalog. Domain code throws these; each service maps them to gRPC once
+// (grpc-server.ts) and the gateway maps them back to the spec's HTTP status and body once.
+import { status as GrpcStatus } from "@grpc/grpc-js";
+
+/** One item of a 422 body: `{type, loc, msg}` (interface-spec, Errors). */
+export interface ValidationIssue {
+  type: string;
+  loc: (string | number)[];
+  msg: string;
+}
+
+/** Serialized form carried in the `redline-error-bin` trailer between services and gateway. */
+export interface ErrorPayload {
+  httpStatus: number;
+  /** `detail` of the HTTP body: a string, validation issues, or an object (export 413). */
+  detail: string | ValidationIssue[] | Record<string, unknown>;
+  /** Extra top-level body fields, e.g. `code`, `open_in_sessions`. */
+  body?: Record<string, unknown>;
+  /** Extra HTTP headers, e.g. Retry-After and X-Usage-*. */
+  headers?: Record<string, string>;
+}
+
+/** Base of every expected error; `httpStatus` and `grpcCode` say how it crosses each boundary. */
+export class RedlineError extends Error {
+  readonly httpStatus: number;
+  readonly grpcCode: GrpcStatus;
+  readonly detail: ErrorPayload["detail"];
+  readonly body?: Record<string, unknown>;
+  readonly headers?: Record<string, string>;
+
+  constructor(
+    httpStatus: number,
+    grpcCode: GrpcStatus,
+    detail: ErrorPayload["detail"],
+    extra: { body?: Record<string, unknown>; headers?: Record<string, string> } = {},
+  ) {
+    super(typeof detail === "string" ? detail : JSON.stringify(detail));
+    this.name = new.target.name;
+    this.httpStatus = httpStatus;
+    this.grpcCode = grpcCode;
+    this.detail = detail;
+    this.body = extra.body;
+    this.headers = extra.headers;
+  }
+
+  toPayload(): ErrorPayload {
+    return { httpStatus: this.httpStatus, detail: this.detail, body: this.body, headers: this.headers };
+  }
+}
+
+/** 400: the request is well-formed but its values are unusable (empty message, legacy parts). */
+export class InputError extends RedlineError {
+  constructor(detail: string, body?: Record<string, unknown>) {
+    super(400, GrpcStatus.INVALID_ARGUMENT, detail, { body });
+  }
+}
+
+/** 422: the body does not match the schema; detail is a list of `{type, loc, msg}`. */
+export class SchemaError extends RedlineError {
+  constructor(issues: ValidationIssue[]) {
+    super(422, GrpcStatus.INVALID_ARGUMENT, issues);
+  }
+}
+
+/** 401: missing, malformed, unknown or revoked credentials. */
+export class UnauthenticatedError extends RedlineError {
+  constructor(detail = "Invalid or missing API key") {
+    super(401, GrpcStatus.UNAUTHENTICATED, detail);
+  }
+}
+
+/** 403: the resource exists but belongs to someone else (used where 404 would confuse). */
+export class ForbiddenError extends RedlineError {
+  constructor(detail: string) {
+    super(403, GrpcStatus.PERMISSION_DENIED, detail);
+  }
+}
+
+/** 404: unknown, or not the caller's. */
+export class NotFoundError extends RedlineError {
+  constructor(detail: string) {
+    super(404, GrpcStatus.NOT_FOUND, detail);
+  }
+}
+
+/** 409: the state forbids the action; `body` carries the machine-readable reason. */
+export class ConflictError extends RedlineError {
+  constructor(detail: string, body?: Record<string, unknown>) {
+    super(409, GrpcStatus.FAILED_PRECONDITION, detail, { body });
+  }
+}
+
+/** 413: a payload over the application cap (interface-spec Errors rule 5). */
+export class PayloadTooLargeError extends RedlineError {
+  constructor(requestSizeMb: number, maxSizeMb: number, supportEmail: string, supportEventId: string) {
+    super(413, GrpcStatus.INVALID_ARGUMENT, `Request of ${requestSizeMb} MB exceeds the ${maxSizeMb} MB limit`, {
+      body: {
+        error_code: "request_too_large",
+        message_user: `This request is too large (${requestSizeMb} MB; the limit is ${maxSizeMb} MB). Split it into smaller parts.`,
+        request_size_mb: requestSizeMb,
+        max_size_mb: maxSizeMb,
+        suggested_action: "split_request",
+        contact_email: supportEmail,
+        support_event_id: supportEventId,
+      },
+    });
+  }
+}
+
+/** 415: an upload extension outside the supported list; detail names the list (rule 1). */
+export class UnsupportedMediaTypeError extends RedlineError {
+  constructor(extension: string, supported: readonly string[]) {
+    super(
+      415,
+      GrpcStatus.INVALID_ARGUMENT,
+      `Unsupported file type '${extension || "(none)"}'. Supported extensions: ${supported.join(", ")}`,
+      { body: { code: "unsupported_media_type", supported_extensions: [...supported] } },
+    );
+  }
+}
+
+/** 429: the monthly quota is spent; carries Retry-After and X-Usage-* (rule 2). */
+export class QuotaExceededError extends RedlineError {
+  constructor(limit: number, used: number, retryAfterSeconds: number, usage: Record<string, unknown>) {
+    super(429, GrpcStatus.RESOURCE_EXHAUSTED, "Monthly operations quota exhausted", {
+      body: { code: "quota_exhausted", usage },
+      headers: {
+        "Retry-After": String(Math.max(1, Math.ceil(retryAfterSeconds))),
+        "X-Usage-Limit": String(limit),
+        "X-Usage-Used": String(used),
+        "X-Usage-Remaining": String(Math.max(0, limit - used)),
+      },
+    });
+  }
+}
+
+/** 504: synchronous AI processing passed the wall-clock cap (rule 3); detail is plain text. */
+export class AiTimeoutError extends RedlineError {
+  constructor(detail = "AI processing exceeded the time limit") {
+    super(504, GrpcStatus.DEADLINE_EXCEEDED, detail);
+  }
+}
+
+/** 503: a dependency is unavailable; safe to retry. */
+export class UnavailableError extends RedlineError {
+  constructor(detail: string) {
+    super(503, GrpcStatus.UNAVAILABLE, detail);
+  }
+}

@@ -1,0 +1,41 @@
+// NATS with JetStream: Postgres is the record, NATS fans out. Publishers set the event id as
+// the message id so a relay that publishes twice stores the event once.
+import { connect, type JetStreamClient, type NatsConnection, RetentionPolicy, headers } from "nats";
+
+export type { NatsConnection };
+
+/** Connects with unlimited reconnects so a NATS restart does not take the service down. */
+export async function connectNats(url: string, name: string): Promise<NatsConnection> {
+  return connect({ servers: url, name, maxReconnectAttempts: -1, reconnectTimeWait: 500 });
+}
+
+/** Creates or updates a stream (limits retention, 7 days, 2-minute duplicate window). */
+export async function ensureStream(nc: NatsConnection, name: string, subjects: string[]): Promise<void> {
+  const jsm = await nc.jetstreamManager();
+  const config = {
+    name,
+    subjects,
+    retention: RetentionPolicy.Limits,
+    max_age: 7 * 24 * 3600 * 1e9,
+    duplicate_window: 120 * 1e9,
+  };
+  try {
+    await jsm.streams.info(name);
+    await jsm.streams.update(name, config);
+  } catch {
+    await jsm.streams.add(config);
+  }
+}
+
+/** Publishes JSON to JetStream with `msgId` for deduplication; resolves on the server's ack. */
+export async function publishJson(js: JetStreamClient, subject: string, msgId: string, data: unknown): Promise<void> {
+  const h = headers();
+  h.set("Content-Type", "application/json");
+  await js.publish(subject, new TextEncoder().encode(JSON.stringify(data)), { msgID: msgId, headers: h });
+}
+
+/** Health probe: a round trip to the server. */
+export async function pingNats(nc: NatsConnection): Promise<void> {
+  if (nc.isClosed()) throw new Error("nats connection closed");
+  await nc.flush();
+}

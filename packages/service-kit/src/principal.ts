@@ -1,0 +1,42 @@
+// The caller's identity between services. The gateway resolves the API key once and puts the
+// principal in gRPC metadata; services trust it because they listen on the internal network only.
+import { Metadata } from "@grpc/grpc-js";
+
+/** Who is calling: the user, the organization the key acts for, and the owner of their rows. */
+export interface Principal {
+  userId: string;
+  /** Empty for personal keys. */
+  organizationId: string;
+  /** organizationId when set, else userId: every row is owned by this id. */
+  ownerId: string;
+  plan: string;
+}
+
+const KEYS = {
+  userId: "x-redline-user-id",
+  organizationId: "x-redline-org-id",
+  ownerId: "x-redline-owner-id",
+  plan: "x-redline-plan",
+} as const;
+
+/** Metadata key of the request id carried from the gateway through every hop. */
+export const REQUEST_ID_KEY = "x-request-id";
+
+/** Writes a principal into metadata. */
+export function principalToMetadata(principal: Principal, md: Metadata): void {
+  md.set(KEYS.userId, principal.userId);
+  md.set(KEYS.organizationId, principal.organizationId);
+  md.set(KEYS.ownerId, principal.ownerId);
+  md.set(KEYS.plan, principal.plan);
+}
+
+/** Reads a principal from metadata; null when the call carries none (admin and health calls). */
+export function principalFromMetadata(md: Metadata): Principal | null {
+  const get = (key: string) => {
+    const v = md.get(key)[0];
+    return typeof v === "string" ? v : "";
+  };
+  const ownerId = get(KEYS.ownerId);
+  if (!ownerId) return null;
+  return { userId: get(KEYS.userId), organizationId: get(KEYS.organizationId), ownerId, plan: get(KEYS.plan) };
+}

@@ -1,0 +1,218 @@
+// Typed gRPC plumbing over the ts-proto service definitions: handlers are async functions,
+// clients return promises, and RedlineErrors cross the wire with their HTTP shape intact.
+import {
+  type CallOptions,
+  Client,
+  credentials,
+  Metadata,
+  Server,
+  type ServerUnaryCall,
+  type sendUnaryData,
+  ServerCredentials,
+  type ServiceDefinition,
+  type ServiceError,
+  status as GrpcStatus,
+  type UntypedServiceImplementation,
+} from "@grpc/grpc-js";
+import { randomUUID } from "node:crypto";
+import { type ErrorPayload, RedlineError, UnavailableError } from "./errors.js";
+import type { Logger } from "./logger.js";
+import { type Principal, principalFromMetadata, principalToMetadata, REQUEST_ID_KEY } from "./principal.js";
+
+const ERROR_TRAILER = "redline-error-bin";
+/** Documents and uploads can be large; the gateway caps requests long before this. */
+const MAX_MESSAGE_BYTES = 256 * 1024 * 1024;
+const CHANNEL_OPTIONS = {
+  "grpc.max_receive_message_length": MAX_MESSAGE_BYTES,
+  "grpc.max_send_message_length": MAX_MESSAGE_BYTES,
+};
+
+interface MethodDef {
+  path: string;
+  requestStream: boolean;
+  responseStream: boolean;
+  // biome-ignore lint/suspicious/noExplicitAny: variance escape for generated serializers
+  requestSerialize: (value: any) => Buffer;
+  // biome-ignore lint/suspicious/noExplicitAny: variance escape for generated serializers
+  requestDeserialize: (value: Buffer) => any;
+  // biome-ignore lint/suspicious/noExplicitAny: variance escape for generated serializers
+  responseSerialize: (value: any) => Buffer;
+  // biome-ignore lint/suspicious/noExplicitAny: variance escape for generated serializers
+  responseDeserialize: (value: Buffer) => any;
+}
+type ServiceDef = Record<string, MethodDef>;
+type ReqOf<M> = M extends { requestDeserialize: (b: Buffer) => infer R } ? R : never;
+type ResOf<M> = M extends { responseDeserialize: (b: Buffer) => infer R } ? R : never;
+
+/** What a handler knows about its call besides the request. */
+export interface CallContext {
+  /** The caller, or null for calls without one (admin CLI, health). */
+  principal: Principal | null;
+  requestId: string;
+  /** Absolute deadline of the call, if the client set one. */
+  deadline: Date | null;
+  log: Logger;
+  /** Call options that forward this call's identity to a downstream service. */
+  forward(extra?: Partial<CallOpts>): CallOpts;
+}
+
+/** Async handlers, one per RPC of a ts-proto service definition. */
+export type RpcHandlers<D> = {
+  [K in keyof D]: (request: ReqOf<D[K]>, ctx: CallContext) => Promise<ResOf<D[K]>>;
+};
+
+/** One service to serve: its generated definition and its handlers. */
+export interface ServiceBinding {
+  definition: ServiceDef;
+  handlers: Record<string, (request: never, ctx: CallContext) => Promise<unknown>>;
+}
+
+/** Pairs a definition with its handlers, checked against each other. */
+export function bindService<D extends ServiceDef>(definition: D, handlers: RpcHandlers<D>): ServiceBinding {
+  return { definition, handlers: handlers as unknown as ServiceBinding["handlers"] };
+}
+
+function errorToGrpc(err: unknown, log: Logger): Partial<ServiceError> {
+  if (err instanceof RedlineError) {
+    const trailer = new Metadata();
+    trailer.set(ERROR_TRAILER, Buffer.from(JSON.stringify(err.toPayload())));
+    return { code: err.grpcCode, details: err.message, metadata: trailer };
+  }
+  log.error({ err }, "unexpected error");
+  return { code: GrpcStatus.INTERNAL, details: "internal error" };
+}
+
+function wrapUnary(name: string, fn: ServiceBinding["handlers"][string], log: Logger) {
+  return async (call: ServerUnaryCall<unknown, unknown>, callback: sendUnaryData<unknown>) => {
+    const requestId = String(call.metadata.get(REQUEST_ID_KEY)[0] ?? randomUUID());
+    const principal = principalFromMetadata(call.metadata);
+    const deadlineValue = call.getDeadline();
+    const deadline = deadlineValue instanceof Date ? deadlineValue : Number.isFinite(deadlineValue) ? new Date(deadlineValue as number) : null;
+    const callLog = log.child({ rpc: name, requestId });
+    const ctx: CallContext = {
+      principal,
+      requestId,
+      deadline,
+      log: callLog,
+      forward: (extra = {}) => ({ principal: principal ?? undefined, requestId, ...extra }),
+    };
+    try {
+      callback(null, await fn(call.request as never, ctx));
+    } catch (err) {
+      callback(errorToGrpc(err, callLog) as ServiceError, null);
+    }
+  };
+}
+
+/** A running gRPC server. */
+export interface RunningServer {
+  /** The bound port (useful when asked for port 0). */
+  port: number;
+  address: string;
+  close(): Promise<void>;
+}
+
+/** Serves the given services on `address` (host:port; port 0 picks one). */
+export async function startGrpcServer(address: string, services: ServiceBinding[], log: Logger): Promise<RunningServer> {
+  const server = new Server(CHANNEL_OPTIONS);
+  for (const { definition, handlers } of services) {
+    const impl: UntypedServiceImplementation = {};
+    for (const [name, method] of Object.entries(definition)) {
+      const handler = handlers[name];
+      if (!handler) throw new Error(`no handler for ${method.path}`);
+      impl[name] = wrapUnary(method.path, handler, log);
+    }
+    server.addService(definition as unknown as ServiceDefinition, impl);
+  }
+  const port = await new Promise<number>((resolve, reject) =>
+    server.bindAsync(address, ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p))),
+  );
+  const host = address.slice(0, address.lastIndexOf(":"));
+  return {
+    port,
+    address: `${host}:${port}`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        const timer = setTimeout(() => {
+          server.forceShutdown();
+          resolve();
+        }, 5000);
+        server.tryShutdown(() => {
+          clearTimeout(timer);
+          resolve();
+        });
+      }),
+  };
+}
+
+/** Per-call options of a client call. */
+export interface CallOpts {
+  principal?: Principal;
+  requestId?: string;
+  /** Deadline in milliseconds from now (default 30 s). */
+  timeoutMs?: number;
+}
+
+/** A promise-returning client for one service. */
+export type RpcClient<D> = {
+  [K in keyof D]: (request: ReqOf<D[K]>, opts?: CallOpts) => Promise<ResOf<D[K]>>;
+} & { close(): void };
+
+/** An error that crossed from another service, rebuilt with its HTTP shape. */
+export class RemoteError extends RedlineError {
+  constructor(payload: ErrorPayload, grpcCode: GrpcStatus) {
+    super(payload.httpStatus, grpcCode, payload.detail, { body: payload.body, headers: payload.headers });
+  }
+}
+
+function errorFromGrpc(err: ServiceError, path: string): Error {
+  const raw = err.metadata?.get(ERROR_TRAILER)[0];
+  if (raw) {
+    const payload = JSON.parse(Buffer.isBuffer(raw) ? raw.toString("utf8") : raw) as ErrorPayload;
+    return new RemoteError(payload, err.code);
+  }
+  if (err.code === GrpcStatus.UNAVAILABLE) return new UnavailableError(`${path} is unavailable`);
+  if (err.code === GrpcStatus.DEADLINE_EXCEEDED) {
+    return new RedlineError(504, GrpcStatus.DEADLINE_EXCEEDED, `${path} did not answer in time`);
+  }
+  return err;
+}
+
+const RETRIES_ON_UNAVAILABLE = 3;
+
+/** Creates a client for `definition` at `address`; retries only UNAVAILABLE, with backoff. */
+export function createRpcClient<D extends ServiceDef>(definition: D, address: string): RpcClient<D> {
+  const client = new Client(address, credentials.createInsecure(), CHANNEL_OPTIONS);
+  const out: Record<string, unknown> = { close: () => client.close() };
+  for (const [name, method] of Object.entries(definition)) {
+    out[name] = async (request: unknown, opts: CallOpts = {}) => {
+      const md = new Metadata();
+      if (opts.principal) principalToMetadata(opts.principal, md);
+      md.set(REQUEST_ID_KEY, opts.requestId ?? randomUUID());
+      for (let attempt = 0; ; attempt++) {
+        const options: CallOptions = { deadline: new Date(Date.now() + (opts.timeoutMs ?? 30_000)) };
+        try {
+          return await new Promise((resolve, reject) =>
+            client.makeUnaryRequest(
+              method.path,
+              method.requestSerialize,
+              method.responseDeserialize,
+              request,
+              md,
+              options,
+              (err, res) => (err ? reject(err) : resolve(res)),
+            ),
+          );
+        } catch (err) {
+          const e = err as ServiceError;
+          if (e.code === GrpcStatus.UNAVAILABLE && attempt < RETRIES_ON_UNAVAILABLE) {
+            await new Promise((r) => setTimeout(r, 100 * 3 ** attempt));
+            continue;
+          }
+          throw errorFromGrpc(e, method.path);
+        }
+      }
+    };
+  }
+  return out as RpcClient<D>;
+}
