@@ -1,0 +1,39 @@
+// Row types of the billing schema (snake_case, as stored).
+
+export interface AccountRow {
+  id: string;
+  kind: "user" | "organization";
+  name: string;
+  plan: string;
+  created_at: Date;
+}
+
+export interface MembershipRow {
+  user_id: string;
+  organization_id: string;
+}
+
+export interface ApiKeyRow {
+  id: string;
+  key_hash: string;
+  key_prefix: string;
+  user_id: string;
+  organization_id: string | null;
+  created_at: Date;
+  revoked_at: Date | null;
+}
+
+export interface UsagePeriodRow {
+  owner_id: string;
+  period_start: string;
+  ops_used: number;
+}
+
+export interface ChargeRow {
+  owner_id: string;
+  charge_key: string;
+  period_start: string;
+  ops: number;
+  state: "reserved" | "settled";
+  created_at: Date;
+}
