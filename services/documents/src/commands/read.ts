@@ -1,0 +1,32 @@
+// Reading documents at head or at a version.
+import type { ChunkRecord } from "@redline/html-chunks";
+import { type Knex, NotFoundError } from "@redline/service-kit";
+import { chunksAt, findDocument, findVersion } from "../store.js";
+import type { DocumentView } from "./load.js";
+
+/**
+ * Reads the owner's document; `versionId` picks an older version (NotFoundError when it is
+ * not one of this document's). Chunks are read only when `includeChunks`.
+ */
+export async function getDocument(
+  db: Knex,
+  ownerId: string,
+  input: { documentId: string; versionId?: string; includeChunks: boolean },
+): Promise<DocumentView> {
+  const row = await findDocument(db, ownerId, input.documentId);
+  if (!row) throw new NotFoundError("Document not found");
+  let seq = row.head_seq;
+  let versionId = row.head_version_id;
+  if (input.versionId && input.versionId !== row.head_version_id) {
+    const version = await findVersion(db, row.id, input.versionId);
+    if (!version) throw new NotFoundError("Version not found");
+    seq = version.seq;
+    versionId = version.id;
+  }
+  let chunks: ChunkRecord[] = [];
+  if (input.includeChunks) {
+    const rows = await chunksAt(db, row.id, seq === row.head_seq ? undefined : seq);
+    chunks = rows.map((r) => ({ chunkId: r.chunk_id, html: r.html }));
+  }
+  return { row, chunks, versionId };
+}

@@ -1,0 +1,74 @@
+// Documents schema migrations: immutable, timestamped, each with up and down.
+import type { Knex, Migration } from "@redline/service-kit";
+
+export const SCHEMA = "documents";
+
+export const migrations: Migration[] = [
+  {
+    name: "20261121T0900_documents_versions_chunks_outbox",
+    async up(db: Knex) {
+      // A schema builder accumulates statements, so each table gets a fresh one.
+      const s = () => db.schema.withSchema(SCHEMA);
+      await s().createTable("documents", (t) => {
+        t.uuid("id").primary();
+        t.text("owner_id").notNullable();
+        t.text("title").notNullable();
+        t.jsonb("page_setup").nullable();
+        t.uuid("head_version_id").notNullable();
+        t.integer("head_seq").notNullable();
+        // Kept up to date by every commit so metadata reads never scan the chunks.
+        t.integer("chunk_count").notNullable().defaultTo(0);
+        t.integer("section_count").notNullable().defaultTo(0);
+        t.timestamp("archived_at", { useTz: true }).nullable();
+        t.timestamp("created_at", { useTz: true }).notNullable().defaultTo(db.fn.now());
+        t.timestamp("updated_at", { useTz: true }).notNullable().defaultTo(db.fn.now());
+        t.index(["owner_id", "updated_at"]);
+      });
+      await s().createTable("versions", (t) => {
+        t.uuid("id").primary();
+        t.uuid("document_id").notNullable().references("id").inTable(`${SCHEMA}.documents`).onDelete("CASCADE");
+        t.integer("seq").notNullable();
+        t.uuid("parent_id").nullable();
+        t.text("session_id").notNullable().defaultTo("");
+        t.text("kind").notNullable();
+        t.text("summary").notNullable().defaultTo("");
+        t.timestamp("created_at", { useTz: true }).notNullable().defaultTo(db.fn.now());
+        t.unique(["document_id", "seq"]);
+      });
+      await s().createTable("chunk_revisions", (t) => {
+        t.uuid("document_id").notNullable().references("id").inTable(`${SCHEMA}.documents`).onDelete("CASCADE");
+        t.text("chunk_id").notNullable();
+        // Fractional-index keys compare bytewise, so the column uses the C collation.
+        t.specificType("position", 'text collate "C"').notNullable();
+        t.text("html").notNullable();
+        t.integer("valid_from").notNullable();
+        t.integer("valid_to").nullable();
+        t.index(["document_id", "valid_from"]);
+      });
+      // Head reads and anchor lookups touch only live rows.
+      await db.raw(
+        `create unique index chunk_revisions_live_chunk on ${SCHEMA}.chunk_revisions (document_id, chunk_id) where valid_to is null`,
+      );
+      await db.raw(
+        `create index chunk_revisions_live_position on ${SCHEMA}.chunk_revisions (document_id, position) where valid_to is null`,
+      );
+      await s().createTable("outbox", (t) => {
+        t.bigIncrements("id").primary();
+        t.text("event_type").notNullable();
+        t.text("owner_id").notNullable();
+        t.uuid("document_id").notNullable();
+        t.uuid("version_id").notNullable();
+        t.text("session_id").notNullable().defaultTo("");
+        t.jsonb("payload").notNullable();
+        t.timestamp("created_at", { useTz: true }).notNullable().defaultTo(db.fn.now());
+        t.timestamp("published_at", { useTz: true }).nullable();
+      });
+      await db.raw(`create index outbox_unpublished on ${SCHEMA}.outbox (id) where published_at is null`);
+    },
+    async down(db: Knex) {
+      for (const table of ["outbox", "chunk_revisions", "versions", "documents"]) {
+        await db.schema.withSchema(SCHEMA).dropTableIfExists(table);
+      }
+    },
+  },
+];
