@@ -1,0 +1,775 @@
+// The offline engine: the default when no LLM is configured. It understands a small,
+// documented set of instructions (docs/offline-engine.md) and maps each to the same
+// WorkingDocument operations an LLM would make, deterministically and without network.
+import {
+  addTableRow,
+  ChunkError,
+  type OutlineEntry,
+  replaceText,
+  sectionSpan,
+  ToolError,
+  textOf,
+  type WorkingDocument,
+  wrapPhrase,
+} from "@redline/html-chunks";
+import type { Engine, TurnInput, TurnOutput } from "./types.js";
+
+/** One parsed offline instruction; `unknown` when the message matches none of the grammar. */
+export type OfflineInstruction =
+  | { kind: "replace"; find: string; replacement: string; section?: string }
+  | { kind: "rename-heading"; heading: string; newTitle: string }
+  | { kind: "delete-section"; section: string }
+  | { kind: "delete-paragraph"; containing: string }
+  | { kind: "add-paragraph"; text: string; section: string }
+  | { kind: "add-section"; title: string; section: string; body?: string }
+  | { kind: "add-row"; cells: string[]; table: { index: number } | { section: string } | null }
+  | { kind: "format"; phrase: string; tag: "strong" | "em" }
+  | { kind: "show-section"; section: string }
+  | { kind: "draft-outline"; topic: string }
+  | { kind: "unknown" };
+
+/** Creates the offline engine. It never calls a model: `bytesSentToModel` is always 0. */
+export function createOfflineEngine(): Engine {
+  return {
+    name: "offline",
+    async runTurn(input: TurnInput): Promise<TurnOutput> {
+      input.signal.throwIfAborted();
+      const instruction = parseOfflineInstruction(input.message);
+      if (instruction.kind !== "unknown") input.onProgress?.(PROGRESS[instruction.kind]);
+      const editor = new Editor(input.document);
+      const reply = execute(editor, instruction, input.documentTitle);
+      return { reply, toolCalls: editor.calls, bytesSentToModel: 0 };
+    },
+  };
+}
+
+const PROGRESS: Record<Exclude<OfflineInstruction["kind"], "unknown">, string> = {
+  replace: "Replacing text",
+  "rename-heading": "Renaming a heading",
+  "delete-section": "Deleting a section",
+  "delete-paragraph": "Deleting a paragraph",
+  "add-paragraph": "Adding a paragraph",
+  "add-section": "Adding a section",
+  "add-row": "Adding a table row",
+  format: "Formatting text",
+  "show-section": "Reading a section",
+  "draft-outline": "Drafting an outline",
+};
+
+/** The reply for messages outside the grammar; also the body of docs/offline-engine.md's summary. */
+export const OFFLINE_HELP = [
+  "I did not change anything: without an AI model configured I only understand these instructions (put the text in quotes):",
+  '- replace "old" with "new" (add: in section "Heading" to limit it to one section)',
+  '- rename heading "Old" to "New"',
+  '- delete section "Heading" / delete paragraph containing "some text"',
+  '- add paragraph "text" after section "Heading"',
+  '- add section "Title" after section "Heading" (optionally: with text "body")',
+  '- add row "a | b | c" to table 2 (or: to the table in section "Heading")',
+  '- make "phrase" bold / make "phrase" italic',
+  '- show section "Heading"',
+  '- draft an outline for "Topic" (empty document only)',
+].join("\n");
+
+// ---------------------------------------------------------------------------
+// Parsing
+
+type Token = { quoted: false; text: string } | { quoted: true; text: string };
+
+// Which closing quotes end a quoted argument opened by a given quote. Curly
+// and straight quotes are mixed freely by phones and word processors.
+const CLOSERS: Record<string, string> = {
+  '"': '"”“',
+  "“": '”"',
+  "”": '”"',
+  "‘": "’'",
+  "'": "'’",
+};
+
+/**
+ * Splits a message into words and quoted arguments. A single quote opens an
+ * argument only at the start of a word and closes only at the end of one, so
+ * apostrophes ("don't") inside single-quoted text survive.
+ */
+function tokenize(message: string): Token[] {
+  const tokens: Token[] = [];
+  let i = 0;
+  const n = message.length;
+  while (i < n) {
+    const ch = message[i];
+    if (/\s/.test(ch)) {
+      i++;
+      continue;
+    }
+    const closers = CLOSERS[ch];
+    if (closers !== undefined) {
+      const single = ch === "'" || ch === "‘";
+      let j = i + 1;
+      while (j < n) {
+        if (closers.includes(message[j]) && (!single || j + 1 >= n || !/[\p{L}\p{N}]/u.test(message[j + 1]))) break;
+        j++;
+      }
+      if (j < n) {
+        tokens.push({ quoted: true, text: message.slice(i + 1, j) });
+        i = j + 1;
+        continue;
+      }
+      // An unclosed quote is read as an ordinary word character.
+    }
+    let j = i;
+    while (j < n && !/\s/.test(message[j]) && !(j > i && CLOSERS[message[j]] !== undefined && message[j] !== "'")) j++;
+    if (j === i) j++;
+    tokens.push({ quoted: false, text: message.slice(i, j) });
+    i = j;
+  }
+  return tokens;
+}
+
+const ORDINALS: Record<string, number> = {
+  first: 1,
+  second: 2,
+  third: 3,
+  fourth: 4,
+  fifth: 5,
+  sixth: 6,
+  seventh: 7,
+  eighth: 8,
+  ninth: 9,
+  tenth: 10,
+  last: -1,
+};
+
+const Q = '"'; // a quoted argument in the token shape
+const FILLER_START = /^(?:(?:please|kindly|can you|could you|would you|will you|i want you to|i'd like you to)\s+)+/;
+const FILLER_END = /(?:\s+(?:please|thanks|thank you))+$/;
+
+/**
+ * Parses one message against the offline grammar (docs/offline-engine.md).
+ * Keywords are case-insensitive; arguments are quoted with "", “”, '' or ‘’.
+ */
+export function parseOfflineInstruction(message: string): OfflineInstruction {
+  const outline = parseDraftOutline(message);
+  if (outline) return outline;
+
+  const tokens = tokenize(message.trim());
+  const args: string[] = [];
+  const words: string[] = [];
+  for (const token of tokens) {
+    if (token.quoted) {
+      args.push(token.text);
+      words.push(Q);
+    } else {
+      const word = token.text.toLowerCase().replace(/[.,!?;:]+$/, "");
+      if (word !== "") words.push(word);
+    }
+  }
+  const shape = words.join(" ").replace(FILLER_START, "").replace(FILLER_END, "");
+  const a = (k: number): string => args[k];
+
+  let m: RegExpExecArray | null;
+  const ALL = "(?:all (?:occurrences of |instances of )?|every (?:occurrence|instance) of |the (?:text|word|phrase) )?";
+  const SECTION = "(?:the )?(?:section|heading)";
+
+  m = new RegExp(
+    `^(?:replace|change|substitute) ${ALL}" (?:with|to|by|into|for) "(?: everywhere| throughout(?: the document)?)?(?: (?:in|within|inside|under) ${SECTION} ")?$`,
+  ).exec(shape);
+  if (m) {
+    return args.length === 3
+      ? { kind: "replace", find: a(0), replacement: a(1), section: a(2) }
+      : { kind: "replace", find: a(0), replacement: a(1) };
+  }
+
+  if (/^rename (?:the )?(?:heading|section|title) " (?:to|as|into) "$/.test(shape)) {
+    return { kind: "rename-heading", heading: a(0), newTitle: a(1) };
+  }
+
+  if (new RegExp(`^(?:delete|remove) ${SECTION} "$`).test(shape)) return { kind: "delete-section", section: a(0) };
+
+  if (
+    /^(?:delete|remove) (?:the )?(?:first )?(?:paragraph|block|chunk) (?:containing|that contains|which contains|with|with the text|mentioning|that mentions) "$/.test(
+      shape,
+    )
+  ) {
+    return { kind: "delete-paragraph", containing: a(0) };
+  }
+
+  const ADD = "(?:add|insert|append) (?:a )?(?:new )?";
+  if (
+    new RegExp(
+      `^${ADD}paragraph (?:saying |with (?:the )?text )?" (?:after|to|at the end of|into|in|under) ${SECTION} "$`,
+    ).test(shape)
+  ) {
+    return { kind: "add-paragraph", text: a(0), section: a(1) };
+  }
+
+  const BODY = "with (?:the )?(?:text|content|body|paragraph)";
+  if (new RegExp(`^${ADD}section (?:called |titled |named )?" (?:after|below|following) ${SECTION} "$`).test(shape)) {
+    return { kind: "add-section", title: a(0), section: a(1) };
+  }
+  if (
+    new RegExp(`^${ADD}section (?:called |titled |named )?" (?:after|below|following) ${SECTION} " ${BODY} "$`).test(
+      shape,
+    )
+  ) {
+    return { kind: "add-section", title: a(0), section: a(1), body: a(2) };
+  }
+  if (
+    new RegExp(`^${ADD}section (?:called |titled |named )?" ${BODY} " (?:after|below|following) ${SECTION} "$`).test(
+      shape,
+    )
+  ) {
+    return { kind: "add-section", title: a(0), section: a(2), body: a(1) };
+  }
+
+  m = new RegExp(
+    `^${ADD}row (?:with |containing )?"(?: (?:to|in|into|at the end of) (?:(?:the )?table #?(\\d+)|(?:the )?(first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|last|\\d+(?:st|nd|rd|th)) table|(?:the )?table (?:in|under|of) ${SECTION} "|(?:the )?table))?$`,
+  ).exec(shape);
+  if (m) {
+    const cells = a(0)
+      .split("|")
+      .map((cell) => cell.trim());
+    if (m[1] !== undefined) return { kind: "add-row", cells, table: { index: Number(m[1]) } };
+    if (m[2] !== undefined) {
+      const index = ORDINALS[m[2]] ?? Number.parseInt(m[2], 10);
+      return { kind: "add-row", cells, table: { index } };
+    }
+    if (args.length === 2) return { kind: "add-row", cells, table: { section: a(1) } };
+    return { kind: "add-row", cells, table: null };
+  }
+
+  const EVERY = "(?:all |every |every occurrence of |all occurrences of )?";
+  m = new RegExp(
+    `^(?:make|set|format|put|mark) ${EVERY}" (?:as |in )?(bold|italic|italics|italicized|emphasized)$`,
+  ).exec(shape);
+  if (m) return { kind: "format", phrase: a(0), tag: m[1] === "bold" ? "strong" : "em" };
+  m = new RegExp(`^(bold|embolden|italicize|italicise|italic|emphasize|emphasise) ${EVERY}"$`).exec(shape);
+  if (m) return { kind: "format", phrase: a(0), tag: m[1] === "bold" || m[1] === "embolden" ? "strong" : "em" };
+
+  if (new RegExp(`^(?:show|display|print|read|view|get) (?:me )?${SECTION} "$`).test(shape)) {
+    return { kind: "show-section", section: a(0) };
+  }
+
+  return { kind: "unknown" };
+}
+
+// "draft an outline about Topic" takes the unquoted rest of the message, so it is
+// matched on the raw text (keeping the topic's case) rather than on tokens.
+const DRAFT_OUTLINE =
+  /^\s*(?:(?:please|kindly|can you|could you)\s+)*(?:draft|write|create|make|generate|start)\s+(?:me\s+)?(?:an?\s+|the\s+)?(?:document\s+)?outline(?:\s+(?:for|about|on|of)\s+([\s\S]+?))?\s*[.!?]*\s*$/i;
+
+function parseDraftOutline(message: string): OfflineInstruction | null {
+  const m = DRAFT_OUTLINE.exec(message);
+  if (!m) return null;
+  let topic = (m[1] ?? "").trim();
+  const quoted = tokenize(topic);
+  if (quoted.length === 1 && quoted[0].quoted) topic = quoted[0].text.trim();
+  return { kind: "draft-outline", topic };
+}
+
+// ---------------------------------------------------------------------------
+// Execution
+
+/** Counts the document operations the turn makes; reported as `toolCalls`. */
+class Editor {
+  calls = 0;
+  private outlineCache: OutlineEntry[] | null = null;
+
+  constructor(readonly doc: WorkingDocument) {}
+
+  outline(): OutlineEntry[] {
+    this.outlineCache ??= this.doc.outline();
+    return this.outlineCache;
+  }
+
+  replace(chunkId: string, html: string, explanation: string): void {
+    this.calls++;
+    this.outlineCache = null;
+    this.doc.replace(chunkId, html, explanation);
+  }
+
+  insertAfter(afterChunkId: string | null, html: string, explanation: string): string {
+    this.calls++;
+    this.outlineCache = null;
+    const inserted = this.doc.insertAfter(afterChunkId, html, explanation);
+    return inserted[inserted.length - 1].chunkId;
+  }
+
+  delete(chunkId: string, explanation: string): void {
+    this.calls++;
+    this.outlineCache = null;
+    this.doc.delete(chunkId, explanation);
+  }
+}
+
+function execute(editor: Editor, instruction: OfflineInstruction, documentTitle: string): string {
+  if (instruction.kind === "unknown") return OFFLINE_HELP;
+  if (instruction.kind === "draft-outline") return draftOutline(editor, instruction.topic || documentTitle.trim());
+  if (editor.doc.isEmpty()) {
+    return 'The document is empty, so there is nothing to change. Try: draft an outline for "Topic".';
+  }
+  try {
+    switch (instruction.kind) {
+      case "replace":
+        return replaceEverywhere(editor, instruction.find, instruction.replacement, instruction.section);
+      case "rename-heading":
+        return renameHeading(editor, instruction.heading, instruction.newTitle);
+      case "delete-section":
+        return deleteSection(editor, instruction.section);
+      case "delete-paragraph":
+        return deleteParagraph(editor, instruction.containing);
+      case "add-paragraph":
+        return addParagraph(editor, instruction.text, instruction.section);
+      case "add-section":
+        return addSection(editor, instruction.title, instruction.section, instruction.body);
+      case "add-row":
+        return addRow(editor, instruction.cells, instruction.table);
+      case "format":
+        return formatPhrase(editor, instruction.phrase, instruction.tag);
+      case "show-section":
+        return showSection(editor, instruction.section);
+    }
+  } catch (err) {
+    // Edits are computed before any is applied, so a ToolError here means nothing changed.
+    if (err instanceof ToolError || err instanceof ChunkError)
+      return `I could not do that: ${err.message}. Nothing was changed.`;
+    throw err;
+  }
+}
+
+/** A reply that ends the instruction without a change. */
+class Refusal extends Error {}
+
+function quote(text: string): string {
+  return `"${text}"`;
+}
+
+function plural(count: number, one: string, many = `${one}s`): string {
+  return `${count} ${count === 1 ? one : many}`;
+}
+
+// --- sections
+
+interface ResolvedSection {
+  headingChunkId: string;
+  title: string;
+  level: number;
+  chunkIds: string[];
+  note: string;
+}
+
+function normalizeTitle(text: string): string {
+  return text
+    .replace(/\s+/g, " ")
+    .trim()
+    .replace(/[:.]+$/, "")
+    .toLowerCase();
+}
+
+// "2.1 Pricing" and "IV. Pricing" match "Pricing" exactly: users name sections
+// by their words, not their numbers.
+const NUMBERING = /^(?:\d+(?:\.\d+)*\.?|[ivxlc]+\.|[a-z]\.|§\s*\d+(?:\.\d+)*)\s+/i;
+
+function stripNumbering(title: string): string {
+  return title.replace(NUMBERING, "");
+}
+
+/**
+ * Finds the section a user named: case-insensitive exact title first (also ignoring
+ * numbering like "2.1"), then a unique prefix match, then a unique contains match.
+ * Throws Refusal with a helpful message when nothing or several sections match.
+ */
+function resolveSection(editor: Editor, name: string): ResolvedSection {
+  const wanted = normalizeTitle(name);
+  if (wanted === "") throw new Refusal("The section name is empty. Nothing was changed.");
+  const headings = editor.outline().filter((entry) => entry.level > 0);
+  const titles = headings.map((entry) => normalizeTitle(textOf(editor.doc.get(entry.chunkId).html)));
+
+  const pick = (predicate: (title: string) => boolean): number[] =>
+    titles.flatMap((title, i) => (predicate(title) ? [i] : []));
+  let found = pick((title) => title === wanted);
+  if (found.length === 0) found = pick((title) => stripNumbering(title) === wanted);
+  const note = found.length > 1 ? ` (the first of ${found.length} sections with that title)` : "";
+  if (found.length === 0) {
+    for (const predicate of [
+      (title: string) => title.startsWith(wanted) || stripNumbering(title).startsWith(wanted),
+      (title: string) => title.includes(wanted),
+    ]) {
+      const matches = pick(predicate);
+      if (matches.length === 1) {
+        found = matches;
+        break;
+      }
+      if (matches.length > 1) {
+        const names = matches.slice(0, 6).map((i) => quote(textOf(editor.doc.get(headings[i].chunkId).html)));
+        throw new Refusal(
+          `${quote(name)} matches several sections (${names.join(", ")}); please use the full heading. Nothing was changed.`,
+        );
+      }
+    }
+  }
+  if (found.length === 0) {
+    const available = headings.slice(0, 12).map((entry) => quote(textOf(editor.doc.get(entry.chunkId).html)));
+    const list =
+      available.length === 0
+        ? " The document has no headings."
+        : ` Sections: ${available.join(", ")}${headings.length > available.length ? ", …" : ""}.`;
+    throw new Refusal(`I could not find a section called ${quote(name)}, so nothing was changed.${list}`);
+  }
+  const heading = headings[found[0]];
+  const html = editor.doc.get(heading.chunkId).html;
+  const chunkIds = sectionSpan(editor.doc.chunks(), heading.chunkId);
+  return { headingChunkId: heading.chunkId, title: textOf(html), level: heading.level, chunkIds, note };
+}
+
+function withRefusal(run: () => string): string {
+  try {
+    return run();
+  } catch (err) {
+    if (err instanceof Refusal) return err.message;
+    throw err;
+  }
+}
+
+// --- HTML helpers
+
+function escapeHtml(text: string): string {
+  return text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
+}
+
+const START_TAG = /^\s*<([a-zA-Z][a-zA-Z0-9]*)\b((?:[^>"']|"[^"]*"|'[^']*')*)>/;
+
+/** `class` and `style` attributes of a chunk's start tag, ready to paste into a new tag. */
+function styleAttrs(html: string): string {
+  const m = START_TAG.exec(html);
+  if (!m) return "";
+  const out: string[] = [];
+  for (const attr of m[2].matchAll(/\s(class|style)\s*=\s*("[^"]*"|'[^']*')/gi)) out.push(` ${attr[1]}=${attr[2]}`);
+  return out.join("");
+}
+
+function tagOf(editor: Editor, chunkId: string): string {
+  return editor.outline().find((entry) => entry.chunkId === chunkId)?.tag ?? "";
+}
+
+// --- instructions
+
+function replaceEverywhere(editor: Editor, find: string, replacement: string, sectionName?: string): string {
+  return withRefusal(() => {
+    if (find === "") return "The text to replace is empty, so nothing was changed.";
+    if (find === replacement) return `${quote(find)} and ${quote(replacement)} are the same, so nothing was changed.`;
+    let scope = editor.doc.chunks().map((chunk) => chunk.chunkId);
+    let where = "";
+    if (sectionName !== undefined) {
+      const section = resolveSection(editor, sectionName);
+      scope = section.chunkIds;
+      where = ` in section ${quote(section.title)}${section.note}`;
+    }
+    // Exact case first; only when that finds nothing is the match case-insensitive,
+    // so "acme" still finds "Acme" but "Acme" never rewrites "ACME" as well.
+    for (const caseSensitive of [true, false]) {
+      const edits: { chunkId: string; html: string }[] = [];
+      let count = 0;
+      for (const chunkId of scope) {
+        const html = editor.doc.get(chunkId).html;
+        const result = replaceText(html, find, replacement, { caseSensitive });
+        if (result.count > 0 && result.html !== html) {
+          edits.push({ chunkId, html: result.html });
+          count += result.count;
+        }
+      }
+      if (edits.length === 0) continue;
+      for (const edit of edits)
+        editor.replace(edit.chunkId, edit.html, `Replaced ${quote(find)} with ${quote(replacement)}`);
+      return `Replaced ${plural(count, "occurrence")} of ${quote(find)} with ${quote(replacement)}${where} (${plural(edits.length, "block")} changed).`;
+    }
+    return `I could not find ${quote(find)}${where}, so nothing was changed.`;
+  });
+}
+
+function renameHeading(editor: Editor, headingName: string, newTitle: string): string {
+  return withRefusal(() => {
+    let title = newTitle.replace(/\s+/g, " ").trim();
+    if (title === "") return "The new heading is empty, so nothing was changed.";
+    const section = resolveSection(editor, headingName);
+    const html = editor.doc.get(section.headingChunkId).html;
+    const m = /^(\s*<(h[1-6])\b(?:[^>"']|"[^"]*"|'[^']*')*>)[\s\S]*(<\/\2\s*>\s*)$/i.exec(html);
+    if (!m) return `The heading ${quote(section.title)} has markup I cannot edit safely, so nothing was changed.`;
+    // "rename 'Pricing' to 'Fees'" on "2. Pricing" gives "2. Fees": the user named the
+    // words, so the numbering stays unless either name spells a number itself.
+    const numbering = NUMBERING.exec(section.title);
+    if (numbering && !NUMBERING.test(headingName.trim()) && !NUMBERING.test(title)) title = `${numbering[0]}${title}`;
+    if (section.title === title) return `The heading is already ${quote(section.title)}; nothing was changed.`;
+    editor.replace(
+      section.headingChunkId,
+      `${m[1]}${escapeHtml(title)}${m[3]}`,
+      `Renamed heading ${quote(section.title)} to ${quote(title)}`,
+    );
+    return `Renamed heading ${quote(section.title)} to ${quote(title)}${section.note}.`;
+  });
+}
+
+function deleteSection(editor: Editor, name: string): string {
+  return withRefusal(() => {
+    const section = resolveSection(editor, name);
+    for (const chunkId of section.chunkIds) editor.delete(chunkId, `Deleted with section ${quote(section.title)}`);
+    return `Deleted section ${quote(section.title)}${section.note} (${plural(section.chunkIds.length, "block")}).`;
+  });
+}
+
+function deleteParagraph(editor: Editor, containing: string): string {
+  const wanted = containing.replace(/\s+/g, " ").trim().toLowerCase();
+  if (wanted === "") return "The text to look for is empty, so nothing was changed.";
+  // Headings are skipped: deleting one would silently merge two sections ("delete section" does that on purpose).
+  const matches = editor
+    .outline()
+    .filter((entry) => entry.level === 0)
+    .filter((entry) => textOf(editor.doc.get(entry.chunkId).html).toLowerCase().includes(wanted));
+  if (matches.length === 0)
+    return `I could not find a paragraph containing ${quote(containing)}, so nothing was changed.`;
+  const target = matches[0];
+  const preview = textOf(editor.doc.get(target.chunkId).html);
+  const shortPreview = preview.length > 60 ? `${preview.slice(0, 57).trimEnd()}…` : preview;
+  editor.delete(
+    target.chunkId,
+    `Deleted the ${target.tag === "p" ? "paragraph" : target.tag} containing ${quote(containing)}`,
+  );
+  const more =
+    matches.length > 1
+      ? ` ${plural(matches.length - 1, "other block")} also contain${matches.length === 2 ? "s" : ""} that text and ${matches.length === 2 ? "was" : "were"} kept.`
+      : "";
+  return `Deleted the paragraph containing ${quote(containing)} (${quote(shortPreview)}).${more}`;
+}
+
+function paragraphAttrs(editor: Editor, chunkIds: string[]): string {
+  const paragraph = chunkIds.find((id) => tagOf(editor, id) === "p");
+  return paragraph === undefined ? "" : styleAttrs(editor.doc.get(paragraph).html);
+}
+
+function addParagraph(editor: Editor, text: string, sectionName: string): string {
+  return withRefusal(() => {
+    if (text.trim() === "") return "The paragraph text is empty, so nothing was changed.";
+    const section = resolveSection(editor, sectionName);
+    const last = section.chunkIds[section.chunkIds.length - 1];
+    // Borrow the section's paragraph styling so the new text looks like its neighbours.
+    const attrs = paragraphAttrs(editor, section.chunkIds);
+    editor.insertAfter(
+      last,
+      `<p${attrs}>${escapeHtml(text.trim())}</p>`,
+      `Added a paragraph to section ${quote(section.title)}`,
+    );
+    return `Added a paragraph at the end of section ${quote(section.title)}${section.note}.`;
+  });
+}
+
+function addSection(editor: Editor, title: string, anchorName: string, body?: string): string {
+  return withRefusal(() => {
+    if (title.trim() === "") return "The new section's title is empty, so nothing was changed.";
+    const anchor = resolveSection(editor, anchorName);
+    const last = anchor.chunkIds[anchor.chunkIds.length - 1];
+    const headingAttrs = styleAttrs(editor.doc.get(anchor.headingChunkId).html);
+    const pAttrs = paragraphAttrs(editor, anchor.chunkIds);
+    const cleanTitle = title.trim();
+    const text = body?.trim() || `Write the ${cleanTitle} section here.`;
+    const tag = `h${anchor.level}`;
+    const headingId = editor.insertAfter(
+      last,
+      `<${tag}${headingAttrs}>${escapeHtml(cleanTitle)}</${tag}>`,
+      `Added section ${quote(cleanTitle)} after ${quote(anchor.title)}`,
+    );
+    editor.insertAfter(
+      headingId,
+      `<p${pAttrs}>${escapeHtml(text)}</p>`,
+      `Added the text of section ${quote(cleanTitle)}`,
+    );
+    return `Added section ${quote(cleanTitle)} after section ${quote(anchor.title)}${anchor.note}${body?.trim() ? " with your text" : " with a placeholder paragraph"}.`;
+  });
+}
+
+function addRow(editor: Editor, cells: string[], which: { index: number } | { section: string } | null): string {
+  return withRefusal(() => {
+    if (cells.every((cell) => cell === "")) return "The row is empty, so nothing was changed.";
+    const isTable = (id: string): boolean => tagOf(editor, id) === "table" || /<table\b/i.test(editor.doc.get(id).html);
+    const tables = editor
+      .outline()
+      .map((entry) => entry.chunkId)
+      .filter(isTable);
+    if (tables.length === 0) return "The document has no tables, so nothing was changed.";
+    let target: string;
+    let label: string;
+    if (which === null) {
+      if (tables.length > 1) {
+        return `The document has ${tables.length} tables; say which one, e.g. add row "…" to table 2. Nothing was changed.`;
+      }
+      target = tables[0];
+      label = "the table";
+    } else if ("index" in which) {
+      const index = which.index === -1 ? tables.length : which.index;
+      if (!Number.isInteger(index) || index < 1 || index > tables.length) {
+        return `There is no table ${which.index}: the document has ${plural(tables.length, "table")}. Nothing was changed.`;
+      }
+      target = tables[index - 1];
+      label = `table ${index}`;
+    } else {
+      const section = resolveSection(editor, which.section);
+      const inSection = section.chunkIds.filter(isTable);
+      if (inSection.length === 0) return `Section ${quote(section.title)} has no table, so nothing was changed.`;
+      target = inSection[0];
+      label = `the ${inSection.length > 1 ? "first " : ""}table in section ${quote(section.title)}`;
+    }
+    const html = addTableRow(editor.doc.get(target).html, cells);
+    editor.replace(target, html, `Added a row (${cells.join(" | ")})`);
+    return `Added a row with ${plural(cells.length, "cell")} to ${label}.`;
+  });
+}
+
+function formatPhrase(editor: Editor, phrase: string, tag: "strong" | "em"): string {
+  if (phrase.trim() === "") return "The phrase is empty, so nothing was changed.";
+  const style = tag === "strong" ? "bold" : "italic";
+  // Same case rule as replace: exact case first, case-insensitive only as a fallback.
+  for (const caseSensitive of [true, false]) {
+    const edits: { chunkId: string; html: string }[] = [];
+    let count = 0;
+    for (const chunk of editor.doc.chunks()) {
+      const result = wrapPhrase(chunk.html, phrase, tag, { caseSensitive });
+      if (result.count > 0 && result.html !== chunk.html) {
+        edits.push({ chunkId: chunk.chunkId, html: result.html });
+        count += result.count;
+      }
+    }
+    if (edits.length === 0) continue;
+    for (const edit of edits) editor.replace(edit.chunkId, edit.html, `Made ${quote(phrase)} ${style}`);
+    return `Made ${plural(count, "occurrence")} of ${quote(phrase)} ${style} (${plural(edits.length, "block")} changed).`;
+  }
+  return `I could not find ${quote(phrase)} outside text that is already ${style}, so nothing was changed.`;
+}
+
+const SHOW_LIMIT = 20_000;
+
+/** Plain-text rendering of one chunk for `show section`: headings as #, tables as rows, lists as items. */
+function renderChunk(html: string, tag: string, level: number): string {
+  if (level > 0) return `${"#".repeat(level)} ${textOf(html)}`;
+  if (tag === "table" || /<table\b/i.test(html)) {
+    // Splitting at each row/cell start keeps text in document order without a DOM.
+    return html
+      .split(/<tr\b/i)
+      .slice(1)
+      .map((row) =>
+        row
+          .split(/<t[dh]\b/i)
+          .slice(1)
+          .map((cell) => textOf(`<td${cell}`))
+          .join(" | "),
+      )
+      .filter((row) => row.trim() !== "")
+      .join("\n");
+  }
+  if (tag === "ul" || tag === "ol") {
+    return html
+      .split(/<li\b/i)
+      .slice(1)
+      .map((item, i) => `${tag === "ol" ? `${i + 1}.` : "-"} ${textOf(`<li${item}`)}`)
+      .join("\n");
+  }
+  return textOf(html);
+}
+
+function showSection(editor: Editor, name: string): string {
+  return withRefusal(() => {
+    const section = resolveSection(editor, name);
+    const entries = new Map(editor.outline().map((entry) => [entry.chunkId, entry]));
+    let body = section.chunkIds
+      .map((id) => {
+        const entry = entries.get(id);
+        return renderChunk(editor.doc.get(id).html, entry?.tag ?? "", entry?.level ?? 0);
+      })
+      .filter((text) => text !== "")
+      .join("\n\n");
+    if (body.length > SHOW_LIMIT) body = `${body.slice(0, SHOW_LIMIT)}\n… (cut at ${SHOW_LIMIT} characters)`;
+    return `Here is section ${quote(section.title)}${section.note} (${plural(section.chunkIds.length, "block")}); nothing was changed.\n\n${body}`;
+  });
+}
+
+// --- draft outline
+
+type OutlineTemplate = { match: RegExp; sections: [string, string][] };
+
+// Section plans by the kind of document the topic names; "{t}" becomes the topic.
+const OUTLINE_TEMPLATES: OutlineTemplate[] = [
+  {
+    match: /\b(proposal|pitch|bid|rfp)\b/i,
+    sections: [
+      ["Summary", "Summarize what {t} proposes and why it matters."],
+      ["Problem", "Describe the problem or opportunity {t} addresses."],
+      ["Proposed solution", "Explain the approach and what will be delivered."],
+      ["Timeline", "List the main phases and dates."],
+      ["Budget", "Give the costs and what they cover."],
+      ["Next steps", "Say what decision or action is needed next."],
+    ],
+  },
+  {
+    match: /\b(report|analysis|review|study|assessment|findings)\b/i,
+    sections: [
+      ["Executive summary", "Summarize the key findings of {t} in a few sentences."],
+      ["Background", "Explain the context and the questions {t} answers."],
+      ["Findings", "Present the main findings with supporting evidence."],
+      ["Recommendations", "List the recommended actions."],
+      ["Conclusion", "Close with the main takeaway."],
+    ],
+  },
+  {
+    match: /\b(plan|roadmap|strategy|launch)\b/i,
+    sections: [
+      ["Goals", "State what {t} aims to achieve."],
+      ["Current situation", "Describe where things stand today."],
+      ["Approach", "Explain how the goals will be reached."],
+      ["Milestones", "List the milestones and their dates."],
+      ["Risks", "Name the main risks and how to handle them."],
+      ["Measuring success", "Define how progress will be measured."],
+    ],
+  },
+  {
+    match: /\b(guide|tutorial|how to|how-to|manual|handbook|instructions)\b/i,
+    sections: [
+      ["Overview", "Explain what {t} covers and who it is for."],
+      ["Before you start", "List what the reader needs first."],
+      ["Steps", "Walk through the steps in order."],
+      ["Troubleshooting", "Cover common problems and their fixes."],
+      ["Further reading", "Point to related resources."],
+    ],
+  },
+  {
+    match: /\b(policy|procedure|agreement|contract|terms|guidelines)\b/i,
+    sections: [
+      ["Purpose", "State why {t} exists."],
+      ["Scope", "Say who and what it applies to."],
+      ["Definitions", "Define the key terms."],
+      ["Rules", "Set out the rules or obligations."],
+      ["Responsibilities", "Say who is responsible for what."],
+    ],
+  },
+];
+
+const DEFAULT_OUTLINE: [string, string][] = [
+  ["Introduction", "Introduce {t} and why it matters."],
+  ["Background", "Give the context a reader needs."],
+  ["Key points", "Cover the main points about {t}."],
+  ["Discussion", "Discuss implications, trade-offs or open questions."],
+  ["Conclusion", "Summarize and say what comes next."],
+];
+
+function draftOutline(editor: Editor, topic: string): string {
+  if (!editor.doc.isEmpty()) {
+    return "The document already has content, so I did not draft an outline; drafting only works in an empty document.";
+  }
+  if (topic === "") return 'Tell me the topic, e.g. draft an outline for "Quarterly report". Nothing was changed.';
+  const sections = OUTLINE_TEMPLATES.find((template) => template.match.test(topic))?.sections ?? DEFAULT_OUTLINE;
+  let last = editor.insertAfter(null, `<h1>${escapeHtml(topic)}</h1>`, `Drafted outline title ${quote(topic)}`);
+  for (const [heading, hint] of sections) {
+    last = editor.insertAfter(last, `<h2>${escapeHtml(heading)}</h2>`, `Drafted outline section ${quote(heading)}`);
+    last = editor.insertAfter(
+      last,
+      `<p>${escapeHtml(hint.replaceAll("{t}", topic))}</p>`,
+      `Drafted placeholder text for ${quote(heading)}`,
+    );
+  }
+  return `Drafted an outline for ${quote(topic)}: a title and ${sections.length} sections (${sections.map(([h]) => h).join(", ")}), each with a placeholder paragraph.`;
+}

@@ -1,0 +1,309 @@
+// A scripted OpenAI-compatible HTTP server for tests: real sockets, real SSE, so the
+// engine is exercised through the actual `openai` SDK. Each POST /v1/chat/completions
+// consumes the next script step; an exhausted script answers {content: "done"}.
+import { once } from "node:events";
+import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+
+/** One message of a recorded request, as the client sent it. */
+export interface RecordedMessage {
+  role: string;
+  content?: string | { type: string; text?: string; image_url?: { url: string } }[] | null;
+  tool_calls?: { id: string; type: string; function: { name: string; arguments: string } }[];
+  tool_call_id?: string;
+  name?: string;
+}
+
+/** The parsed JSON body of one chat completions request. */
+export interface RecordedRequest {
+  model: string;
+  messages: RecordedMessage[];
+  tools?: { type: string; function: { name: string; description?: string; parameters?: unknown } }[];
+  tool_choice?: unknown;
+  stream?: boolean;
+  [key: string]: unknown;
+}
+
+/** A tool call the scripted model makes; `arguments` is sent raw, so it may be malformed JSON. */
+export interface ScriptedToolCall {
+  name: string;
+  arguments: string;
+  id?: string;
+}
+
+/** What the scripted model does for one request. */
+export type ScriptStep =
+  /** Call tools; with `splitArgs`, each call's arguments stream in that many fragments. */
+  | { toolCalls: ScriptedToolCall[]; splitArgs?: number; content?: string }
+  /** Answer with text (streamed in `splitContent` pieces, default 1). */
+  | { content: string; splitContent?: number }
+  /**
+   * Wait, then do `then`. Streaming: headers and a first chunk go out first (a stalled
+   * stream) unless `beforeHeaders`. Build it with delayed(): an object whose `then` is a
+   * function is a thenable, so an async function step must not return one directly.
+   */
+  | { delayMs: number; then: ScriptStep; beforeHeaders?: boolean }
+  /** Fail with an HTTP status; `body` defaults to an OpenAI-style error object. */
+  | { status: number; body?: string; headers?: Record<string, string> }
+  /** Decide from the request (e.g. read the previous tool result to target a real chunk id). */
+  | ((request: RecordedRequest) => ScriptStep | Promise<ScriptStep>);
+
+/** A running scripted server. */
+export interface ScriptedOpenAi {
+  /** Base URL ending in `/v1`, for `baseURL`. */
+  url: string;
+  /** Parsed bodies of every chat completions request, in arrival order. */
+  requests: RecordedRequest[];
+  /** Headers of the same requests (e.g. to check the Authorization header). */
+  requestHeaders: IncomingHttpHeaders[];
+  /** Appends steps to the script. */
+  push(...steps: ScriptStep[]): void;
+  /** Closes the server and any open connections. */
+  close(): Promise<void>;
+}
+
+/** A step that waits `delayMs` before doing `step` (see the ScriptStep variant). */
+export function delayed(delayMs: number, step: ScriptStep, opts: { beforeHeaders?: boolean } = {}): ScriptStep {
+  // biome-ignore lint/suspicious/noThenProperty: `then` is the step shape the tests and system tests share.
+  return { delayMs, then: step, ...opts };
+}
+
+/** The content of the last `tool` message of a request, or "" when there is none. */
+export function lastToolResult(request: RecordedRequest): string {
+  for (let i = request.messages.length - 1; i >= 0; i--) {
+    const message = request.messages[i];
+    if (message.role === "tool") return typeof message.content === "string" ? message.content : "";
+  }
+  return "";
+}
+
+/** Parses the last tool result as JSON (throws if it is not JSON). */
+export function lastToolResultJson<T = Record<string, unknown>>(request: RecordedRequest): T {
+  return JSON.parse(lastToolResult(request)) as T;
+}
+
+/**
+ * Starts the server on 127.0.0.1 with a random port. Serves `POST /v1/chat/completions`
+ * (streaming SSE or plain JSON, following the request's `stream`) and `GET /v1/models`.
+ */
+export async function startScriptedOpenAi(script: ScriptStep[] = []): Promise<ScriptedOpenAi> {
+  const queue: ScriptStep[] = [...script];
+  const requests: RecordedRequest[] = [];
+  const requestHeaders: IncomingHttpHeaders[] = [];
+  let counter = 0;
+
+  const server = createServer((req, res) => {
+    handle(req, res).catch((err: unknown) => {
+      if (!res.headersSent) sendJson(res, 500, { error: { message: String(err), type: "server_error" } });
+      else res.destroy();
+    });
+  });
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const path = (req.url ?? "/").split("?")[0];
+    if (req.method === "GET" && path === "/v1/models") {
+      sendJson(res, 200, {
+        object: "list",
+        data: [{ id: "scripted-model", object: "model", created: 0, owned_by: "redline-tests" }],
+      });
+      return;
+    }
+    if (req.method !== "POST" || path !== "/v1/chat/completions") {
+      sendJson(res, 404, { error: { message: `no route ${req.method} ${path}`, type: "invalid_request_error" } });
+      return;
+    }
+    const raw = await readBody(req);
+    let body: RecordedRequest;
+    try {
+      body = JSON.parse(raw) as RecordedRequest;
+    } catch {
+      sendJson(res, 400, { error: { message: "body is not JSON", type: "invalid_request_error" } });
+      return;
+    }
+    requests.push(body);
+    requestHeaders.push(req.headers);
+    counter++;
+    const step: ScriptStep = queue.shift() ?? { content: "done" };
+    await respond(res, body, step, `chatcmpl-scripted-${counter}`, false);
+  }
+
+  async function respond(
+    res: ServerResponse,
+    request: RecordedRequest,
+    step: ScriptStep,
+    id: string,
+    headersSent: boolean,
+  ): Promise<void> {
+    if (typeof step === "function") {
+      const produced = step(request);
+      // Only real promises are awaited: awaiting a delay step whose `then` is a function would call it.
+      const next = produced instanceof Promise ? await produced : produced;
+      return respond(res, request, next, id, headersSent);
+    }
+    const streaming = request.stream === true;
+    const model = typeof request.model === "string" ? request.model : "scripted-model";
+    if ("delayMs" in step) {
+      let sent = headersSent;
+      if (streaming && !step.beforeHeaders && !sent) {
+        startStream(res);
+        writeChunk(res, id, model, { role: "assistant", content: "" }, null);
+        sent = true;
+      }
+      // Stops waiting when the client hangs up, so an aborted request leaves no timer behind.
+      const closed = await sleepUnlessClosed(res, step.delayMs);
+      if (closed) return;
+      return respond(res, request, step.then, id, sent);
+    }
+    if ("status" in step) {
+      if (headersSent) {
+        // Too late for a status: the stream already started, so drop the connection.
+        res.destroy();
+        return;
+      }
+      const body =
+        step.body ??
+        JSON.stringify({ error: { message: `scripted error ${step.status}`, type: "server_error", code: null } });
+      res.writeHead(step.status, { "content-type": "application/json", ...step.headers });
+      res.end(body);
+      return;
+    }
+    const toolCalls = "toolCalls" in step ? step.toolCalls : [];
+    const content = step.content ?? "";
+    const callIds = toolCalls.map((call, i) => call.id ?? `call_${id.split("-").pop()}_${i}`);
+    const finish = toolCalls.length > 0 ? "tool_calls" : "stop";
+    if (!streaming) {
+      sendJson(res, 200, {
+        id,
+        object: "chat.completion",
+        created: Math.floor(Date.now() / 1000),
+        model,
+        choices: [
+          {
+            index: 0,
+            message: {
+              role: "assistant",
+              content: content === "" && toolCalls.length > 0 ? null : content,
+              ...(toolCalls.length > 0
+                ? {
+                    tool_calls: toolCalls.map((call, i) => ({
+                      id: callIds[i],
+                      type: "function",
+                      function: { name: call.name, arguments: call.arguments },
+                    })),
+                  }
+                : {}),
+            },
+            finish_reason: finish,
+          },
+        ],
+        usage: { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 },
+      });
+      return;
+    }
+    if (!headersSent) {
+      startStream(res);
+      writeChunk(res, id, model, { role: "assistant", content: "" }, null);
+    }
+    const contentPieces = "splitContent" in step ? (step.splitContent ?? 1) : 1;
+    for (const piece of split(content, contentPieces)) writeChunk(res, id, model, { content: piece }, null);
+    const argPieces = "splitArgs" in step ? (step.splitArgs ?? 1) : 1;
+    toolCalls.forEach((call, index) => {
+      const pieces = split(call.arguments, argPieces);
+      // First fragment carries id and name, later ones only arguments, as OpenAI streams them.
+      writeChunk(
+        res,
+        id,
+        model,
+        {
+          tool_calls: [
+            { index, id: callIds[index], type: "function", function: { name: call.name, arguments: pieces[0] ?? "" } },
+          ],
+        },
+        null,
+      );
+      for (const piece of pieces.slice(1)) {
+        writeChunk(res, id, model, { tool_calls: [{ index, function: { arguments: piece } }] }, null);
+      }
+    });
+    writeChunk(res, id, model, {}, finish);
+    res.write("data: [DONE]\n\n");
+    res.end();
+  }
+
+  server.listen(0, "127.0.0.1");
+  await once(server, "listening");
+  const { port } = server.address() as AddressInfo;
+
+  return {
+    url: `http://127.0.0.1:${port}/v1`,
+    requests,
+    requestHeaders,
+    push: (...steps) => {
+      queue.push(...steps);
+    },
+    close: async () => {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+function readBody(req: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const parts: Buffer[] = [];
+    req.on("data", (part: Buffer) => parts.push(part));
+    req.on("end", () => resolve(Buffer.concat(parts).toString("utf8")));
+    req.on("error", reject);
+  });
+}
+
+function sendJson(res: ServerResponse, status: number, value: unknown): void {
+  const body = JSON.stringify(value);
+  res.writeHead(status, { "content-type": "application/json", "content-length": Buffer.byteLength(body) });
+  res.end(body);
+}
+
+function startStream(res: ServerResponse): void {
+  res.writeHead(200, { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache" });
+  res.flushHeaders();
+}
+
+function writeChunk(
+  res: ServerResponse,
+  id: string,
+  model: string,
+  delta: Record<string, unknown>,
+  finishReason: string | null,
+): void {
+  const chunk = {
+    id,
+    object: "chat.completion.chunk",
+    created: Math.floor(Date.now() / 1000),
+    model,
+    choices: [{ index: 0, delta, finish_reason: finishReason }],
+  };
+  res.write(`data: ${JSON.stringify(chunk)}\n\n`);
+}
+
+/** Splits text into `pieces` parts of near-equal length (fewer when the text is shorter). */
+function split(text: string, pieces: number): string[] {
+  const n = Math.max(1, Math.min(Math.floor(pieces), text.length || 1));
+  const size = Math.ceil(text.length / n);
+  const out: string[] = [];
+  for (let i = 0; i < n; i++) out.push(text.slice(i * size, (i + 1) * size));
+  return out.filter((piece, i) => piece !== "" || i === 0);
+}
+
+function sleepUnlessClosed(res: ServerResponse, ms: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const onClose = (): void => {
+      clearTimeout(timer);
+      resolve(true);
+    };
+    const timer = setTimeout(() => {
+      res.off("close", onClose);
+      resolve(res.destroyed);
+    }, ms);
+    res.once("close", onClose);
+  });
+}
