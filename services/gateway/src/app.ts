@@ -1,0 +1,70 @@
+// The Express application: request context, body cap, the registered routes (JSON body →
+// auth → validation → handler), a JSON 404 and the one error middleware.
+import type { Request, RequestHandler, Response } from "express";
+import express from "express";
+import { authenticate, createKeyResolver } from "./auth.js";
+import { bodySizeGuard, hasBody, jsonBody } from "./body.js";
+import type { GatewayConfig } from "./config.js";
+import type { GatewayContext } from "./context.js";
+import { errorHandler, notFound } from "./error-handler.js";
+import { requestContext, requestState } from "./request-context.js";
+import { DEFAULT_RPC_TIMEOUT_MS, type Route, toExpressPath } from "./route-registry.js";
+import { apiRoutes } from "./routes/index.js";
+import { openApiRoute } from "./routes/openapi.js";
+
+/** Query values as FastAPI sees scalars: a repeated parameter keeps its last value. */
+function lastValues(query: Request["query"]): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(query).map(([k, v]) => [k, Array.isArray(v) ? v[v.length - 1] : v]));
+}
+
+function handler(route: Route, ctx: GatewayContext): RequestHandler {
+  return async (req: Request, res: Response) => {
+    const state = requestState(res);
+    // A body in another content type is not parsed; it then fails validation as a non-object.
+    const body = req.body !== undefined ? req.body : hasBody(req) ? "" : undefined;
+    const result = await route.run(
+      { query: lastValues(req.query), params: req.params, body },
+      {
+        ctx,
+        requestId: state.requestId,
+        log: state.log,
+        principal: state.principal,
+        rpc: (timeoutMs = DEFAULT_RPC_TIMEOUT_MS) => ({
+          principal: state.principal ?? undefined,
+          requestId: state.requestId,
+          timeoutMs,
+        }),
+      },
+    );
+    for (const [name, value] of Object.entries(result.headers ?? {})) res.setHeader(name, value);
+    res.status(result.status ?? route.response.status).json(result.body);
+  };
+}
+
+/**
+ * Builds the gateway's Express app over `ctx`. Order per request: request id → body cap (413)
+ * → route match (else 404) → JSON body (413/422) → auth (401/503) → validation (422) → handler.
+ */
+export function createApp(ctx: GatewayContext, cfg: GatewayConfig): express.Express {
+  const app = express();
+  app.disable("x-powered-by");
+  app.set("etag", false);
+  app.set("case sensitive routing", true);
+  app.use(requestContext(ctx.log));
+  app.use(bodySizeGuard(cfg));
+
+  const routes = apiRoutes();
+  const auth = authenticate(createKeyResolver(ctx, cfg.authCacheTtlMs));
+  const json = jsonBody(cfg);
+  for (const route of [...routes, openApiRoute(routes)]) {
+    const chain: RequestHandler[] = [];
+    if (route.body) chain.push(json);
+    if (route.auth) chain.push(auth);
+    chain.push(handler(route, ctx));
+    app[route.method](toExpressPath(route.path), ...chain);
+  }
+
+  app.use(notFound);
+  app.use(errorHandler);
+  return app;
+}

@@ -1,0 +1,111 @@
+// Bearer authentication (interface-spec, Authentication): `Authorization: Bearer <API_KEY>` is
+// resolved by billing into a principal. Positive answers are cached for authCacheTtlMs, so a
+// revocation takes effect within that time; failures are never cached. Keys are never logged.
+import { createHash } from "node:crypto";
+import { status as GrpcStatus } from "@grpc/grpc-js";
+import { type Principal, RedlineError } from "@redline/service-kit";
+import type { RequestHandler } from "express";
+import type { GatewayContext } from "./context.js";
+import { requestState } from "./request-context.js";
+
+const BEARER = /^Bearer (\S+)$/;
+/** Keys are `sk_` + 32 hex; anything far longer cannot be one and is not sent to billing. */
+const MAX_KEY_CHARS = 512;
+const RESOLVE_TIMEOUT_MS = 5000;
+const MAX_CACHE_ENTRIES = 10_000;
+
+/** 401 `{detail}` with a `WWW-Authenticate: Bearer` challenge. */
+export function unauthenticated(detail: string): RedlineError {
+  return new RedlineError(401, GrpcStatus.UNAUTHENTICATED, detail, { headers: { "WWW-Authenticate": "Bearer" } });
+}
+
+/** A resolved key. */
+export interface ResolvedKey {
+  principal: Principal;
+  keyId: string;
+}
+
+/** Resolves API keys through billing with a short positive cache. */
+export interface KeyResolver {
+  /** The key's principal; throws 401 for unknown or revoked keys, 503 when billing is down. */
+  resolve(apiKey: string, requestId: string): Promise<ResolvedKey>;
+}
+
+/** A KeyResolver over `ctx.billing.resolveApiKey`, caching successes for `ttlMs`. */
+export function createKeyResolver(ctx: GatewayContext, ttlMs: number): KeyResolver {
+  const cache = new Map<string, { value: ResolvedKey; expiresAt: number }>();
+  const inflight = new Map<string, Promise<ResolvedKey>>();
+
+  const remember = (id: string, value: ResolvedKey) => {
+    if (ttlMs <= 0) return;
+    if (cache.size >= MAX_CACHE_ENTRIES) {
+      const now = Date.now();
+      for (const [k, v] of cache) if (v.expiresAt <= now) cache.delete(k);
+      if (cache.size >= MAX_CACHE_ENTRIES) {
+        const oldest = cache.keys().next();
+        if (!oldest.done) cache.delete(oldest.value);
+      }
+    }
+    cache.set(id, { value, expiresAt: Date.now() + ttlMs });
+  };
+
+  const lookup = async (apiKey: string, requestId: string): Promise<ResolvedKey> => {
+    let res: Awaited<ReturnType<GatewayContext["billing"]["resolveApiKey"]>>;
+    try {
+      res = await ctx.billing.resolveApiKey({ apiKey }, { requestId, timeoutMs: RESOLVE_TIMEOUT_MS });
+    } catch (err) {
+      // Billing's own refusals (unknown, revoked, malformed key) all read as 401 to the caller.
+      if (err instanceof RedlineError && err.httpStatus >= 400 && err.httpStatus < 500 && err.httpStatus !== 429) {
+        throw unauthenticated(typeof err.detail === "string" ? err.detail : "Invalid or revoked API key");
+      }
+      throw err;
+    }
+    const p = res.principal;
+    if (!p?.ownerId) throw unauthenticated("Invalid or revoked API key");
+    return {
+      principal: { userId: p.userId, organizationId: p.organizationId, ownerId: p.ownerId, plan: p.plan },
+      keyId: p.keyId,
+    };
+  };
+
+  return {
+    async resolve(apiKey, requestId) {
+      const id = createHash("sha256").update(apiKey).digest("hex");
+      const hit = cache.get(id);
+      if (hit && hit.expiresAt > Date.now()) return hit.value;
+      if (hit) cache.delete(id);
+      let pending = inflight.get(id);
+      if (!pending) {
+        pending = lookup(apiKey, requestId).then((value) => {
+          remember(id, value);
+          return value;
+        });
+        const settled = pending.finally(() => inflight.delete(id));
+        settled.catch(() => {});
+        inflight.set(id, pending);
+      }
+      return pending;
+    },
+  };
+}
+
+/**
+ * Middleware for every /v1 route: requires `Authorization: Bearer <key>` exactly (scheme case
+ * and a single space included); missing, malformed, unknown or revoked → 401 `{detail}`.
+ * On success the principal is on the request state for the handler and the gRPC metadata.
+ */
+export function authenticate(resolver: KeyResolver): RequestHandler {
+  return async (req, res, next) => {
+    const state = requestState(res);
+    const header = req.get("authorization");
+    if (!header) throw unauthenticated("Not authenticated: send Authorization: Bearer <API_KEY>");
+    const match = BEARER.exec(header);
+    if (!match || match[1].length > MAX_KEY_CHARS) {
+      throw unauthenticated("Invalid authorization header: expected 'Bearer <API_KEY>'");
+    }
+    const resolved = await resolver.resolve(match[1], state.requestId);
+    state.principal = resolved.principal;
+    state.keyId = resolved.keyId;
+    next();
+  };
+}

@@ -1,0 +1,95 @@
+// Request bodies: the application size cap (413 as interface-spec Errors rule 5) checked before
+// anything else, and JSON parsing whose failures become the spec's 422 `json_invalid` item.
+import { randomUUID } from "node:crypto";
+import type { IncomingMessage } from "node:http";
+import { status as GrpcStatus } from "@grpc/grpc-js";
+import { PayloadTooLargeError, RedlineError, SchemaError } from "@redline/service-kit";
+import express, { type Request, type RequestHandler, type Response } from "express";
+import { type GatewayConfig, maxRequestBytes } from "./config.js";
+import { requestState } from "./request-context.js";
+import { jsonErrorPosition } from "./validation.js";
+
+function megabytes(bytes: number): number {
+  return Number((bytes / (1024 * 1024)).toPrecision(4));
+}
+
+/** The 413 of Errors rule 5 for a body of `sizeBytes`; logs its support event id. */
+export function requestTooLarge(cfg: GatewayConfig, res: Response, sizeBytes: number): PayloadTooLargeError {
+  const supportEventId = `evt_${randomUUID().replaceAll("-", "")}`;
+  const requestSizeMb = megabytes(sizeBytes);
+  requestState(res).log.warn({ supportEventId, requestSizeMb, maxSizeMb: cfg.maxRequestMb }, "request too large");
+  return new PayloadTooLargeError(requestSizeMb, cfg.maxRequestMb, cfg.supportEmail, supportEventId);
+}
+
+/** Rejects a declared Content-Length over the cap before routing, auth or reading the body. */
+export function bodySizeGuard(cfg: GatewayConfig): RequestHandler {
+  const limit = maxRequestBytes(cfg);
+  return (req, res, next) => {
+    const declared = Number(req.get("content-length"));
+    if (Number.isFinite(declared) && declared > limit) {
+      // The body stays unread; closing the connection keeps it out of the next request.
+      res.setHeader("Connection", "close");
+      next(requestTooLarge(cfg, res, declared));
+      return;
+    }
+    next();
+  };
+}
+
+function isJsonContentType(req: IncomingMessage): boolean {
+  const header = req.headers["content-type"];
+  if (!header) return true;
+  const mediaType = header.split(";")[0].trim().toLowerCase();
+  return mediaType === "application/json" || (mediaType.startsWith("application/") && mediaType.endsWith("+json"));
+}
+
+interface BodyParserError {
+  type?: string;
+  status?: number;
+  expose?: boolean;
+  message: string;
+  body?: string;
+  length?: number;
+  received?: number;
+}
+
+function asBodyParserError(err: unknown): BodyParserError | null {
+  if (typeof err !== "object" || err === null || !("type" in err) || !(err instanceof Error)) return null;
+  return err as Error & BodyParserError;
+}
+
+/**
+ * Parses JSON bodies (content type application/json, application/*+json, or none) up to the
+ * cap. Over the cap → PayloadTooLargeError (413); malformed → SchemaError (422) with
+ * `{type: "json_invalid", loc: ["body", <offset>], msg}`; unsupported charset or encoding → 415.
+ */
+export function jsonBody(cfg: GatewayConfig): RequestHandler {
+  const parse = express.json({ limit: maxRequestBytes(cfg), strict: false, type: isJsonContentType });
+  return (req, res, next) => {
+    parse(req, res, (err?: unknown) => {
+      if (!err) return next();
+      const e = asBodyParserError(err);
+      if (!e) return next(err);
+      if (e.type === "entity.too.large") {
+        res.setHeader("Connection", "close");
+        return next(requestTooLarge(cfg, res, e.length ?? e.received ?? maxRequestBytes(cfg) + 1));
+      }
+      if (e.type === "entity.parse.failed") {
+        const position = jsonErrorPosition(e.body ?? "");
+        return next(new SchemaError([{ type: "json_invalid", loc: ["body", position], msg: "JSON decode error" }]));
+      }
+      if (e.status === 415) return next(new RedlineError(415, GrpcStatus.INVALID_ARGUMENT, e.message));
+      if (e.status && e.status >= 400 && e.status < 500 && e.expose) {
+        return next(new RedlineError(e.status, GrpcStatus.INVALID_ARGUMENT, e.message));
+      }
+      return next(err);
+    });
+  };
+}
+
+/** True when the request carries a body (Content-Length > 0 or chunked). */
+export function hasBody(req: Request): boolean {
+  if (req.headers["transfer-encoding"] !== undefined) return true;
+  const length = Number(req.headers["content-length"]);
+  return Number.isFinite(length) && length > 0;
+}

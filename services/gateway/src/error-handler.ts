@@ -1,0 +1,73 @@
+// The one place where errors become HTTP (STYLE practice 5): RedlineErrors, local or from a
+// service, keep their status, `{detail, ...body}` and headers; anything else is a 500 with no
+// internals. Unknown routes and methods are a JSON 404.
+import { status as GrpcStatus } from "@grpc/grpc-js";
+import { RedlineError, RemoteError, UnavailableError } from "@redline/service-kit";
+import type { ErrorRequestHandler, RequestHandler } from "express";
+import { requestState } from "./request-context.js";
+
+/** Final handler for requests no route matched: 404 `{detail: "Not Found"}`. */
+export const notFound: RequestHandler = (_req, res) => {
+  res.status(404).json({ detail: "Not Found" });
+};
+
+interface HttpReply {
+  status: number;
+  body: Record<string, unknown>;
+  headers: Record<string, string>;
+}
+
+const INTERNAL: HttpReply = { status: 500, body: { detail: "Internal server error" }, headers: {} };
+
+/** An http-errors style 4xx that is safe to show (e.g. Express's 400 for a malformed path escape). */
+function clientHttpError(err: unknown): { status: number; message: string } | null {
+  if (!(err instanceof Error)) return null;
+  const { status, expose } = err as Error & { status?: unknown; expose?: unknown };
+  if (typeof status === "number" && status >= 400 && status < 500 && expose === true) {
+    return { status, message: err.message };
+  }
+  return null;
+}
+
+/** Maps an error to the HTTP reply the spec prescribes; `log` records what the caller must not see. */
+export function toHttpReply(err: unknown, log: (level: "warn" | "error", msg: string) => void): HttpReply {
+  if (err instanceof RedlineError) {
+    const remote = err instanceof RemoteError;
+    if (!remote && err instanceof UnavailableError) {
+      // The client's message names the internal RPC path; the caller gets a generic one.
+      log("warn", `dependency unavailable: ${err.message}`);
+      return {
+        status: 503,
+        body: { detail: "Service temporarily unavailable; retry shortly" },
+        headers: { "Retry-After": "1" },
+      };
+    }
+    if (!remote && err.httpStatus === 504 && err.grpcCode === GrpcStatus.DEADLINE_EXCEEDED && !err.body) {
+      log("warn", `dependency timed out: ${err.message}`);
+      return { status: 504, body: { detail: "An internal service did not answer in time" }, headers: {} };
+    }
+    if (err.httpStatus >= 500 && err.httpStatus !== 503 && err.httpStatus !== 504) {
+      log("error", `service error: ${err.message}`);
+      return INTERNAL;
+    }
+    const { detail: _ignored, ...extra } = err.body ?? {};
+    return { status: err.httpStatus, body: { detail: err.detail, ...extra }, headers: { ...err.headers } };
+  }
+  const clientError = clientHttpError(err);
+  if (clientError) return { status: clientError.status, body: { detail: clientError.message }, headers: {} };
+  log("error", "unexpected error");
+  return INTERNAL;
+}
+
+/** Express error middleware over toHttpReply; 5xx are logged with the request id. */
+export const errorHandler: ErrorRequestHandler = (err, _req, res, next) => {
+  const state = requestState(res);
+  if (res.headersSent) {
+    state.log.error({ err }, "error after the response started");
+    next(err);
+    return;
+  }
+  const reply = toHttpReply(err, (level, msg) => state.log[level]({ err }, msg));
+  for (const [name, value] of Object.entries(reply.headers)) res.setHeader(name, value);
+  res.status(reply.status).json(reply.body);
+};

@@ -1,0 +1,53 @@
+// Per-request state: the request id (X-Request-Id in and out, forwarded to every gRPC call), a
+// child logger, the authenticated principal, and one access-log line when the response ends.
+import { randomUUID } from "node:crypto";
+import type { Logger, Principal } from "@redline/service-kit";
+import type { Request, RequestHandler, Response } from "express";
+
+/** What the gateway knows about the request in flight. */
+export interface RequestState {
+  requestId: string;
+  log: Logger;
+  /** Set by the auth middleware; null on routes without auth. */
+  principal: Principal | null;
+  /** The API key's id (never the key), for logs. */
+  keyId?: string;
+}
+
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+const STATE_KEY = "redline";
+
+/** The state of `res`'s request; the request-context middleware must have run. */
+export function requestState(res: Response): RequestState {
+  return res.locals[STATE_KEY] as RequestState;
+}
+
+/**
+ * Takes the caller's X-Request-Id when it is 1-128 characters of [A-Za-z0-9._:-] (else mints a
+ * UUID), echoes it on the response and logs method, path, status and duration at the end.
+ * Query strings are not logged, since they may carry credentials.
+ */
+export function requestContext(log: Logger): RequestHandler {
+  return (req: Request, res: Response, next) => {
+    const given = req.get("x-request-id");
+    const requestId = given && REQUEST_ID.test(given) ? given : randomUUID();
+    const state: RequestState = { requestId, log: log.child({ requestId }), principal: null };
+    res.locals[STATE_KEY] = state;
+    res.setHeader("X-Request-Id", requestId);
+    const started = process.hrtime.bigint();
+    res.on("finish", () => {
+      const durationMs = Number(process.hrtime.bigint() - started) / 1e6;
+      state.log.info(
+        {
+          method: req.method,
+          path: req.path,
+          status: res.statusCode,
+          durationMs: Math.round(durationMs),
+          keyId: state.keyId,
+        },
+        "request",
+      );
+    });
+    next();
+  };
+}

@@ -1,0 +1,133 @@
+// The route registry: each route is declared once with its zod schemas, and that declaration
+// both mounts the Express handler (validate → handle → JSON) and produces its OpenAPI entry.
+import { type CallOpts, type Logger, type Principal, SchemaError, type ValidationIssue } from "@redline/service-kit";
+import type { z } from "zod";
+import type { GatewayContext } from "./context.js";
+import { type InputLocation, parseOrThrow } from "./validation.js";
+
+export type HttpMethod = "get" | "post" | "put" | "patch" | "delete";
+
+/** Default deadline of a gateway → service call. */
+export const DEFAULT_RPC_TIMEOUT_MS = 10_000;
+
+/** What a handler gets besides its validated input. */
+export interface RouteCall {
+  ctx: GatewayContext;
+  requestId: string;
+  log: Logger;
+  /** The caller; null only on routes without auth. */
+  principal: Principal | null;
+  /** Call options carrying the principal and request id, with a deadline (default 10 s). */
+  rpc(timeoutMs?: number): CallOpts;
+}
+
+/** A handler's reply: status (default the route's success status), JSON body, extra headers. */
+export interface RouteResult<T> {
+  status?: number;
+  body: T;
+  headers?: Record<string, string>;
+}
+
+/** A documented response other than the success one: a status from the error catalog, or a custom one. */
+export type ErrorResponseSpec = number | { status: number; description: string; schema: z.ZodType };
+
+type InputOf<S> = S extends z.ZodType ? z.output<S> : undefined;
+
+/** A route as written by its author; `handle` receives the parsed query, path and body. */
+export interface RouteSpec<R extends z.ZodType, Q, P, B> {
+  method: HttpMethod;
+  /** OpenAPI-style path, e.g. "/v1/sessions/{session_id}/history". */
+  path: string;
+  operationId: string;
+  summary: string;
+  description?: string;
+  tags: string[];
+  /** Needs `Authorization: Bearer <key>` (every /v1 route). */
+  auth: boolean;
+  query?: Q;
+  params?: P;
+  body?: B;
+  response: {
+    status?: number;
+    description: string;
+    schema: R;
+    /** Response headers: name → description. */
+    headers?: Record<string, string>;
+  };
+  /** Error statuses to document beyond the automatic ones (401 with auth, 413 with a body, 422 with input). */
+  errors?: ErrorResponseSpec[];
+  handle(
+    input: { query: InputOf<Q>; params: InputOf<P>; body: InputOf<B> },
+    call: RouteCall,
+  ): Promise<RouteResult<z.output<R>>>;
+}
+
+/** A registered route with its types erased: what the app mounts and the OpenAPI builder reads. */
+export interface Route {
+  method: HttpMethod;
+  path: string;
+  operationId: string;
+  summary: string;
+  description?: string;
+  tags: string[];
+  auth: boolean;
+  query?: z.ZodObject;
+  params?: z.ZodObject;
+  body?: z.ZodType;
+  response: { status: number; description: string; schema: z.ZodType; headers?: Record<string, string> };
+  errors: ErrorResponseSpec[];
+  /** Validates raw input (422 on mismatch, in the order path, query, body) and runs the handler. */
+  run(raw: { query: unknown; params: unknown; body: unknown }, call: RouteCall): Promise<RouteResult<unknown>>;
+}
+
+/** Declares a route; see RouteSpec. */
+export function defineRoute<
+  R extends z.ZodType,
+  Q extends z.ZodObject | undefined = undefined,
+  P extends z.ZodObject | undefined = undefined,
+  B extends z.ZodType | undefined = undefined,
+>(spec: RouteSpec<R, Q, P, B>): Route {
+  const auto: ErrorResponseSpec[] = [];
+  if (spec.auth) auto.push(401);
+  if (spec.body) auto.push(413);
+  if (spec.query || spec.params || spec.body) auto.push(422);
+  const errors = [...auto, ...(spec.errors ?? [])];
+  return {
+    method: spec.method,
+    path: spec.path,
+    operationId: spec.operationId,
+    summary: spec.summary,
+    description: spec.description,
+    tags: spec.tags,
+    auth: spec.auth,
+    query: spec.query,
+    params: spec.params,
+    body: spec.body,
+    response: { status: 200, ...spec.response },
+    errors,
+    async run(raw, call) {
+      // Like FastAPI, one 422 lists the problems of every location at once.
+      const issues: ValidationIssue[] = [];
+      const parse = <S extends z.ZodType>(schema: S | undefined, value: unknown, where: InputLocation) => {
+        if (!schema) return undefined;
+        try {
+          return parseOrThrow(schema, value, where);
+        } catch (err) {
+          if (!(err instanceof SchemaError)) throw err;
+          issues.push(...(err.detail as ValidationIssue[]));
+          return undefined;
+        }
+      };
+      const params = parse(spec.params, raw.params, "path") as InputOf<P>;
+      const query = parse(spec.query, raw.query, "query") as InputOf<Q>;
+      const body = parse(spec.body, raw.body, "body") as InputOf<B>;
+      if (issues.length > 0) throw new SchemaError(issues);
+      return spec.handle({ query, params, body }, call);
+    },
+  };
+}
+
+/** "/v1/sessions/{session_id}" → "/v1/sessions/:session_id" (Express syntax). */
+export function toExpressPath(path: string): string {
+  return path.replace(/\{([A-Za-z0-9_]+)\}/g, ":$1");
+}

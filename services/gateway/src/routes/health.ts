@@ -1,0 +1,40 @@
+// GET /health (no auth): asks every service's grpc.health.v1 Check in parallel with a 2 s
+// deadline; healthy only when all answer SERVING.
+import { healthV1 } from "@redline/grpc-stubs";
+import { runHealthChecks } from "@redline/service-kit";
+import { SERVICE_NAMES } from "../context.js";
+import { defineRoute } from "../route-registry.js";
+import { HealthResponseSchema } from "../schemas.js";
+
+/** Deadline of each service's health check. */
+export const HEALTH_CHECK_TIMEOUT_MS = 2000;
+
+/** 200 `{status: "healthy"}`, or 503 `{status: "unhealthy", failing: [service, ...]}`. */
+export const healthRoute = defineRoute({
+  method: "get",
+  path: "/health",
+  operationId: "health",
+  summary: "Service health",
+  tags: ["health"],
+  auth: false,
+  response: { description: "Every service reports SERVING.", schema: HealthResponseSchema },
+  errors: [{ status: 503, description: "At least one service is not serving.", schema: HealthResponseSchema }],
+  async handle(_input, call) {
+    const checks = Object.fromEntries(
+      SERVICE_NAMES.map((name) => [
+        name,
+        async () => {
+          const res = await call.ctx.health[name].check(
+            { service: "" },
+            { requestId: call.requestId, timeoutMs: HEALTH_CHECK_TIMEOUT_MS },
+          );
+          if (res.status !== healthV1.HealthCheckResponse_ServingStatus.SERVING) throw new Error(`${name} not serving`);
+        },
+      ]),
+    );
+    const failing = await runHealthChecks(checks);
+    if (failing.length === 0) return { body: { status: "healthy" as const } };
+    call.log.warn({ failing }, "health check failed");
+    return { status: 503, body: { status: "unhealthy" as const, failing: [...failing].sort() } };
+  },
+});
