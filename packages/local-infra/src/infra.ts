@@ -1,0 +1,175 @@
+// The whole local infrastructure (Postgres, NATS, S3), each piece replaceable by an external one.
+import { rmSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { clearStaleNats, startNats } from "./nats.js";
+import { clearStalePostmaster, startPostgres } from "./postgres.js";
+import type { LogFn } from "./proc.js";
+import { clearStaleS3, startS3 } from "./s3.js";
+
+/** Ports of the persistent local stack (pnpm start): stable URLs across restarts. */
+export const DEFAULT_PORTS = { postgres: 54329, nats: 42229, s3: 49329 } as const;
+
+/** S3 settings in the shape services read from S3_* variables. */
+export interface S3Settings {
+  /** e.g. http://127.0.0.1:49329 */
+  endpoint: string;
+  accessKey: string;
+  secretKey: string;
+  bucket: string;
+  region: string;
+}
+
+export interface LocalInfra {
+  /** postgres://… admin database of the cluster (or $DATABASE_URL). */
+  databaseUrl: string;
+  /** nats://127.0.0.1:port (or $NATS_URL). */
+  natsUrl: string;
+  s3: S3Settings;
+  /** Which pieces run embedded (false: taken from the environment). */
+  embedded: { postgres: boolean; nats: boolean; s3: boolean };
+  /** Stops the embedded pieces (in parallel). Idempotent. */
+  stop(): Promise<void>;
+}
+
+export interface StartLocalInfraOptions {
+  /** Embedded data lives in <dataDir>/postgres, <dataDir>/nats and <dataDir>/s3. */
+  dataDir: string;
+  /** DATABASE_URL, NATS_URL, S3_ENDPOINT (+ S3_ACCESS_KEY, S3_SECRET_KEY, S3_BUCKET, S3_REGION) replace embedded pieces. Default process.env. */
+  env?: NodeJS.ProcessEnv;
+  /**
+   * true (default): the fixed DEFAULT_PORTS and durable data. false: random free ports, fsync
+   * off, and the embedded data deleted on stop (tests).
+   */
+  persistent?: boolean;
+  /** Explicit ports (0 = random), overriding the choice implied by `persistent`. */
+  ports?: { postgres?: number; nats?: number; s3?: number };
+  /** Receives log lines, prefixed with "[postgres] ", "[nats] " or "[s3] ". */
+  log?: LogFn;
+}
+
+/**
+ * Starts embedded Postgres, NATS (JetStream) and S3 in parallel, except those the environment
+ * points elsewhere. If one fails, the others are stopped and the error (naming every failed
+ * piece) is thrown.
+ */
+export async function startLocalInfra(opts: StartLocalInfraOptions): Promise<LocalInfra> {
+  const dataDir = resolve(opts.dataDir);
+  const env = opts.env ?? process.env;
+  const persistent = opts.persistent ?? true;
+  const log = opts.log ?? (() => {});
+  const port = (name: keyof typeof DEFAULT_PORTS) => opts.ports?.[name] ?? (persistent ? DEFAULT_PORTS[name] : 0);
+  const prefixed =
+    (name: string): LogFn =>
+    (line) =>
+      log(`[${name}] ${line}`);
+
+  const s3Env = env.S3_ENDPOINT
+    ? {
+        endpoint: env.S3_ENDPOINT,
+        accessKey: env.S3_ACCESS_KEY || "S3RVER",
+        secretKey: env.S3_SECRET_KEY || "S3RVER",
+        bucket: env.S3_BUCKET || "redline",
+        region: env.S3_REGION || "us-east-1",
+      }
+    : undefined;
+
+  const [pgResult, natsResult, s3Result] = await Promise.allSettled([
+    env.DATABASE_URL
+      ? undefined
+      : startPostgres({
+          dataDir: join(dataDir, "postgres"),
+          port: port("postgres"),
+          persistent,
+          log: prefixed("postgres"),
+        }),
+    env.NATS_URL ? undefined : startNats({ dataDir: join(dataDir, "nats"), port: port("nats"), log: prefixed("nats") }),
+    s3Env
+      ? undefined
+      : startS3({
+          dataDir: join(dataDir, "s3"),
+          port: port("s3"),
+          accessKey: env.S3_ACCESS_KEY || undefined,
+          secretKey: env.S3_SECRET_KEY || undefined,
+          bucket: env.S3_BUCKET || undefined,
+          log: prefixed("s3"),
+        }),
+  ]);
+
+  const started = [pgResult, natsResult, s3Result].flatMap((r) =>
+    r.status === "fulfilled" && r.value ? [r.value] : [],
+  );
+  let stopping: Promise<void> | undefined;
+  const stop = () => {
+    stopping ??= (async () => {
+      const results = await Promise.allSettled(started.map((piece) => piece.stop()));
+      if (!persistent) {
+        for (const sub of ["postgres", "nats", "s3"]) rmSync(join(dataDir, sub), { recursive: true, force: true });
+      }
+      const failed = results.flatMap((r) =>
+        r.status === "rejected" ? [String((r.reason as Error)?.message ?? r.reason)] : [],
+      );
+      if (failed.length) throw new Error(`stopping local infra failed: ${failed.join("; ")}`);
+    })();
+    return stopping;
+  };
+
+  const failures = (
+    [
+      ["postgres", pgResult],
+      ["nats", natsResult],
+      ["s3", s3Result],
+    ] as const
+  ).flatMap(([name, r]) =>
+    r.status === "rejected" ? [`${name}: ${(r.reason as Error)?.message ?? String(r.reason)}`] : [],
+  );
+  if (failures.length) {
+    await stop().catch(() => {});
+    throw new Error(`local infra failed to start:\n${failures.join("\n")}`);
+  }
+
+  const pg = pgResult.status === "fulfilled" ? pgResult.value : undefined;
+  const nats = natsResult.status === "fulfilled" ? natsResult.value : undefined;
+  const s3 = s3Result.status === "fulfilled" ? s3Result.value : undefined;
+  return {
+    databaseUrl: pg?.url ?? (env.DATABASE_URL as string),
+    natsUrl: nats?.url ?? (env.NATS_URL as string),
+    s3: s3
+      ? {
+          endpoint: s3.endpoint,
+          accessKey: s3.accessKey,
+          secretKey: s3.secretKey,
+          bucket: s3.bucket,
+          region: "us-east-1",
+        }
+      : (s3Env as S3Settings),
+    embedded: { postgres: !!pg, nats: !!nats, s3: !!s3 },
+    stop,
+  };
+}
+
+/** The S3_*, DATABASE_URL and NATS_URL variables that point a service at `infra`. */
+export function infraEnv(infra: Pick<LocalInfra, "databaseUrl" | "natsUrl" | "s3">): Record<string, string> {
+  return {
+    DATABASE_URL: infra.databaseUrl,
+    NATS_URL: infra.natsUrl,
+    S3_ENDPOINT: infra.s3.endpoint,
+    S3_ACCESS_KEY: infra.s3.accessKey,
+    S3_SECRET_KEY: infra.s3.secretKey,
+    S3_BUCKET: infra.s3.bucket,
+    S3_REGION: infra.s3.region,
+  };
+}
+
+/**
+ * Stops embedded servers that a dead owner (kill -9) left running on `dataDir` (postgres via its
+ * postmaster.pid, nats-server and s3rver via our pid files). startLocalInfra does this itself; use this to
+ * clean up a data directory you are about to delete.
+ */
+export async function stopOrphanedInfra(dataDir: string, log: LogFn = () => {}): Promise<void> {
+  const dir = resolve(dataDir);
+  await Promise.all([
+    clearStalePostmaster(join(dir, "postgres"), log),
+    clearStaleNats(join(dir, "nats"), log),
+    clearStaleS3(join(dir, "s3"), log),
+  ]);
+}

@@ -1,0 +1,184 @@
+// The stack supervisor with fake services (tiny node servers) against the shared test infra.
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import net from "node:net";
+import os from "node:os";
+import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+import { afterAll, describe, expect, inject, it } from "vitest";
+import { canConnect, freePort, isAlive } from "../../packages/local-infra/src/index.js";
+import {
+  findRunningStack,
+  isStackRunning,
+  type RunningStack,
+  readStackFile,
+  SERVICE_NAMES,
+  type ServiceName,
+  startStack,
+} from "./stack.js";
+
+const infra = inject("infra");
+const root = mkdtempSync(join(os.tmpdir(), "redline-stacktest-"));
+chmodSync(root, 0o755);
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+const FAKE = `
+import http from "node:http";
+import net from "node:net";
+import { appendFileSync } from "node:fs";
+const name = process.env.FAKE_NAME;
+const events = process.env.FAKE_EVENTS;
+let server;
+if (name === "gateway") {
+  server = http.createServer((req, res) => {
+    res.writeHead(req.url === "/health" ? 200 : 404, { "content-type": "application/json" });
+    res.end(JSON.stringify({ env: { DATABASE_URL: process.env.DATABASE_URL, NATS_URL: process.env.NATS_URL, S3_ENDPOINT: process.env.S3_ENDPOINT, S3_BUCKET: process.env.S3_BUCKET, DOCUMENTS_ADDR: process.env.DOCUMENTS_ADDR } }));
+  });
+  server.listen(Number(process.env.PORT), process.env.HOST);
+} else {
+  const addr = process.env[name.toUpperCase() + "_ADDR"];
+  server = net.createServer((s) => s.end());
+  server.listen(Number(addr.slice(addr.lastIndexOf(":") + 1)), addr.slice(0, addr.lastIndexOf(":")));
+}
+server.on("listening", () => console.log(JSON.stringify({ level: 30, msg: "listening", name })));
+process.on("SIGTERM", () => {
+  appendFileSync(events, "stop " + name + "\\n");
+  server.close();
+  process.exit(0);
+});
+`;
+
+/** Writes fake services; each reads its name from FAKE_NAME (set per entry through a wrapper). */
+function fakeServices(dir: string): (name: ServiceName) => string {
+  writeFileSync(join(dir, "fake.mjs"), FAKE);
+  for (const name of SERVICE_NAMES) {
+    writeFileSync(
+      join(dir, `${name}.mjs`),
+      `process.env.FAKE_NAME = ${JSON.stringify(name)};\nawait import("./fake.mjs");\n`,
+    );
+  }
+  return (name) => join(dir, `${name}.mjs`);
+}
+
+async function testEnv(events: string): Promise<NodeJS.ProcessEnv> {
+  const addr = async () => `127.0.0.1:${await freePort()}`;
+  return {
+    ...process.env,
+    DATABASE_URL: infra.databaseUrl,
+    NATS_URL: infra.natsUrl,
+    S3_ENDPOINT: infra.s3.endpoint,
+    S3_ACCESS_KEY: infra.s3.accessKey,
+    S3_SECRET_KEY: infra.s3.secretKey,
+    S3_BUCKET: infra.s3.bucket,
+    S3_REGION: infra.s3.region,
+    DOCUMENTS_ADDR: await addr(),
+    SESSIONS_ADDR: await addr(),
+    AGENT_ADDR: await addr(),
+    BILLING_ADDR: await addr(),
+    INGEST_ADDR: await addr(),
+    PORT: String(await freePort()),
+    HOST: "127.0.0.1",
+    FAKE_EVENTS: events,
+  };
+}
+
+describe("startStack", () => {
+  it("starts services then gateway, restarts a crashed service, and stops in order", async () => {
+    const dir = join(root, "a");
+    mkdirSync(dir);
+    const events = join(dir, "events.log");
+    writeFileSync(events, "");
+    const env = await testEnv(events);
+    const lines: string[] = [];
+    let stack: RunningStack | undefined;
+    try {
+      stack = await startStack({
+        dataDir: join(dir, "data"),
+        env,
+        serviceEntry: fakeServices(dir),
+        log: (l) => lines.push(l),
+      });
+      expect(stack.gatewayUrl).toBe(`http://127.0.0.1:${env.PORT}`);
+      expect(stack.databaseUrl).toBe(infra.databaseUrl);
+
+      // Children get the infra and address variables.
+      const health = (await (await fetch(`${stack.gatewayUrl}/health`)).json()) as { env: Record<string, string> };
+      expect(health.env).toEqual({
+        DATABASE_URL: infra.databaseUrl,
+        NATS_URL: infra.natsUrl,
+        S3_ENDPOINT: infra.s3.endpoint,
+        S3_BUCKET: infra.s3.bucket,
+        DOCUMENTS_ADDR: env.DOCUMENTS_ADDR,
+      });
+      expect(lines.some((l) => l.startsWith("gateway   | ") && l.includes('"listening"'))).toBe(true);
+
+      // stack.json describes the running stack.
+      const info = readStackFile(stack.dataDir);
+      expect(info).toMatchObject({
+        pid: process.pid,
+        status: "up",
+        gatewayUrl: stack.gatewayUrl,
+        addrs: { documents: env.DOCUMENTS_ADDR },
+      });
+      expect(Object.keys(info?.children ?? {}).sort()).toEqual([...SERVICE_NAMES].sort());
+      expect(isStackRunning(stack.dataDir)).toBe(true);
+      expect((await findRunningStack(stack.dataDir))?.gatewayUrl).toBe(stack.gatewayUrl);
+
+      // A crashed service is restarted, and stack.json follows.
+      const oldPid = info?.children.documents?.pid as number;
+      process.kill(oldPid, "SIGKILL");
+      const deadline = Date.now() + 20_000;
+      let newPid: number | undefined;
+      while (Date.now() < deadline) {
+        newPid = readStackFile(stack.dataDir)?.children.documents?.pid;
+        if (newPid && newPid !== oldPid && (await canConnect(Number(env.DOCUMENTS_ADDR?.split(":")[1])))) break;
+        await sleep(100);
+      }
+      expect(newPid).not.toBe(oldPid);
+      expect(lines.some((l) => /documents exited \(signal SIGKILL\); restarting/.test(l))).toBe(true);
+
+      const pids = Object.values(readStackFile(stack.dataDir)?.children ?? {}).map((c) => c.pid);
+      await stack.stop();
+      stack = undefined;
+      const stopped = readFileSync(events, "utf8").trim().split("\n");
+      expect(stopped[0]).toBe("stop gateway");
+      expect(stopped.slice(1).sort()).toEqual([
+        "stop agent",
+        "stop billing",
+        "stop documents",
+        "stop ingest",
+        "stop sessions",
+      ]);
+      for (const pid of pids) expect(isAlive(pid)).toBe(false);
+      expect(existsSync(join(dir, "data", "stack.json"))).toBe(false);
+      expect(await canConnect(Number(env.PORT))).toBe(false);
+    } finally {
+      await stack?.stop();
+    }
+  });
+
+  it("fails clearly when a service entry file is missing, starting nothing", async () => {
+    const dir = join(root, "b");
+    mkdirSync(dir);
+    const env = await testEnv(join(dir, "events.log"));
+    await expect(
+      startStack({ dataDir: join(dir, "data"), env, serviceEntry: (name) => join(dir, "missing", name, "main.ts") }),
+    ).rejects.toThrow(/service entry file\(s\) not found: .*missing\/documents\/main\.ts/);
+    expect(existsSync(join(dir, "data", "stack.json"))).toBe(false);
+  });
+
+  it("fails clearly when a service port is taken", async () => {
+    const dir = join(root, "c");
+    mkdirSync(dir);
+    const env = await testEnv(join(dir, "events.log"));
+    const blocker = net.createServer();
+    const port = Number(env.BILLING_ADDR?.split(":")[1]);
+    await new Promise<void>((r) => blocker.listen(port, "127.0.0.1", r));
+    try {
+      await expect(startStack({ dataDir: join(dir, "data"), env, serviceEntry: fakeServices(dir) })).rejects.toThrow(
+        `port(s) already in use: billing (BILLING_ADDR: ${env.BILLING_ADDR})`,
+      );
+    } finally {
+      blocker.close();
+    }
+  });
+});

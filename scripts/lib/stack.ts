@@ -1,0 +1,528 @@
+// The local Redline stack: embedded infra (or external via env) plus the six services as
+// separate child processes, supervised (prefixed logs, restart with backoff, ordered stop).
+// Used by scripts/start.ts (foreground) and by scripts such as demo.ts (background).
+import type { ChildProcess } from "node:child_process";
+import {
+  createWriteStream,
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  type WriteStream,
+  writeFileSync,
+} from "node:fs";
+import { dirname, join, resolve } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+import { fileURLToPath } from "node:url";
+import {
+  canConnect,
+  childExited,
+  forEachLine,
+  infraEnv,
+  isAlive,
+  isPortFree,
+  type LocalInfra,
+  processArgs,
+  processStartTime,
+  type S3Settings,
+  signal,
+  spawnTied,
+  startLocalInfra,
+  waitForExit,
+} from "../../packages/local-infra/src/index.js";
+
+/** Repository root (scripts/lib/../..). */
+export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
+
+/** The five gRPC services, started together before the gateway. */
+export const BACKEND_SERVICES = ["documents", "sessions", "billing", "ingest", "agent"] as const;
+export type BackendName = (typeof BACKEND_SERVICES)[number];
+export type ServiceName = BackendName | "gateway";
+export const SERVICE_NAMES: readonly ServiceName[] = [...BACKEND_SERVICES, "gateway"];
+
+/** host:port of each gRPC service and of the gateway's HTTP listener. */
+export type StackAddrs = Record<ServiceName, string>;
+
+/** Contents of <dataDir>/stack.json while a stack runs. */
+export interface StackInfo {
+  /** The supervising process (pnpm start, or the script that called startStack). */
+  pid: number;
+  /** Its start time (/proc clock ticks) to tell it from a later process reusing the pid. */
+  startTime: number | null;
+  status: "starting" | "up";
+  gatewayUrl: string;
+  databaseUrl: string;
+  natsUrl: string;
+  s3: S3Settings;
+  addrs: StackAddrs;
+  /** Current service processes (restarts update them). */
+  children: Partial<Record<ServiceName, { pid: number; startTime: number | null }>>;
+  dataDir: string;
+  startedAt: string;
+}
+
+export interface StartStackOptions {
+  /** Default: $REDLINE_DATA_DIR or <repo>/.redline. */
+  dataDir?: string;
+  /** Base environment of the children; also read for DATABASE_URL/NATS_URL/S3_*, *_ADDR, PORT, HOST. Default process.env. */
+  env?: NodeJS.ProcessEnv;
+  /**
+   * true (pnpm start): service output goes to stdout prefixed with the service name.
+   * false (default): everything goes to <dataDir>/logs/stack.log.
+   */
+  foreground?: boolean;
+  /** Overrides where supervisor and service lines go. */
+  log?: (line: string) => void;
+  /** How long to wait for the services and the gateway's /health (default 60 s). */
+  healthTimeoutMs?: number;
+  /** Aborts a startup in progress (everything started so far is stopped). */
+  signal?: AbortSignal;
+  /** Entry file of a service (default <repo>/services/<name>/src/main.ts, or under $REDLINE_SERVICES_ROOT); for tests. */
+  serviceEntry?: (name: ServiceName) => string;
+}
+
+export interface RunningStack extends Omit<StackInfo, "children" | "status" | "startTime" | "startedAt"> {
+  /** Stops gateway, then services (SIGTERM, SIGKILL after 5 s), then infra; removes stack.json. Idempotent. */
+  stop(): Promise<void>;
+}
+
+const STACK_FILE = "stack.json";
+
+/** Appends to a log file, first moving it to <file>.1 when it exceeds 10 MB. */
+function openLog(path: string): WriteStream {
+  try {
+    if (statSync(path).size > 10 * 1024 * 1024) renameSync(path, `${path}.1`);
+  } catch {
+    // no file yet
+  }
+  return createWriteStream(path, { flags: "a" });
+}
+
+/** $REDLINE_DATA_DIR or <repo>/.redline. */
+export function defaultDataDir(env: NodeJS.ProcessEnv = process.env): string {
+  return env.REDLINE_DATA_DIR ? resolve(env.REDLINE_DATA_DIR) : join(REPO_ROOT, ".redline");
+}
+
+/** stack.json of dataDir, or null when absent/unreadable (it may be stale: check isStackRunning). */
+export function readStackFile(dataDir: string): StackInfo | null {
+  try {
+    return JSON.parse(readFileSync(join(dataDir, STACK_FILE), "utf8")) as StackInfo;
+  } catch {
+    return null;
+  }
+}
+
+function sameProcess(pid: number, startTime: number | null): boolean {
+  if (!isAlive(pid)) return false;
+  const now = processStartTime(pid);
+  return startTime === null || now === null || now === startTime;
+}
+
+/** True when stack.json names a live supervising process (it may still be starting). */
+export function isStackRunning(dataDir: string = defaultDataDir()): boolean {
+  const info = readStackFile(dataDir);
+  return !!info && sameProcess(info.pid, info.startTime);
+}
+
+/** The running stack of dataDir when its supervisor is alive and the gateway's /health answers 200; else null. */
+export async function findRunningStack(dataDir: string = defaultDataDir()): Promise<StackInfo | null> {
+  const info = readStackFile(dataDir);
+  if (!info || !sameProcess(info.pid, info.startTime)) return null;
+  return (await healthStatus(info.gatewayUrl)) === 200 ? info : null;
+}
+
+async function healthStatus(gatewayUrl: string): Promise<number | string> {
+  try {
+    const res = await fetch(`${gatewayUrl}/health`, { signal: AbortSignal.timeout(2_000) });
+    await res.arrayBuffer();
+    return res.status;
+  } catch (err) {
+    return (err as Error).name === "TimeoutError" ? "timeout" : "no answer";
+  }
+}
+
+function parseAddr(addr: string, variable: string): { host: string; port: number } {
+  const i = addr.lastIndexOf(":");
+  const port = Number(addr.slice(i + 1));
+  if (i <= 0 || !Number.isInteger(port) || port <= 0 || port > 65535)
+    throw new Error(`${variable}=${addr} is not host:port`);
+  return { host: addr.slice(0, i).replace(/^\[|\]$/g, ""), port };
+}
+
+/** Where to connect to a listener bound to `host` (wildcards mean loopback). */
+function connectHost(host: string): string {
+  return host === "0.0.0.0" || host === "::" || host === "" ? "127.0.0.1" : host;
+}
+
+/** Service addresses from env (*_ADDR, PORT, HOST) with the local defaults. */
+export function stackAddrs(env: NodeJS.ProcessEnv = process.env): StackAddrs & { host: string; port: number } {
+  const host = env.HOST || "127.0.0.1";
+  const port = Number(env.PORT || 8080);
+  if (!Number.isInteger(port) || port <= 0 || port > 65535) throw new Error(`PORT=${env.PORT} is not a port number`);
+  return {
+    documents: env.DOCUMENTS_ADDR || "127.0.0.1:50061",
+    sessions: env.SESSIONS_ADDR || "127.0.0.1:50062",
+    agent: env.AGENT_ADDR || "127.0.0.1:50063",
+    billing: env.BILLING_ADDR || "127.0.0.1:50064",
+    ingest: env.INGEST_ADDR || "127.0.0.1:50065",
+    gateway: `${host.includes(":") ? `[${host}]` : host}:${port}`,
+    host,
+    port,
+  };
+}
+
+const ADDR_VARIABLE: Record<ServiceName, string> = {
+  documents: "DOCUMENTS_ADDR",
+  sessions: "SESSIONS_ADDR",
+  agent: "AGENT_ADDR",
+  billing: "BILLING_ADDR",
+  ingest: "INGEST_ADDR",
+  gateway: "HOST/PORT",
+};
+
+/** Stops service processes a dead supervisor left behind (kill -9), as recorded in its stack.json. */
+async function killOrphanedServices(
+  info: StackInfo,
+  entryOf: (name: ServiceName) => string,
+  log: (line: string) => void,
+): Promise<void> {
+  await Promise.all(
+    Object.entries(info.children).map(async ([name, child]) => {
+      if (!child || !isAlive(child.pid)) return;
+      const now = processStartTime(child.pid);
+      const ours =
+        child.startTime !== null && now !== null
+          ? now === child.startTime
+          : (processArgs(child.pid) ?? []).includes(entryOf(name as ServiceName));
+      if (!ours) return;
+      log(`[supervisor] stopping ${name} (pid ${child.pid}) left running by a previous supervisor`);
+      await stopGroup(child.pid, 5_000);
+    }),
+  );
+}
+
+/** SIGTERM to the process group (services run detached, leader = pid), SIGKILL after graceMs. */
+async function stopGroup(pid: number, graceMs: number): Promise<void> {
+  const send = (sig: NodeJS.Signals) => {
+    try {
+      process.kill(-pid, sig);
+    } catch {
+      signal(pid, sig);
+    }
+  };
+  send("SIGTERM");
+  if (await waitForExit(pid, graceMs)) return;
+  send("SIGKILL");
+  await waitForExit(pid, 5_000);
+}
+
+const RESTART_WINDOW_MS = 60_000;
+const MAX_RESTARTS = 5;
+
+/** One service process, restarted with backoff when it crashes (at most 5 times a minute). */
+class Supervised {
+  child: ChildProcess | undefined;
+  private restarts: number[] = [];
+  private timer: NodeJS.Timeout | undefined;
+  private stopping = false;
+  /** Recent output, for error messages. */
+  readonly recent: string[] = [];
+  gaveUp = false;
+
+  constructor(
+    readonly name: ServiceName,
+    private readonly entry: string,
+    private readonly env: NodeJS.ProcessEnv,
+    private readonly log: (line: string) => void,
+    private readonly onSpawn: () => void,
+    private readonly onGiveUp: (name: ServiceName) => void,
+  ) {}
+
+  start(): void {
+    this.recent.length = 0;
+    const child = spawnTied(process.execPath, ["--import", "tsx", this.entry], {
+      cwd: REPO_ROOT,
+      env: this.env,
+      stdio: ["ignore", "pipe", "pipe"],
+      // Own process group: Ctrl-C reaches only the supervisor, which stops services in order.
+      detached: true,
+      deathSignal: "SIGTERM",
+    });
+    this.child = child;
+    const prefix = `${this.name.padEnd(9)} | `;
+    const onLine = (line: string) => {
+      this.recent.push(line);
+      if (this.recent.length > 20) this.recent.shift();
+      this.log(prefix + line);
+    };
+    forEachLine(child.stdout, onLine);
+    forEachLine(child.stderr, onLine);
+    child.once("error", (err) => this.log(`[supervisor] could not start ${this.name}: ${err.message}`));
+    child.once("exit", (code, sig) => this.exited(child, code, sig));
+    this.onSpawn();
+  }
+
+  private exited(child: ChildProcess, code: number | null, sig: NodeJS.Signals | null): void {
+    if (this.stopping || child !== this.child) return;
+    const now = Date.now();
+    this.restarts = this.restarts.filter((t) => now - t < RESTART_WINDOW_MS);
+    const how = sig ? `signal ${sig}` : `code ${code}`;
+    if (this.restarts.length >= MAX_RESTARTS) {
+      this.gaveUp = true;
+      this.log(
+        `[supervisor] ${this.name} exited (${how}) and crashed ${MAX_RESTARTS} times within a minute: not restarting it`,
+      );
+      this.onGiveUp(this.name);
+      return;
+    }
+    const delay = Math.min(500 * 2 ** this.restarts.length, 10_000);
+    this.restarts.push(now);
+    this.log(`[supervisor] ${this.name} exited (${how}); restarting in ${delay} ms`);
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      if (!this.stopping) this.start();
+    }, delay);
+  }
+
+  async stop(): Promise<void> {
+    this.stopping = true;
+    if (this.timer) clearTimeout(this.timer);
+    const child = this.child;
+    if (!child?.pid || child.exitCode !== null || child.signalCode !== null) return;
+    const exited = childExited(child);
+    await stopGroup(child.pid, 5_000);
+    await exited;
+  }
+}
+
+/**
+ * Starts infra (persistent ports 54329/42229/49329 unless DATABASE_URL, NATS_URL, S3_ENDPOINT
+ * point elsewhere), then documents, sessions, billing, ingest and agent, then the gateway, and
+ * resolves once GET <gatewayUrl>/health answers 200. Writes <dataDir>/stack.json meanwhile.
+ * Cleans up after a supervisor killed with -9 (orphaned services and servers).
+ * Errors: a stack already running on dataDir, missing service entry files, ports in use, a
+ * service not coming up within healthTimeoutMs (naming which), abort; all started parts are stopped.
+ */
+export async function startStack(opts: StartStackOptions = {}): Promise<RunningStack> {
+  const env = opts.env ?? process.env;
+  const dataDir = resolve(opts.dataDir ?? defaultDataDir(env));
+  // REDLINE_SERVICES_ROOT (testing only) replaces the repo root as the place of services/<name>/src/main.ts.
+  const servicesRoot = env.REDLINE_SERVICES_ROOT ? resolve(env.REDLINE_SERVICES_ROOT) : REPO_ROOT;
+  const entryOf = opts.serviceEntry ?? ((name: ServiceName) => join(servicesRoot, "services", name, "src", "main.ts"));
+  const healthTimeoutMs = opts.healthTimeoutMs ?? 60_000;
+  mkdirSync(join(dataDir, "logs"), { recursive: true });
+
+  let logFile: WriteStream | undefined;
+  const log =
+    opts.log ??
+    (opts.foreground
+      ? (line: string) => process.stdout.write(`${line}\n`)
+      : (line: string) => {
+          logFile ??= openLog(join(dataDir, "logs", "stack.log"));
+          logFile.write(`${line}\n`);
+        });
+  // Infra output is chatty: all of it goes to logs/infra.log, only notable lines to `log`.
+  const infraLogFile = openLog(join(dataDir, "logs", "infra.log"));
+  const infraLog = (line: string) => {
+    infraLogFile.write(`${line}\n`);
+    if (
+      /\b(ERROR|FATAL|PANIC|WARNING)\b|\[(ERR|WRN|FTL)\]|unexpectedly|previous run|stale|initialised|listening on http/.test(
+        line,
+      )
+    )
+      log(line);
+  };
+  const closeLogs = () => {
+    infraLogFile.end();
+    logFile?.end();
+  };
+
+  // --- preflight -----------------------------------------------------------------------------
+  const previous = readStackFile(dataDir);
+  if (previous && previous.pid !== process.pid && sameProcess(previous.pid, previous.startTime)) {
+    closeLogs();
+    throw new Error(
+      `Redline is already running for ${dataDir} (pid ${previous.pid}, ${previous.gatewayUrl}): stop it first`,
+    );
+  }
+  const missing = SERVICE_NAMES.filter((name) => !existsSync(entryOf(name)));
+  if (missing.length) {
+    closeLogs();
+    throw new Error(
+      `cannot start the stack: service entry file(s) not found: ${missing.map((n) => entryOf(n)).join(", ")}`,
+    );
+  }
+  if (previous) {
+    await killOrphanedServices(previous, entryOf, log);
+    rmSync(join(dataDir, STACK_FILE), { force: true });
+  }
+  const addrs = stackAddrs(env);
+  const gatewayUrl = `http://${connectHost(addrs.host)}:${addrs.port}`;
+  const listeners = SERVICE_NAMES.map((name) => ({ name, ...parseAddr(addrs[name], ADDR_VARIABLE[name]) }));
+  const busy: string[] = [];
+  for (const l of listeners) {
+    if (!(await isPortFree(l.port, connectHost(l.host))))
+      busy.push(`${l.name} (${ADDR_VARIABLE[l.name]}: ${addrs[l.name]})`);
+  }
+  if (busy.length) {
+    closeLogs();
+    throw new Error(`cannot start the stack: port(s) already in use: ${busy.join(", ")}`);
+  }
+
+  // --- infra ---------------------------------------------------------------------------------
+  log(`[supervisor] data in ${dataDir}; starting infra`);
+  const startedAt = Date.now();
+  let infra: LocalInfra;
+  try {
+    infra = await startLocalInfra({ dataDir, env, persistent: true, log: infraLog });
+  } catch (err) {
+    closeLogs();
+    throw err;
+  }
+  const embedded = Object.entries(infra.embedded).map(([k, v]) => `${k} ${v ? "embedded" : "external"}`);
+  log(`[supervisor] infra up in ${Date.now() - startedAt} ms (${embedded.join(", ")})`);
+
+  const supervisorStart = processStartTime(process.pid);
+  const services = new Map<ServiceName, Supervised>();
+  const info = (status: StackInfo["status"]): StackInfo => ({
+    pid: process.pid,
+    startTime: supervisorStart,
+    status,
+    gatewayUrl,
+    databaseUrl: infra.databaseUrl,
+    natsUrl: infra.natsUrl,
+    s3: infra.s3,
+    addrs: {
+      documents: addrs.documents,
+      sessions: addrs.sessions,
+      agent: addrs.agent,
+      billing: addrs.billing,
+      ingest: addrs.ingest,
+      gateway: addrs.gateway,
+    },
+    children: Object.fromEntries(
+      [...services].flatMap(([name, s]) =>
+        s.child?.pid ? [[name, { pid: s.child.pid, startTime: processStartTime(s.child.pid) }]] : [],
+      ),
+    ),
+    dataDir,
+    startedAt: new Date(startedAt).toISOString(),
+  });
+  let status: StackInfo["status"] = "starting";
+  let stopped = false;
+  const writeStackFile = () => {
+    if (stopped) return;
+    const tmp = join(dataDir, `${STACK_FILE}.${process.pid}.tmp`);
+    writeFileSync(tmp, `${JSON.stringify(info(status), null, 2)}\n`);
+    renameSync(tmp, join(dataDir, STACK_FILE));
+  };
+  writeStackFile();
+
+  const childEnv: NodeJS.ProcessEnv = {
+    ...env,
+    ...infraEnv(infra),
+    DOCUMENTS_ADDR: addrs.documents,
+    SESSIONS_ADDR: addrs.sessions,
+    AGENT_ADDR: addrs.agent,
+    BILLING_ADDR: addrs.billing,
+    INGEST_ADDR: addrs.ingest,
+    PORT: String(addrs.port),
+    HOST: addrs.host,
+  };
+  let gaveUp: ServiceName | undefined;
+  const supervise = (name: ServiceName) => {
+    const s = new Supervised(name, entryOf(name), childEnv, log, writeStackFile, (n) => {
+      gaveUp ??= n;
+    });
+    services.set(name, s);
+    s.start();
+  };
+
+  let stopping: Promise<void> | undefined;
+  const stop = () => {
+    stopping ??= (async () => {
+      log("[supervisor] stopping");
+      await services.get("gateway")?.stop();
+      await Promise.all(BACKEND_SERVICES.map((name) => services.get(name)?.stop()));
+      stopped = true;
+      try {
+        await infra.stop();
+      } finally {
+        const current = readStackFile(dataDir);
+        if (current?.pid === process.pid) rmSync(join(dataDir, STACK_FILE), { force: true });
+        log("[supervisor] stopped");
+        closeLogs();
+      }
+    })();
+    return stopping;
+  };
+
+  // --- services ------------------------------------------------------------------------------
+  try {
+    const deadline = Date.now() + healthTimeoutMs;
+    let lastReport = Date.now();
+    /** Waits until `ready()` holds, reporting what is not up every 5 s; throws on timeout, give-up or abort. */
+    const waitFor = async (what: string, ready: () => Promise<boolean>, notUp: () => Promise<string[]>) => {
+      for (;;) {
+        if (opts.signal?.aborted) throw new Error("startup aborted");
+        if (gaveUp) {
+          const s = services.get(gaveUp);
+          throw new Error(`${gaveUp} keeps crashing; its last output:\n${s?.recent.join("\n") ?? ""}`);
+        }
+        if (await ready()) return;
+        if (Date.now() > deadline)
+          throw new Error(
+            `timed out after ${healthTimeoutMs / 1000} s waiting for ${what}; not up: ${(await notUp()).join(", ")}`,
+          );
+        if (Date.now() - lastReport >= 5_000) {
+          lastReport = Date.now();
+          log(`[supervisor] waiting for: ${(await notUp()).join(", ")}`);
+        }
+        await sleep(200);
+      }
+    };
+    const backendsNotUp = async () => {
+      const down: string[] = [];
+      for (const l of listeners) {
+        if (l.name === "gateway") continue;
+        if (!(await canConnect(l.port, connectHost(l.host)))) down.push(`${l.name} (${addrs[l.name]} not listening)`);
+      }
+      return down;
+    };
+
+    if (opts.signal?.aborted) throw new Error("startup aborted");
+    for (const name of BACKEND_SERVICES) supervise(name);
+    await waitFor("the services", async () => (await backendsNotUp()).length === 0, backendsNotUp);
+    supervise("gateway");
+    let lastHealth: number | string = "no answer";
+    await waitFor(
+      "the gateway",
+      async () => {
+        lastHealth = await healthStatus(gatewayUrl);
+        return lastHealth === 200;
+      },
+      async () => [`gateway (${gatewayUrl}/health: ${lastHealth})`, ...(await backendsNotUp())],
+    );
+  } catch (err) {
+    log(`[supervisor] startup failed: ${(err as Error).message}`);
+    await stop().catch(() => {});
+    throw err;
+  }
+
+  status = "up";
+  writeStackFile();
+  log(`[supervisor] all services up in ${Date.now() - startedAt} ms`);
+  const result = info("up");
+  return {
+    pid: result.pid,
+    gatewayUrl,
+    databaseUrl: result.databaseUrl,
+    natsUrl: result.natsUrl,
+    s3: result.s3,
+    addrs: result.addrs,
+    dataDir,
+    stop,
+  };
+}
