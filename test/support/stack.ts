@@ -1,0 +1,112 @@
+// Boots the whole Redline stack in-process on random ports against real Postgres, NATS and S3:
+// each of the five services through its own library entry, then the gateway. System tests and
+// the benchmark drive it over HTTP exactly as a client would.
+import { type OpenAiEngineConfig, startAgentService } from "@redline/agent";
+import { startBillingService } from "@redline/billing";
+import { startDocumentsService } from "@redline/documents";
+import { startGateway } from "@redline/gateway";
+import { billingV1 } from "@redline/grpc-stubs";
+import { startIngestService } from "@redline/ingest";
+import { createTestDatabase } from "@redline/local-infra";
+import { createRpcClient, type RpcClient, type S3Config } from "@redline/service-kit";
+import { startSessionsService } from "@redline/sessions";
+import type { Knex } from "@redline/service-kit";
+
+/** Infrastructure the stack runs on; `databaseUrl` is an admin URL (a database per stack is created). */
+export interface StackInfra {
+  databaseUrl: string;
+  natsUrl: string;
+  s3: S3Config;
+}
+
+/** Options of one stack. */
+export interface StackOptions {
+  /** Use this OpenAI-compatible provider instead of the offline engine. */
+  openai?: OpenAiEngineConfig;
+  aiTimeoutMs?: number;
+  maxRequestMb?: number;
+  authCacheTtlMs?: number;
+  /** Prefix of the stack's own database name. */
+  name?: string;
+}
+
+/** A running stack. */
+export interface TestStack {
+  /** Gateway base URL, e.g. http://127.0.0.1:41234 */
+  url: string;
+  databaseUrl: string;
+  documentsDb: Knex;
+  sessionsDb: Knex;
+  /** Creates an API key (and accounts) through the billing service, like `pnpm admin keys create`. */
+  createKey(user: string, opts?: { org?: string; plan?: string }): Promise<string>;
+  /** The billing client, for arranging usage in quota tests through the real service. */
+  billing: RpcClient<typeof billingV1.BillingServiceService>;
+  revokeKey(key: string): Promise<boolean>;
+  /** fetch against the gateway with a bearer key and JSON body. */
+  call(method: string, path: string, opts?: { key?: string; body?: unknown; headers?: Record<string, string> }): Promise<Response>;
+  close(): Promise<void>;
+}
+
+const LOCAL = "127.0.0.1:0";
+
+/** Starts the services and the gateway; close() stops them in reverse order. */
+export async function startTestStack(infra: StackInfra, opts: StackOptions = {}): Promise<TestStack> {
+  const databaseUrl = await createTestDatabase(infra.databaseUrl, opts.name ?? "stack");
+  const logLevel = process.env.TEST_LOG_LEVEL ?? "silent";
+  const [documents, sessions, billing, ingest] = await Promise.all([
+    startDocumentsService({ grpcAddress: LOCAL, databaseUrl, natsUrl: infra.natsUrl, logLevel }),
+    startSessionsService({ grpcAddress: LOCAL, databaseUrl, logLevel }),
+    startBillingService({ grpcAddress: LOCAL, databaseUrl, logLevel }),
+    startIngestService({ grpcAddress: LOCAL, maxUploadBytes: (opts.maxRequestMb ?? 100) * 1024 * 1024, logLevel }),
+  ]);
+  const addrs = { documents: documents.address, sessions: sessions.address, billing: billing.address, ingest: ingest.address };
+  const agent = await startAgentService({
+    grpcAddress: LOCAL,
+    addrs,
+    aiTimeoutMs: opts.aiTimeoutMs ?? 30 * 60 * 1000,
+    openai: opts.openai,
+    historyTurns: 10,
+    logLevel,
+  });
+  const gateway = await startGateway({
+    host: "127.0.0.1",
+    port: 0,
+    addrs: { ...addrs, agent: agent.address },
+    maxRequestMb: opts.maxRequestMb ?? 100,
+    supportEmail: "support@redline.local",
+    aiTimeoutMs: opts.aiTimeoutMs ?? 30 * 60 * 1000,
+    authCacheTtlMs: opts.authCacheTtlMs ?? 5000,
+    logLevel,
+  });
+  const billingClient = createRpcClient(billingV1.BillingServiceService, billing.address);
+  return {
+    url: gateway.url,
+    databaseUrl,
+    documentsDb: documents.db,
+    sessionsDb: sessions.db,
+    billing: billingClient,
+    async createKey(user, keyOpts = {}) {
+      const res = await billingClient.createApiKey({ user, organization: keyOpts.org ?? "", plan: keyOpts.plan ?? "" });
+      return res.apiKey;
+    },
+    async revokeKey(key) {
+      return (await billingClient.revokeApiKey({ apiKey: key })).revoked;
+    },
+    call(method, path, callOpts = {}) {
+      const headers: Record<string, string> = { ...callOpts.headers };
+      if (callOpts.key) headers.Authorization = `Bearer ${callOpts.key}`;
+      let body: string | undefined;
+      if (callOpts.body !== undefined) {
+        headers["Content-Type"] = "application/json";
+        body = typeof callOpts.body === "string" ? callOpts.body : JSON.stringify(callOpts.body);
+      }
+      return fetch(`${gateway.url}${path}`, { method, headers, body });
+    },
+    async close() {
+      billingClient.close();
+      await gateway.close();
+      await agent.close();
+      await Promise.all([documents.close(), sessions.close(), billing.close(), ingest.close()]);
+    },
+  };
+}
