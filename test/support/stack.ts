@@ -34,6 +34,8 @@ export interface StackOptions {
 export interface TestStack {
   /** Gateway base URL, e.g. http://127.0.0.1:41234 */
   url: string;
+  /** gRPC addresses of the services, for benchmarks that call one directly. */
+  addrs: { documents: string; sessions: string; billing: string; ingest: string; agent: string };
   databaseUrl: string;
   documentsDb: Knex;
   sessionsDb: Knex;
@@ -81,6 +83,7 @@ export async function startTestStack(infra: StackInfra, opts: StackOptions = {})
   const billingClient = createRpcClient(billingV1.BillingServiceService, billing.address);
   return {
     url: gateway.url,
+    addrs: { ...addrs, agent: agent.address },
     databaseUrl,
     documentsDb: documents.db,
     sessionsDb: sessions.db,
