@@ -76,8 +76,11 @@ async function runTurn(client: OpenAI, cfg: OpenAiEngineConfig, input: TurnInput
   let toolCalls = 0;
   let edits = 0;
 
+  // Index of the first tool message of the latest round: results before it get compacted.
+  let latestRound = messages.length;
   for (let step = 0; step < maxSteps; step++) {
     input.signal.throwIfAborted();
+    compactOldToolResults(messages, latestRound);
     bytesSentToModel += Buffer.byteLength(JSON.stringify(messages)) + toolsBytes;
     const answer = await complete(client, cfg, model, messages, input.signal);
     if (answer.toolCalls.length === 0) {
@@ -94,6 +97,7 @@ async function runTurn(client: OpenAI, cfg: OpenAiEngineConfig, input: TurnInput
         function: { name: call.name, arguments: call.arguments },
       })),
     });
+    latestRound = messages.length;
     for (const call of calls) {
       toolCalls++;
       const result = runTool(doc, call.name, call.arguments, input.onProgress);
@@ -106,6 +110,26 @@ async function runTurn(client: OpenAI, cfg: OpenAiEngineConfig, input: TurnInput
     toolCalls,
     bytesSentToModel,
   };
+}
+
+/** Tool results larger than this are compacted once the model has moved past them. */
+const COMPACT_TOOL_RESULT_BYTES = 1024;
+
+/**
+ * Replaces large tool results of earlier rounds with a short note. Every request resends the
+ * whole conversation, so an outline read once would otherwise be paid for on every later step;
+ * the model can call the tool again if it still needs the result.
+ */
+function compactOldToolResults(messages: ChatMessage[], before: number): void {
+  for (let i = 0; i < before; i++) {
+    const message = messages[i];
+    if (message.role !== "tool" || typeof message.content !== "string") continue;
+    if (message.content.length <= COMPACT_TOOL_RESULT_BYTES) continue;
+    message.content = JSON.stringify({
+      compacted: true,
+      note: `an earlier tool result (${message.content.length} characters) was removed to keep the context small; call the tool again if you still need it`,
+    });
+  }
 }
 
 function scaledSteps(maxSteps: number, depth: TurnInput["thinkingDepth"]): number {
