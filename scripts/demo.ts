@@ -38,6 +38,15 @@ const text = (html: string) =>
     .trim();
 const cut = (s: string, n = 100) => (s.length > n ? `${s.slice(0, n - 1)}…` : s);
 
+/** The old and new text from a little before where they first differ, so long chunks show their change. */
+function around(oldText: string, newText: string): [string, string] {
+  let p = 0;
+  while (p < oldText.length && p < newText.length && oldText[p] === newText[p]) p++;
+  const from = Math.max(0, p - 40);
+  const lead = from > 0 ? "…" : "";
+  return [lead + oldText.slice(from), lead + newText.slice(from)];
+}
+
 /** Instructions the offline engine can run on any document, derived from its own content. */
 function instructionsFor(html: string): string[] {
   const headings = [...html.matchAll(/<h([1-6])[^>]*>([\s\S]*?)<\/h\1>/g)].map((m) => text(m[2])).filter((h) => h && !h.includes('"'));
@@ -109,8 +118,9 @@ async function main() {
       console.log(`  ${result.response.split("\n").join("\n  ")}`);
       for (const d of result.document_changes?.chunk_diffs ?? []) {
         console.log(`  [${d.operation} ${d.chunk_id}] ${d.ai_explanation}`);
-        if (d.old_html) console.log(`    - ${cut(text(d.old_html))}`);
-        if (d.new_html) console.log(`    + ${cut(text(d.new_html))}`);
+        const [before, after] = around(text(d.old_html), text(d.new_html));
+        if (d.old_html) console.log(`    - ${cut(before)}`);
+        if (d.new_html) console.log(`    + ${cut(after)}`);
       }
       const u = result.usage;
       console.log(`  usage: ${u.ops_charged} op charged, ${u.monthly_used}/${u.monthly_limit} used, ${u.monthly_remaining} left${i < instructions.length - 1 ? "\n" : ""}`);
