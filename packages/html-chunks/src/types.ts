@@ -23,7 +23,12 @@ export interface OutlineEntry {
   preview: string;
 }
 
-/** A heading-anchored section: the heading chunk and every chunk up to the next heading of the same or higher level. */
+/**
+ * A heading-anchored section: the heading chunk and the chunks up to the next
+ * heading of ANY level, i.e. without its subsections, so every chunk belongs to
+ * exactly one (the innermost) section. sectionSpan() gives the heading with its
+ * subsections (up to the next heading of the same or higher level).
+ */
 export interface Section {
   /** Heading chunk id; null for the leading content before the first heading. */
   headingChunkId: string | null;
