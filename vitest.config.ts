@@ -4,7 +4,12 @@ import { defineConfig } from "vitest/config";
 // The global setup starts real Postgres, NATS and S3 once for the whole run.
 export default defineConfig({
   test: {
-    include: ["packages/*/src/**/*.test.ts", "services/*/src/**/*.test.ts", "test/**/*.test.ts", "scripts/**/*.test.ts"],
+    include: [
+      "packages/*/src/**/*.test.ts",
+      "services/*/src/**/*.test.ts",
+      "test/**/*.test.ts",
+      "scripts/**/*.test.ts",
+    ],
     globalSetup: ["test/global-setup.ts"],
     testTimeout: 60_000,
     hookTimeout: 120_000,

@@ -37,7 +37,10 @@ const billing = createRpcClient(billingV1.BillingServiceService, billingAddress(
 try {
   if (verb === "create") {
     if (!values.user) fail(USAGE);
-    const res = await billing.createApiKey({ user: values.user, organization: values.org ?? "", plan: values.plan ?? "" }, { timeoutMs: 10_000 });
+    const res = await billing.createApiKey(
+      { user: values.user, organization: values.org ?? "", plan: values.plan ?? "" },
+      { timeoutMs: 10_000 },
+    );
     process.stdout.write(`${res.apiKey}\n`);
   } else if (verb === "revoke") {
     if (!arg) fail(USAGE);
@@ -48,7 +51,8 @@ try {
     fail(USAGE);
   }
 } catch (err) {
-  if (err instanceof RedlineError && err.httpStatus === 503) fail("billing is not reachable: start Redline first (pnpm start)");
+  if (err instanceof RedlineError && err.httpStatus === 503)
+    fail("billing is not reachable: start Redline first (pnpm start)");
   fail(err instanceof Error ? err.message : String(err));
 } finally {
   billing.close();

@@ -49,9 +49,18 @@ async function benchCommit(stack: TestStack, documentsAddr: string, key: string)
   const principal = await principalOf(stack, key);
   const documents = createRpcClient(documentsV1.DocumentsServiceService, documentsAddr);
   const setup = async (sections: number) => {
-    const created = await documents.createDocument({ html: generateDocument(sections), title: "", pageSetupJson: "", sessionId: "bench" }, { principal });
+    const created = await documents.createDocument(
+      { html: generateDocument(sections), title: "", pageSetupJson: "", sessionId: "bench" },
+      { principal },
+    );
     const chunks = created.chunks;
-    return { documentId: created.document?.documentId ?? "", version: created.document?.versionId ?? "", chunks, target: chunks[Math.floor(chunks.length / 2)].chunkId, times: [] as number[] };
+    return {
+      documentId: created.document?.documentId ?? "",
+      version: created.document?.versionId ?? "",
+      chunks,
+      target: chunks[Math.floor(chunks.length / 2)].chunkId,
+      times: [] as number[],
+    };
   };
   const edit = async (doc: Awaited<ReturnType<typeof setup>>, i: number) => {
     const started = performance.now();
@@ -65,7 +74,13 @@ async function benchCommit(stack: TestStack, documentsAddr: string, key: string)
         sessionId: "bench",
         summary: "bench",
         returnChunks: false,
-        operations: ops.map((op) => ({ kind: documentsV1.OperationKind.OPERATION_KIND_REPLACE, chunkId: op.chunkId, html: op.kind === "delete" ? "" : op.html, afterChunkId: "", explanation: op.explanation })),
+        operations: ops.map((op) => ({
+          kind: documentsV1.OperationKind.OPERATION_KIND_REPLACE,
+          chunkId: op.chunkId,
+          html: op.kind === "delete" ? "" : op.html,
+          afterChunkId: "",
+          explanation: op.explanation,
+        })),
       },
       { principal },
     );
@@ -98,7 +113,13 @@ async function benchModelBytes(infra: Parameters<typeof startTestStack>[0]) {
   const model = await startScriptedOpenAi();
   const stack = await startTestStack(infra, {
     name: "bench_llm",
-    openai: { baseURL: model.url, apiKey: "bench", models: { core: "m", turbo: "m", pro: "m", max: "m" }, requestTimeoutMs: 60_000, maxSteps: 12 },
+    openai: {
+      baseURL: model.url,
+      apiKey: "bench",
+      models: { core: "m", turbo: "m", pro: "m", max: "m" },
+      requestTimeoutMs: 60_000,
+      maxSteps: 12,
+    },
   });
   try {
     const key = await stack.createKey("bench-llm", { plan: "pro" });
@@ -112,12 +133,26 @@ async function benchModelBytes(infra: Parameters<typeof startTestStack>[0]) {
       },
       (req) => {
         const id = lastToolResultJson<{ chunks: { chunk_id: string }[] }>(req).chunks[0].chunk_id;
-        return { toolCalls: [{ name: "replace_chunk", arguments: JSON.stringify({ chunk_id: id, html: "<p>Clause 150.3 is deleted.</p>", explanation: "bench" }) }] };
+        return {
+          toolCalls: [
+            {
+              name: "replace_chunk",
+              arguments: JSON.stringify({
+                chunk_id: id,
+                html: "<p>Clause 150.3 is deleted.</p>",
+                explanation: "bench",
+              }),
+            },
+          ],
+        };
       },
       { content: "Done." },
     );
     const before = model.requests.length;
-    const res = await stack.call("POST", "/v1/chat", { key, body: { message: "Delete clause 150.3", document_html: html, response_mode: "compact" } });
+    const res = await stack.call("POST", "/v1/chat", {
+      key,
+      body: { message: "Delete clause 150.3", document_html: html, response_mode: "compact" },
+    });
     if (res.status !== 200) throw new Error(`chat failed: ${res.status} ${await res.text()}`);
     const sent = model.requests.slice(before).reduce((sum, r) => sum + Buffer.byteLength(JSON.stringify(r)), 0);
     const size = Buffer.byteLength(html);
@@ -138,14 +173,25 @@ async function benchModelBytes(infra: Parameters<typeof startTestStack>[0]) {
 async function benchSessions(stack: TestStack, key: string) {
   const principal = await principalOf(stack, key);
   for (let i = 0; i < 30; i++) {
-    await stack.call("POST", "/v1/chat", { key, body: { message: 'show section "x"', document_html: `<h1>Doc ${i}</h1><p>Body ${i}</p>` } });
+    await stack.call("POST", "/v1/chat", {
+      key,
+      body: { message: 'show section "x"', document_html: `<h1>Doc ${i}</h1><p>Body ${i}</p>` },
+    });
   }
   const db = stack.sessionsDb;
   const direct = async () => {
-    const rows = await db("sessions.sessions").where({ owner_id: principal.ownerId }).orderBy("updated_at", "desc").limit(50);
+    const rows = await db("sessions.sessions")
+      .where({ owner_id: principal.ownerId })
+      .orderBy("updated_at", "desc")
+      .limit(50);
     const ids = rows.map((r: { id: string }) => r.id);
     await Promise.all([
-      db("sessions.messages").select("session_id").count("* as count").whereIn("session_id", ids).andWhere({ active: true }).groupBy("session_id"),
+      db("sessions.messages")
+        .select("session_id")
+        .count("* as count")
+        .whereIn("session_id", ids)
+        .andWhere({ active: true })
+        .groupBy("session_id"),
       db("sessions.roster").whereIn("session_id", ids).whereNull("closed_at"),
     ]);
   };

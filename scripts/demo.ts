@@ -49,7 +49,9 @@ function around(oldText: string, newText: string): [string, string] {
 
 /** Instructions the offline engine can run on any document, derived from its own content. */
 function instructionsFor(html: string): string[] {
-  const headings = [...html.matchAll(/<h([1-6])[^>]*>([\s\S]*?)<\/h\1>/g)].map((m) => text(m[2])).filter((h) => h && !h.includes('"'));
+  const headings = [...html.matchAll(/<h([1-6])[^>]*>([\s\S]*?)<\/h\1>/g)]
+    .map((m) => text(m[2]))
+    .filter((h) => h && !h.includes('"'));
   const out: string[] = [];
   if (/<table/i.test(html)) out.push('add row "Added by Redline | reviewed" to table 1');
   if (headings[0]) out.push(`rename heading "${headings[0]}" to "${headings[0]} (reviewed)"`);
@@ -76,7 +78,8 @@ async function main() {
     if (!stack) stack = { gatewayUrl: started.gatewayUrl } as NonNullable<typeof stack>;
   }
   const gatewayUrl = stack.gatewayUrl;
-  const billingAddr = (stack as { addrs?: { billing?: string } }).addrs?.billing ?? process.env.BILLING_ADDR ?? DEFAULT_ADDRS.billing;
+  const billingAddr =
+    (stack as { addrs?: { billing?: string } }).addrs?.billing ?? process.env.BILLING_ADDR ?? DEFAULT_ADDRS.billing;
   const billing = createRpcClient(billingV1.BillingServiceService, billingAddr);
   try {
     const { apiKey } = await billing.createApiKey({ user: "demo", organization: "", plan: "" });
@@ -104,7 +107,7 @@ async function main() {
     };
     if (instructions.length === 0) {
       // Load first with a read-only instruction, then pick instructions that fit this document.
-      const first = await post({ message: "show section \"\"", ...load });
+      const first = await post({ message: 'show section ""', ...load });
       sessionId = first.session_id;
       html = first.document_changes?.updated_html ?? "";
       instructions = instructionsFor(html);
@@ -123,7 +126,9 @@ async function main() {
         if (d.new_html) console.log(`    + ${cut(after)}`);
       }
       const u = result.usage;
-      console.log(`  usage: ${u.ops_charged} op charged, ${u.monthly_used}/${u.monthly_limit} used, ${u.monthly_remaining} left${i < instructions.length - 1 ? "\n" : ""}`);
+      console.log(
+        `  usage: ${u.ops_charged} op charged, ${u.monthly_used}/${u.monthly_limit} used, ${u.monthly_remaining} left${i < instructions.length - 1 ? "\n" : ""}`,
+      );
     }
     const out = join(resolve(file, ".."), `${basename(file, extname(file))}.redline.html`);
     writeFileSync(out, `<!doctype html>\n<meta charset="utf-8">\n${html}\n`);

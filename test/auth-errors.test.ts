@@ -1,5 +1,5 @@
 // Authentication, owner scope, validation errors and the quota, through the gateway.
-import { afterAll, beforeAll, describe, expect, it, inject } from "vitest";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { sampleContract } from "./support/fixtures.js";
 import { startTestStack, type TestStack } from "./support/stack.js";
 
@@ -55,23 +55,34 @@ describe("authentication (interface-spec Authentication)", () => {
 describe("owner scope", () => {
   it("never shows one tenant's session to another", async () => {
     const other = await stack.createKey("mallory");
-    const mine = await stack.call("POST", "/v1/chat", { key, body: { message: 'replace "Acme" with "Zeta"', document_html: sampleContract() } });
+    const mine = await stack.call("POST", "/v1/chat", {
+      key,
+      body: { message: 'replace "Acme" with "Zeta"', document_html: sampleContract() },
+    });
     const { session_id: sid } = (await mine.json()) as { session_id: string };
 
     const history = await stack.call("GET", `/v1/sessions/${sid}/history`, { key: other });
     expect(history.status).toBe(404);
-    const hijack = await stack.call("POST", "/v1/chat", { key: other, body: { session_id: sid, message: 'show section "1. Services"' } });
+    const hijack = await stack.call("POST", "/v1/chat", {
+      key: other,
+      body: { session_id: sid, message: 'show section "1. Services"' },
+    });
     expect([403, 404]).toContain(hijack.status);
     const text = await hijack.text();
     expect(text).not.toContain("Zeta");
-    const list = (await (await stack.call("GET", "/v1/sessions", { key: other })).json()) as { sessions: { session_id: string }[] };
+    const list = (await (await stack.call("GET", "/v1/sessions", { key: other })).json()) as {
+      sessions: { session_id: string }[];
+    };
     expect(list.sessions.map((s) => s.session_id)).not.toContain(sid);
   });
 
   it("scopes an organization's keys to the organization", async () => {
     const a = await stack.createKey("dave", { org: "initech" });
     const b = await stack.createKey("erin", { org: "initech" });
-    const res = await stack.call("POST", "/v1/chat", { key: a, body: { message: 'show section "2. Fees and Payment"', document_html: sampleContract() } });
+    const res = await stack.call("POST", "/v1/chat", {
+      key: a,
+      body: { message: 'show section "2. Fees and Payment"', document_html: sampleContract() },
+    });
     const { session_id: sid } = (await res.json()) as { session_id: string };
     expect((await stack.call("GET", `/v1/sessions/${sid}/history`, { key: b })).status).toBe(200);
     const personal = await stack.createKey("dave");
@@ -96,7 +107,20 @@ describe("validation (interface-spec Errors)", () => {
     ["a message of the wrong type", { message: 42 }, ["body", "message"]],
     ["a missing message", { document_html: "<p>x</p>" }, ["body", "message"]],
     ["a bad response_mode", { message: "x", response_mode: "tiny" }, ["body", "response_mode"]],
-    ["too many images", { message: "x", image_attachments: Array.from({ length: 21 }, (_, i) => ({ id: `${i}`, name: "a.png", base64Data: "AA==", mimeType: "image/png", size: 1 })) }, ["body", "image_attachments"]],
+    [
+      "too many images",
+      {
+        message: "x",
+        image_attachments: Array.from({ length: 21 }, (_, i) => ({
+          id: `${i}`,
+          name: "a.png",
+          base64Data: "AA==",
+          mimeType: "image/png",
+          size: 1,
+        })),
+      },
+      ["body", "image_attachments"],
+    ],
   ];
   for (const [name, body, loc] of bad) {
     it(`422 for ${name}`, async () => {
@@ -119,18 +143,24 @@ describe("validation (interface-spec Errors)", () => {
   });
 
   it("413 JSON with the spec's fields over the body cap", async () => {
-    const res = await stack.call("POST", "/v1/chat", { key, body: { message: "x", document_html: `<p>${"a".repeat(1_200_000)}</p>` } });
+    const res = await stack.call("POST", "/v1/chat", {
+      key,
+      body: { message: "x", document_html: `<p>${"a".repeat(1_200_000)}</p>` },
+    });
     expect(res.status).toBe(413);
     const body = (await res.json()) as Record<string, unknown>;
     expect(body).toMatchObject({ error_code: "request_too_large", suggested_action: "split_request", max_size_mb: 1 });
-    for (const field of ["detail", "message_user", "request_size_mb", "contact_email", "support_event_id"]) expect(body[field]).toBeDefined();
+    for (const field of ["detail", "message_user", "request_size_mb", "contact_email", "support_event_id"])
+      expect(body[field]).toBeDefined();
   });
 
   it("serves an OpenAPI 3.1 description of the routes", async () => {
     const res = await fetch(`${stack.url}/openapi.json`);
     const doc = (await res.json()) as { openapi: string; paths: Record<string, unknown> };
     expect(doc.openapi).toMatch(/^3\.1/);
-    expect(Object.keys(doc.paths)).toEqual(expect.arrayContaining(["/v1/chat", "/v1/sessions", "/v1/sessions/{session_id}/history"]));
+    expect(Object.keys(doc.paths)).toEqual(
+      expect.arrayContaining(["/v1/chat", "/v1/sessions", "/v1/sessions/{session_id}/history"]),
+    );
   });
 });
 
@@ -146,7 +176,10 @@ describe("quota (interface-spec Limits)", () => {
     const doc = sampleContract();
     const results = await Promise.all(
       Array.from({ length: 50 }, () =>
-        stack.call("POST", "/v1/chat", { key: k, body: { message: 'replace "Acme" with "Initech"', document_html: doc, response_mode: "compact" } }),
+        stack.call("POST", "/v1/chat", {
+          key: k,
+          body: { message: 'replace "Acme" with "Initech"', document_html: doc, response_mode: "compact" },
+        }),
       ),
     );
     const ok = results.filter((r) => r.status === 200);
@@ -159,7 +192,9 @@ describe("quota (interface-spec Limits)", () => {
     expect(r.headers.get("x-usage-used")).toBe("500");
     expect(r.headers.get("x-usage-remaining")).toBe("0");
     expect(r.headers.get("content-type")).toContain("application/json");
-    const usage = (await (await stack.call("POST", "/v1/chat", { key: k, body: { message: "hello" } })).json()) as { detail: string };
+    const usage = (await (await stack.call("POST", "/v1/chat", { key: k, body: { message: "hello" } })).json()) as {
+      detail: string;
+    };
     expect(typeof usage.detail).toBe("string");
   });
 });

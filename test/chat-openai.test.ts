@@ -2,13 +2,22 @@
 // HTTP: tool-call turns, streamed and malformed arguments, unknown chunk ids, the time cap.
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { sampleContract } from "./support/fixtures.js";
-import { delayed, lastToolResultJson, type RecordedRequest, type ScriptedOpenAi, startScriptedOpenAi } from "./support/scripted-openai.js";
+import {
+  delayed,
+  lastToolResultJson,
+  type RecordedRequest,
+  type ScriptedOpenAi,
+  startScriptedOpenAi,
+} from "./support/scripted-openai.js";
 import { startTestStack, type TestStack } from "./support/stack.js";
 
 interface ChatBody {
   response: string;
   session_id: string;
-  document_changes?: { updated_html?: string; chunk_diffs: { chunk_id: string; operation: string; new_html: string; ai_explanation: string }[] };
+  document_changes?: {
+    updated_html?: string;
+    chunk_diffs: { chunk_id: string; operation: string; new_html: string; ai_explanation: string }[];
+  };
   usage: { was_billable: boolean; ops_charged: number; monthly_used: number };
 }
 
@@ -18,10 +27,14 @@ let capped: TestStack;
 let key: string;
 let cappedKey: string;
 
-const call = (name: string, args: unknown) => ({ name, arguments: typeof args === "string" ? args : JSON.stringify(args) });
+const call = (name: string, args: unknown) => ({
+  name,
+  arguments: typeof args === "string" ? args : JSON.stringify(args),
+});
 
 /** Reacts to the previous search_text result: targets the first chunk it found. */
-const firstMatch = (request: RecordedRequest) => lastToolResultJson<{ matches: { chunk_id: string }[] }>(request).matches[0].chunk_id;
+const firstMatch = (request: RecordedRequest) =>
+  lastToolResultJson<{ matches: { chunk_id: string }[] }>(request).matches[0].chunk_id;
 
 beforeAll(async () => {
   model = await startScriptedOpenAi();
@@ -34,7 +47,11 @@ beforeAll(async () => {
   };
   [stack, capped] = await Promise.all([
     startTestStack(inject("infra"), { name: "openai", openai }),
-    startTestStack(inject("infra"), { name: "capped", openai: { ...openai, requestTimeoutMs: 60_000 }, aiTimeoutMs: 1500 }),
+    startTestStack(inject("infra"), {
+      name: "capped",
+      openai: { ...openai, requestTimeoutMs: 60_000 },
+      aiTimeoutMs: 1500,
+    }),
   ]);
   key = await stack.createKey("olivia");
   cappedKey = await capped.createKey("olivia");
@@ -59,13 +76,23 @@ describe("chat with an OpenAI-compatible model", () => {
       (req) => {
         const chunk = lastToolResultJson<{ chunks: { chunk_id: string }[] }>(req).chunks[0].chunk_id;
         return {
-          toolCalls: [call("replace_chunk", { chunk_id: chunk, html: "<h2>5. Governing Law and Venue</h2>", explanation: "Add venue to the heading" })],
+          toolCalls: [
+            call("replace_chunk", {
+              chunk_id: chunk,
+              html: "<h2>5. Governing Law and Venue</h2>",
+              explanation: "Add venue to the heading",
+            }),
+          ],
           splitArgs: 7,
         };
       },
       { content: "Renamed the governing law heading." },
     );
-    const res = await chat(stack, key, { message: "Mention the venue in the governing law heading", document_html: sampleContract(), model_tier: "pro" });
+    const res = await chat(stack, key, {
+      message: "Mention the venue in the governing law heading",
+      document_html: sampleContract(),
+      model_tier: "pro",
+    });
     expect(res.status).toBe(200);
     expect(res.body.response).toBe("Renamed the governing law heading.");
     const diffs = res.body.document_changes?.chunk_diffs ?? [];

@@ -24,7 +24,14 @@ interface ChatBody {
     chunk_diffs: ChangeRecord[];
     document_id: string;
   };
-  usage: { monthly_used: number; monthly_limit: number; monthly_remaining: number; was_billable: boolean; ops_charged: number; subscription_tier: string };
+  usage: {
+    monthly_used: number;
+    monthly_limit: number;
+    monthly_remaining: number;
+    was_billable: boolean;
+    ops_charged: number;
+    subscription_tier: string;
+  };
 }
 
 let stack: TestStack;
@@ -45,7 +52,10 @@ async function chat(body: Record<string, unknown>, k = key): Promise<{ status: n
 
 describe("chat on the sample contract", () => {
   it("loads the document, edits one chunk and leaves every other chunk byte-identical", async () => {
-    const first = await chat({ message: 'replace "Acme Corporation" with "Globex Inc"', document_html: sampleContract() });
+    const first = await chat({
+      message: 'replace "Acme Corporation" with "Globex Inc"',
+      document_html: sampleContract(),
+    });
     expect(first.status).toBe(200);
     const changes = first.body.document_changes;
     expect(changes).toBeDefined();
@@ -77,13 +87,22 @@ describe("chat on the sample contract", () => {
   });
 
   it("adds a table row, renames a heading and records the history", async () => {
-    const load = await chat({ message: 'add row "Support retainer | 31 December 2027 | 12,000" to table 1', document_html: sampleContract() });
+    const load = await chat({
+      message: 'add row "Support retainer | 31 December 2027 | 12,000" to table 1',
+      document_html: sampleContract(),
+    });
     expect(load.status).toBe(200);
-    const table = [...chunkMap(load.body.document_changes?.updated_html ?? "").values()].find((h) => h.startsWith("<table"));
+    const table = [...chunkMap(load.body.document_changes?.updated_html ?? "").values()].find((h) =>
+      h.startsWith("<table"),
+    );
     expect(table?.match(/<tr/g)).toHaveLength(4);
     expect(table).toContain("Support retainer");
     const sid = load.body.session_id;
-    const rename = await chat({ session_id: sid, message: 'rename heading "3. Confidentiality" to "3. Confidential Information"', response_mode: "compact" });
+    const rename = await chat({
+      session_id: sid,
+      message: 'rename heading "3. Confidentiality" to "3. Confidential Information"',
+      response_mode: "compact",
+    });
     expect(rename.status).toBe(200);
     expect(rename.body.document_changes?.updated_html).toBeUndefined();
     expect(rename.body.document_changes?.chunk_diffs[0].new_html).toContain("3. Confidential Information");
@@ -116,7 +135,11 @@ describe("chat on the sample contract", () => {
   });
 
   it("does not bill a turn that changes nothing, and shows a section in the reply", async () => {
-    const load = await chat({ message: 'show section "5. Governing Law"', document_html: sampleContract(), response_mode: "compact" });
+    const load = await chat({
+      message: 'show section "5. Governing Law"',
+      document_html: sampleContract(),
+      response_mode: "compact",
+    });
     expect(load.status).toBe(200);
     expect(load.body.response).toContain("State of New York");
     expect(load.body.usage.was_billable).toBe(false);
@@ -142,7 +165,10 @@ describe("chat on real documents", () => {
   it("edits a docx with tables uploaded as base64 and keeps the tables", async () => {
     const res = await chat({
       message: 'add row "x | y | z" to table 1',
-      upload_document_base64: { filename: "various.docx", file_base64: corpusFile("docx/tika-testWORD_various.docx").toString("base64") },
+      upload_document_base64: {
+        filename: "various.docx",
+        file_base64: corpusFile("docx/tika-testWORD_various.docx").toString("base64"),
+      },
     });
     expect(res.status).toBe(200);
     const chunks = [...chunkMap(res.body.document_changes?.updated_html ?? "").values()];
@@ -155,7 +181,10 @@ describe("chat on real documents", () => {
   it("keeps the merged cells of a real docx through load and storage", async () => {
     const res = await chat({
       message: 'replace "a" with "a"',
-      upload_document_base64: { filename: "merged.docx", file_base64: corpusFile("docx/pydocx-tbl-cell-access-merged.docx").toString("base64") },
+      upload_document_base64: {
+        filename: "merged.docx",
+        file_base64: corpusFile("docx/pydocx-tbl-cell-access-merged.docx").toString("base64"),
+      },
     });
     expect(res.status).toBe(200);
     const html = res.body.document_changes?.updated_html ?? "";
@@ -167,7 +196,13 @@ describe("chat on real documents", () => {
   it("refuses a legacy .doc upload with 415 listing the supported extensions", async () => {
     const res = await stack.call("POST", "/v1/chat", {
       key,
-      body: { message: "hi", upload_document_base64: { filename: "old.doc", file_base64: corpusFile("doc/tika-testWORD_various.doc").toString("base64") } },
+      body: {
+        message: "hi",
+        upload_document_base64: {
+          filename: "old.doc",
+          file_base64: corpusFile("doc/tika-testWORD_various.doc").toString("base64"),
+        },
+      },
     });
     expect(res.status).toBe(415);
     const body = (await res.json()) as { detail: string };
@@ -177,13 +212,21 @@ describe("chat on real documents", () => {
   it("loads markdown and plain text uploads", async () => {
     const md = await chat({
       message: 'show section "Overview"',
-      upload_document_base64: { filename: "notes.md", file_base64: Buffer.from("# Overview\n\nSome **bold** text.\n\n| a | b |\n|---|---|\n| 1 | 2 |\n").toString("base64") },
+      upload_document_base64: {
+        filename: "notes.md",
+        file_base64: Buffer.from("# Overview\n\nSome **bold** text.\n\n| a | b |\n|---|---|\n| 1 | 2 |\n").toString(
+          "base64",
+        ),
+      },
     });
     expect(md.status).toBe(200);
     expect(md.body.document_changes?.updated_html).toContain("<table");
     const txt = await chat({
       message: 'replace "Alice" with "ALICE"',
-      upload_document_base64: { filename: "alice.txt", file_base64: corpusFile("txt/snappy-alice29.txt").toString("base64") },
+      upload_document_base64: {
+        filename: "alice.txt",
+        file_base64: corpusFile("txt/snappy-alice29.txt").toString("base64"),
+      },
       response_mode: "compact",
     });
     expect(txt.status).toBe(200);

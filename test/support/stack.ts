@@ -8,9 +8,9 @@ import { startGateway } from "@redline/gateway";
 import { billingV1 } from "@redline/grpc-stubs";
 import { startIngestService } from "@redline/ingest";
 import { createTestDatabase } from "@redline/local-infra";
+import type { Knex } from "@redline/service-kit";
 import { createRpcClient, type RpcClient, type S3Config } from "@redline/service-kit";
 import { startSessionsService } from "@redline/sessions";
-import type { Knex } from "@redline/service-kit";
 
 /** Infrastructure the stack runs on; `databaseUrl` is an admin URL (a database per stack is created). */
 export interface StackInfra {
@@ -45,7 +45,11 @@ export interface TestStack {
   billing: RpcClient<typeof billingV1.BillingServiceService>;
   revokeKey(key: string): Promise<boolean>;
   /** fetch against the gateway with a bearer key and JSON body. */
-  call(method: string, path: string, opts?: { key?: string; body?: unknown; headers?: Record<string, string> }): Promise<Response>;
+  call(
+    method: string,
+    path: string,
+    opts?: { key?: string; body?: unknown; headers?: Record<string, string> },
+  ): Promise<Response>;
   close(): Promise<void>;
 }
 
@@ -61,7 +65,12 @@ export async function startTestStack(infra: StackInfra, opts: StackOptions = {})
     startBillingService({ grpcAddress: LOCAL, databaseUrl, logLevel }),
     startIngestService({ grpcAddress: LOCAL, maxUploadBytes: (opts.maxRequestMb ?? 100) * 1024 * 1024, logLevel }),
   ]);
-  const addrs = { documents: documents.address, sessions: sessions.address, billing: billing.address, ingest: ingest.address };
+  const addrs = {
+    documents: documents.address,
+    sessions: sessions.address,
+    billing: billing.address,
+    ingest: ingest.address,
+  };
   const agent = await startAgentService({
     grpcAddress: LOCAL,
     addrs,

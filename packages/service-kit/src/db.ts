@@ -31,12 +31,19 @@ function migrationSource(migrations: Migration[]): Knex.MigrationSource<Migratio
 /** Creates the schema if needed and applies pending migrations; its own lock table per schema. */
 export async function migrateLatest(db: Knex, schema: string, migrations: Migration[]): Promise<void> {
   await db.raw("create schema if not exists ??", [schema]);
-  await db.migrate.latest({ migrationSource: migrationSource(migrations), schemaName: schema, tableName: "knex_migrations" });
+  await db.migrate.latest({
+    migrationSource: migrationSource(migrations),
+    schemaName: schema,
+    tableName: "knex_migrations",
+  });
 }
 
 /** Rolls back every migration of the schema (used by the migration tests). */
 export async function migrateDown(db: Knex, schema: string, migrations: Migration[]): Promise<void> {
-  await db.migrate.rollback({ migrationSource: migrationSource(migrations), schemaName: schema, tableName: "knex_migrations" }, true);
+  await db.migrate.rollback(
+    { migrationSource: migrationSource(migrations), schemaName: schema, tableName: "knex_migrations" },
+    true,
+  );
 }
 
 /** Health probe: one round trip. */

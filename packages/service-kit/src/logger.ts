@@ -1,5 +1,5 @@
 // One pino logger per service; children are named per component. Credentials never reach logs.
-import { pino, type Logger } from "pino";
+import { type Logger, pino } from "pino";
 
 export type { Logger };
 

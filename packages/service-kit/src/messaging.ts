@@ -1,6 +1,6 @@
 // NATS with JetStream: Postgres is the record, NATS fans out. Publishers set the event id as
 // the message id so a relay that publishes twice stores the event once.
-import { connect, type JetStreamClient, type NatsConnection, RetentionPolicy, headers } from "nats";
+import { connect, headers, type JetStreamClient, type NatsConnection, RetentionPolicy } from "nats";
 
 export type { NatsConnection };
 

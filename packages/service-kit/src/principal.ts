@@ -1,6 +1,6 @@
 // The caller's identity between services. The gateway resolves the API key once and puts the
 // principal in gRPC metadata; services trust it because they listen on the internal network only.
-import { Metadata } from "@grpc/grpc-js";
+import type { Metadata } from "@grpc/grpc-js";
 
 /** Who is calling: the user, the organization the key acts for, and the owner of their rows. */
 export interface Principal {

@@ -1,20 +1,21 @@
 // Typed gRPC plumbing over the ts-proto service definitions: handlers are async functions,
 // clients return promises, and RedlineErrors cross the wire with their HTTP shape intact.
+
+import { randomUUID } from "node:crypto";
 import {
   type CallOptions,
   Client,
   credentials,
+  status as GrpcStatus,
   Metadata,
   Server,
-  type ServerUnaryCall,
-  type sendUnaryData,
   ServerCredentials,
+  type ServerUnaryCall,
   type ServiceDefinition,
   type ServiceError,
-  status as GrpcStatus,
+  type sendUnaryData,
   type UntypedServiceImplementation,
 } from "@grpc/grpc-js";
-import { randomUUID } from "node:crypto";
 import { type ErrorPayload, RedlineError, UnavailableError } from "./errors.js";
 import type { Logger } from "./logger.js";
 import { type Principal, principalFromMetadata, principalToMetadata, REQUEST_ID_KEY } from "./principal.js";
@@ -87,7 +88,12 @@ function wrapUnary(name: string, fn: ServiceBinding["handlers"][string], log: Lo
     const requestId = String(call.metadata.get(REQUEST_ID_KEY)[0] ?? randomUUID());
     const principal = principalFromMetadata(call.metadata);
     const deadlineValue = call.getDeadline();
-    const deadline = deadlineValue instanceof Date ? deadlineValue : Number.isFinite(deadlineValue) ? new Date(deadlineValue as number) : null;
+    const deadline =
+      deadlineValue instanceof Date
+        ? deadlineValue
+        : Number.isFinite(deadlineValue)
+          ? new Date(deadlineValue as number)
+          : null;
     const callLog = log.child({ rpc: name, requestId });
     const ctx: CallContext = {
       principal,
@@ -113,7 +119,11 @@ export interface RunningServer {
 }
 
 /** Serves the given services on `address` (host:port; port 0 picks one). */
-export async function startGrpcServer(address: string, services: ServiceBinding[], log: Logger): Promise<RunningServer> {
+export async function startGrpcServer(
+  address: string,
+  services: ServiceBinding[],
+  log: Logger,
+): Promise<RunningServer> {
   const server = new Server(CHANNEL_OPTIONS);
   for (const { definition, handlers } of services) {
     const impl: UntypedServiceImplementation = {};

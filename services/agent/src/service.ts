@@ -19,7 +19,10 @@ export function agentHandlers(ctx: AgentContext) {
 }
 
 /** Serves AgentService and Health; health answers when the services the agent calls do. */
-export async function startAgentService(cfg: AgentConfig, overrides: Partial<AgentContext> = {}): Promise<RunningAgentService> {
+export async function startAgentService(
+  cfg: AgentConfig,
+  overrides: Partial<AgentContext> = {},
+): Promise<RunningAgentService> {
   const ctx = createAgentContext(cfg, overrides);
   const server = await startGrpcServer(cfg.grpcAddress, [agentHandlers(ctx), healthService({})], ctx.log);
   ctx.log.info({ address: server.address, engine: ctx.engine.name }, "agent listening");

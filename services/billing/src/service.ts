@@ -9,8 +9,8 @@ import {
   InputError,
   type Knex,
   migrateLatest,
-  pingDb,
   type Principal,
+  pingDb,
   startGrpcServer,
   UnauthenticatedError,
 } from "@redline/service-kit";

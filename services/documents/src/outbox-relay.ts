@@ -1,13 +1,14 @@
 // Publishes committed outbox rows to NATS JetStream. Postgres is the record: a row is marked
 // published only after JetStream acked it, and the event id is the message id, so a relay that
 // crashes between publish and mark publishes again without duplicating the event.
-import { type Knex, type Logger, type NatsConnection, ensureStream, publishJson } from "@redline/service-kit";
+import { ensureStream, type Knex, type Logger, type NatsConnection, publishJson } from "@redline/service-kit";
 import { markPublished, unpublishedEvents } from "./store.js";
 
 /** JetStream stream holding document events. */
 export const DOCUMENT_EVENTS_STREAM = "REDLINE_DOCUMENT_EVENTS";
 /** Subject of one event: redline.documents.v1.<event_type>.<owner_id> (see docs/ARCHITECTURE.md). */
-export const documentEventSubject = (eventType: string, ownerId: string) => `redline.documents.v1.${eventType}.${ownerId}`;
+export const documentEventSubject = (eventType: string, ownerId: string) =>
+  `redline.documents.v1.${eventType}.${ownerId}`;
 
 const BATCH = 200;
 const IDLE_POLL_MS = 250;
@@ -40,7 +41,11 @@ export async function startOutboxRelay(db: Knex, nc: NatsConnection, log: Logger
         created_at: row.created_at,
       });
     }
-    if (rows.length > 0) await markPublished(db, rows.map((r) => r.id));
+    if (rows.length > 0)
+      await markPublished(
+        db,
+        rows.map((r) => r.id),
+      );
     return rows.length;
   }
 

@@ -78,7 +78,14 @@ function toOperation(op: documentsV1.ChunkOperation, index: number): ChunkOperat
   const kind = OP_KINDS[op.kind];
   if (!kind) throw new InputError(`operation ${index}: kind is required`);
   if (!op.chunkId) throw new InputError(`operation ${index}: chunk_id is required`);
-  if (kind === "insert") return { kind, chunkId: op.chunkId, html: op.html, afterChunkId: op.afterChunkId || null, explanation: op.explanation };
+  if (kind === "insert")
+    return {
+      kind,
+      chunkId: op.chunkId,
+      html: op.html,
+      afterChunkId: op.afterChunkId || null,
+      explanation: op.explanation,
+    };
   if (kind === "replace") return { kind, chunkId: op.chunkId, html: op.html, explanation: op.explanation };
   return { kind, chunkId: op.chunkId, explanation: op.explanation };
 }
@@ -108,7 +115,11 @@ export function documentsHandlers(db: Knex, afterCommit: () => void) {
       return { document: meta(view), chunks: view.chunks };
     },
     async getDocument(req, ctx) {
-      const view = await getDocument(db, ownerOf(ctx), { documentId: req.documentId, versionId: req.versionId, includeChunks: req.includeChunks });
+      const view = await getDocument(db, ownerOf(ctx), {
+        documentId: req.documentId,
+        versionId: req.versionId,
+        includeChunks: req.includeChunks,
+      });
       return { document: meta(view), chunks: view.chunks };
     },
     async commitOperations(req, ctx) {
@@ -140,7 +151,10 @@ export async function startDocumentsService(cfg: DocumentsConfig): Promise<Runni
   const relay = await startOutboxRelay(db, nc, log.child({ component: "outbox-relay" }));
   const server = await startGrpcServer(
     cfg.grpcAddress,
-    [documentsHandlers(db, () => relay.kick()), healthService({ postgres: () => pingDb(db), nats: () => pingNats(nc) })],
+    [
+      documentsHandlers(db, () => relay.kick()),
+      healthService({ postgres: () => pingDb(db), nats: () => pingNats(nc) }),
+    ],
     log,
   );
   log.info({ address: server.address }, "documents listening");

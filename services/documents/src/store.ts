@@ -24,7 +24,10 @@ export function isHeadingHtml(html: string): boolean {
   return /^\s*<h[1-6][\s>]/i.test(html);
 }
 
-export async function insertDocument(db: Db, row: Omit<DocumentRow, "created_at" | "updated_at" | "archived_at">): Promise<void> {
+export async function insertDocument(
+  db: Db,
+  row: Omit<DocumentRow, "created_at" | "updated_at" | "archived_at">,
+): Promise<void> {
   await db(T.documents).insert({ ...row, page_setup: row.page_setup ? JSON.stringify(row.page_setup) : null });
 }
 
@@ -62,7 +65,11 @@ export function findVersion(db: Db, documentId: string, versionId: string): Prom
 }
 
 /** Chunks live at version `seq` (head when omitted), in document order. */
-export function chunksAt(db: Db, documentId: string, seq?: number): Promise<Pick<ChunkRevisionRow, "chunk_id" | "html" | "position">[]> {
+export function chunksAt(
+  db: Db,
+  documentId: string,
+  seq?: number,
+): Promise<Pick<ChunkRevisionRow, "chunk_id" | "html" | "position">[]> {
   const q = db<ChunkRevisionRow>(T.chunks).select("chunk_id", "html", "position").where({ document_id: documentId });
   if (seq === undefined) q.whereNull("valid_to");
   else q.where("valid_from", "<=", seq).andWhere((w) => w.whereNull("valid_to").orWhere("valid_to", ">", seq));
@@ -72,7 +79,10 @@ export function chunksAt(db: Db, documentId: string, seq?: number): Promise<Pick
 /** Live revisions of the given chunk ids (O(k) with the partial unique index). */
 export function liveChunks(db: Db, documentId: string, chunkIds: string[]): Promise<ChunkRevisionRow[]> {
   if (chunkIds.length === 0) return Promise.resolve([]);
-  return db<ChunkRevisionRow>(T.chunks).where({ document_id: documentId }).whereNull("valid_to").whereIn("chunk_id", chunkIds);
+  return db<ChunkRevisionRow>(T.chunks)
+    .where({ document_id: documentId })
+    .whereNull("valid_to")
+    .whereIn("chunk_id", chunkIds);
 }
 
 /** Position of the first live chunk after `position`, or null at the end. */
@@ -111,9 +121,14 @@ export async function closeRevisions(db: Db, documentId: string, chunkIds: strin
  * Appends an event to the outbox. The advisory lock makes outbox ids commit in id order, so a
  * poller reading `id > cursor` never skips an event that commits late.
  */
-export async function appendOutbox(db: Knex.Transaction, row: Omit<OutboxRow, "id" | "created_at" | "published_at">): Promise<string> {
+export async function appendOutbox(
+  db: Knex.Transaction,
+  row: Omit<OutboxRow, "id" | "created_at" | "published_at">,
+): Promise<string> {
   await db.raw("select pg_advisory_xact_lock(hashtext('redline.documents.outbox'))");
-  const [inserted] = await db(T.outbox).insert({ ...row, payload: JSON.stringify(row.payload) }).returning("id");
+  const [inserted] = await db(T.outbox)
+    .insert({ ...row, payload: JSON.stringify(row.payload) })
+    .returning("id");
   return String(inserted.id);
 }
 

@@ -1,3 +1,10 @@
-export { appendTurn, attachDocument, ensureSession, getHistory, getSession, listSessions } from "./commands/sessions.js";
+export {
+  appendTurn,
+  attachDocument,
+  ensureSession,
+  getHistory,
+  getSession,
+  listSessions,
+} from "./commands/sessions.js";
 export { migrations, SCHEMA } from "./migrations.js";
 export { type RunningSessionsService, type SessionsConfig, sessionsHandlers, startSessionsService } from "./service.js";

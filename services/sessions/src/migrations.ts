@@ -45,7 +45,8 @@ export const migrations: Migration[] = [
       });
     },
     async down(db: Knex) {
-      for (const table of ["messages", "roster", "sessions"]) await db.schema.withSchema(SCHEMA).dropTableIfExists(table);
+      for (const table of ["messages", "roster", "sessions"])
+        await db.schema.withSchema(SCHEMA).dropTableIfExists(table);
     },
   },
 ];

@@ -12,7 +12,15 @@ import {
   startGrpcServer,
   UnauthenticatedError,
 } from "@redline/service-kit";
-import { appendTurn, attachDocument, ensureSession, getHistory, getSession, listSessions, type SessionView } from "./commands/sessions.js";
+import {
+  appendTurn,
+  attachDocument,
+  ensureSession,
+  getHistory,
+  getSession,
+  listSessions,
+  type SessionView,
+} from "./commands/sessions.js";
 import { migrations, SCHEMA } from "./migrations.js";
 import type { RosterRow } from "./tables.js";
 
@@ -107,7 +115,11 @@ export async function startSessionsService(cfg: SessionsConfig): Promise<Running
   const log = createLogger("sessions", cfg.logLevel);
   const db = createDb(cfg.databaseUrl, SCHEMA);
   await migrateLatest(db, SCHEMA, migrations);
-  const server = await startGrpcServer(cfg.grpcAddress, [sessionsHandlers(db), healthService({ postgres: () => pingDb(db) })], log);
+  const server = await startGrpcServer(
+    cfg.grpcAddress,
+    [sessionsHandlers(db), healthService({ postgres: () => pingDb(db) })],
+    log,
+  );
   log.info({ address: server.address }, "sessions listening");
   return {
     address: server.address,

@@ -53,7 +53,10 @@ function toProtoOp(op: ChunkOperation): documentsV1.ChunkOperation {
 export function sectionsChanged(base: WorkingDocument, result: WorkingDocument, ops: ChunkOperation[]): number {
   const touched = new Set(ops.map((op) => op.chunkId));
   const keys = new Set<string>();
-  for (const [label, doc] of [["b", base], ["r", result]] as const) {
+  for (const [label, doc] of [
+    ["b", base],
+    ["r", result],
+  ] as const) {
     for (const s of doc.sections()) {
       if (s.chunkIds.some((id) => touched.has(id))) keys.add(s.headingChunkId ?? `${label}:lead`);
     }
@@ -74,7 +77,12 @@ function summarize(ops: ChunkOperation[]): string {
   return parts.join(", ");
 }
 
-async function resolveTarget(ctx: AgentContext, req: agentV1.ChatRequest, roster: sessionsV1.RosterEntry[], opts: CallOpts): Promise<Target | null> {
+async function resolveTarget(
+  ctx: AgentContext,
+  req: agentV1.ChatRequest,
+  roster: sessionsV1.RosterEntry[],
+  opts: CallOpts,
+): Promise<Target | null> {
   let slot: sessionsV1.RosterEntry | undefined;
   let durableId = "";
   if (req.documentId) {
@@ -87,7 +95,10 @@ async function resolveTarget(ctx: AgentContext, req: agentV1.ChatRequest, roster
 
   let load: Target["load"];
   if (req.upload) {
-    const converted = await ctx.ingest.convertDocument({ filename: req.upload.filename, content: req.upload.content }, opts);
+    const converted = await ctx.ingest.convertDocument(
+      { filename: req.upload.filename, content: req.upload.content },
+      opts,
+    );
     load = { html: converted.html, title: converted.title, pageSetupJson: converted.pageSetupJson };
   } else if (req.documentHtml !== undefined) {
     load = { html: req.documentHtml, title: "", pageSetupJson: "" };
@@ -102,22 +113,43 @@ async function resolveTarget(ctx: AgentContext, req: agentV1.ChatRequest, roster
   }
   const doc = await ctx.documents.getDocument({ documentId: durableId, versionId: "", includeChunks: true }, opts);
   const meta = doc.document as documentsV1.DocumentMeta;
-  return { slot, durableId, baseVersionId: meta.versionId, title: meta.title, pageSetupJson: meta.pageSetupJson, base: doc.chunks };
+  return {
+    slot,
+    durableId,
+    baseVersionId: meta.versionId,
+    title: meta.title,
+    pageSetupJson: meta.pageSetupJson,
+    base: doc.chunks,
+  };
 }
 
 /** Stores the loaded content (create or replace) and returns the durable id and its version. */
-async function persistLoad(ctx: AgentContext, target: Target, sessionId: string, opts: CallOpts): Promise<{ durableId: string; versionId: string; title: string }> {
+async function persistLoad(
+  ctx: AgentContext,
+  target: Target,
+  sessionId: string,
+  opts: CallOpts,
+): Promise<{ durableId: string; versionId: string; title: string }> {
   const html = target.base.map((c) => c.html).join("\n");
   if (target.load && target.durableId) {
     const res = await ctx.documents.replaceDocument(
-      { documentId: target.durableId, html, sessionId, pageSetupJson: target.load.pageSetupJson, title: target.load.title },
+      {
+        documentId: target.durableId,
+        html,
+        sessionId,
+        pageSetupJson: target.load.pageSetupJson,
+        title: target.load.title,
+      },
       opts,
     );
     const meta = res.document as documentsV1.DocumentMeta;
     return { durableId: meta.documentId, versionId: meta.versionId, title: meta.title };
   }
   if (target.durableId) return { durableId: target.durableId, versionId: target.baseVersionId, title: target.title };
-  const res = await ctx.documents.createDocument({ html, title: target.load?.title ?? "", pageSetupJson: target.load?.pageSetupJson ?? "", sessionId }, opts);
+  const res = await ctx.documents.createDocument(
+    { html, title: target.load?.title ?? "", pageSetupJson: target.load?.pageSetupJson ?? "", sessionId },
+    opts,
+  );
   const meta = res.document as documentsV1.DocumentMeta;
   return { durableId: meta.documentId, versionId: meta.versionId, title: meta.title };
 }
@@ -127,7 +159,8 @@ async function runEngine(ctx: AgentContext, input: Omit<TurnInput, "signal">) {
   try {
     return await ctx.engine.runTurn({ ...input, signal });
   } catch (err) {
-    if (signal.aborted) throw new AiTimeoutError(`AI processing exceeded the ${Math.round(ctx.cfg.aiTimeoutMs / 1000)}-second limit`);
+    if (signal.aborted)
+      throw new AiTimeoutError(`AI processing exceeded the ${Math.round(ctx.cfg.aiTimeoutMs / 1000)}-second limit`);
     throw err;
   }
 }
@@ -138,7 +171,11 @@ async function runEngine(ctx: AgentContext, input: Omit<TurnInput, "signal">) {
  * the loaded content, commit the edits as one version, settle the charge (1 operation, plus 1
  * per 25 sections changed; 0 when nothing changed) and record the turn.
  */
-export async function runChatTurn(ctx: AgentContext, call: CallContext, req: agentV1.ChatRequest): Promise<agentV1.ChatResponse> {
+export async function runChatTurn(
+  ctx: AgentContext,
+  call: CallContext,
+  req: agentV1.ChatRequest,
+): Promise<agentV1.ChatResponse> {
   if (!call.principal) throw new InputError("no principal on the call");
   if (!req.message.trim()) throw new InputError("message must not be empty");
   const opts = call.forward();
@@ -156,7 +193,9 @@ export async function runChatTurn(ctx: AgentContext, call: CallContext, req: age
     const history =
       ctx.engine.name === "offline" || ensured.created
         ? []
-        : (await ctx.sessions.getHistory({ sessionId }, opts)).messages.slice(-2 * ctx.cfg.historyTurns).map((m) => ({ sender: m.sender as "user" | "ai", content: m.content }));
+        : (await ctx.sessions.getHistory({ sessionId }, opts)).messages
+            .slice(-2 * ctx.cfg.historyTurns)
+            .map((m) => ({ sender: m.sender as "user" | "ai", content: m.content }));
     const output = await runEngine(ctx, {
       message: req.message,
       document: working,
@@ -165,7 +204,9 @@ export async function runChatTurn(ctx: AgentContext, call: CallContext, req: age
       modelTier: pick(req.modelTier, MODEL_TIERS, "core"),
       thinkingDepth: pick(req.thinkingDepth, DEPTHS, "balanced"),
       images: req.imageAttachments.map((i) => ({ name: i.name, mimeType: i.mimeType, base64Data: i.base64Data })),
-      cursor: req.cursorContext ? { chunkId: req.cursorContext.chunkId || undefined, selectedText: req.cursorContext.selectedText || undefined } : undefined,
+      cursor: req.cursorContext
+        ? { chunkId: req.cursorContext.chunkId || undefined, selectedText: req.cursorContext.selectedText || undefined }
+        : undefined,
       onProgress: (text) => call.log.debug({ progress: text }, "turn progress"),
     });
     const ops = working.operations();
@@ -180,19 +221,37 @@ export async function runChatTurn(ctx: AgentContext, call: CallContext, req: age
       let html = working.toHtml();
       if (ops.length > 0) {
         const committed = await ctx.documents.commitOperations(
-          { documentId: stored.durableId, baseVersionId: stored.versionId, sessionId, operations: ops.map(toProtoOp), summary: summarize(ops), returnChunks: false },
+          {
+            documentId: stored.durableId,
+            baseVersionId: stored.versionId,
+            sessionId,
+            operations: ops.map(toProtoOp),
+            summary: summarize(ops),
+            returnChunks: false,
+          },
           opts,
         );
         changes = committed.changes;
         versionId = (committed.document as documentsV1.DocumentMeta).versionId;
         // Another session's commit was merged in: the head is not our working copy any more.
         if (committed.merged && req.responseMode !== "compact") {
-          html = (await ctx.documents.getDocument({ documentId: stored.durableId, versionId: "", includeChunks: true }, opts)).chunks.map((c) => c.html).join("\n");
+          html = (
+            await ctx.documents.getDocument({ documentId: stored.durableId, versionId: "", includeChunks: true }, opts)
+          ).chunks
+            .map((c) => c.html)
+            .join("\n");
         }
       }
       if (target?.slot?.durableDocumentId !== stored.durableId) {
         await ctx.sessions.attachDocument(
-          { sessionId, durableDocumentId: stored.durableId, title: stored.title, focus: true, versionId, slotId: target?.slot?.documentId ?? "" },
+          {
+            sessionId,
+            durableDocumentId: stored.durableId,
+            title: stored.title,
+            focus: true,
+            versionId,
+            slotId: target?.slot?.documentId ?? "",
+          },
           opts,
         );
       }
@@ -232,9 +291,10 @@ export async function runChatTurn(ctx: AgentContext, call: CallContext, req: age
     };
   } catch (err) {
     if (!charged) {
-      await ctx.billing.settleOperations({ chargeKey, operations: 0 }, opts).catch((e) => call.log.error({ err: e }, "releasing the reservation failed"));
+      await ctx.billing
+        .settleOperations({ chargeKey, operations: 0 }, opts)
+        .catch((e) => call.log.error({ err: e }, "releasing the reservation failed"));
     }
     throw err;
   }
 }
-

@@ -1,9 +1,9 @@
 // API keys: created for an account (and optionally an organization), stored only as hashes.
 import { createHash, randomBytes, randomUUID } from "node:crypto";
-import { type Knex, UnauthenticatedError, type Principal } from "@redline/service-kit";
+import { type Knex, type Principal, UnauthenticatedError } from "@redline/service-kit";
+import { SCHEMA } from "../migrations.js";
 import { PLANS } from "../plans.js";
 import type { AccountRow, ApiKeyRow } from "../tables.js";
-import { SCHEMA } from "../migrations.js";
 
 const KEY_PATTERN = /^sk_[0-9a-f]{32}$/;
 
@@ -17,7 +17,10 @@ async function upsertAccount(trx: Knex.Transaction, kind: AccountRow["kind"], na
     .insert({ id: randomUUID(), kind, name, plan: "free" })
     .onConflict(["kind", "name"])
     .ignore();
-  return trx<AccountRow>(`${SCHEMA}.accounts`).where({ kind, name }).first().then((row) => row as AccountRow);
+  return trx<AccountRow>(`${SCHEMA}.accounts`)
+    .where({ kind, name })
+    .first()
+    .then((row) => row as AccountRow);
 }
 
 /**
@@ -57,7 +60,10 @@ export async function createApiKey(
 /** Resolves a raw key to its principal; UnauthenticatedError when malformed, unknown or revoked. */
 export async function resolveApiKey(db: Knex, apiKey: string): Promise<Principal & { keyId: string }> {
   if (!KEY_PATTERN.test(apiKey)) throw new UnauthenticatedError("Invalid API key");
-  const key = await db<ApiKeyRow>(`${SCHEMA}.api_keys`).where({ key_hash: hashKey(apiKey) }).whereNull("revoked_at").first();
+  const key = await db<ApiKeyRow>(`${SCHEMA}.api_keys`)
+    .where({ key_hash: hashKey(apiKey) })
+    .whereNull("revoked_at")
+    .first();
   if (!key) throw new UnauthenticatedError("Invalid or revoked API key");
   const ownerId = key.organization_id ?? key.user_id;
   const owner = await db<AccountRow>(`${SCHEMA}.accounts`).where({ id: ownerId }).first();

@@ -39,7 +39,9 @@ function view(used: number, planName: string, charged: number, now: Date): Usage
 }
 
 async function usedIn(db: Knex | Knex.Transaction, ownerId: string, periodStart: string): Promise<number> {
-  const row = await db<UsagePeriodRow>(`${SCHEMA}.usage_periods`).where({ owner_id: ownerId, period_start: periodStart }).first();
+  const row = await db<UsagePeriodRow>(`${SCHEMA}.usage_periods`)
+    .where({ owner_id: ownerId, period_start: periodStart })
+    .first();
   return row?.ops_used ?? 0;
 }
 
@@ -64,11 +66,20 @@ export async function reserveOperations(
   const period = periodOf(now);
   const plan = await ownerPlan(db, principal.ownerId);
   return db.transaction(async (trx) => {
-    const existing = await trx<ChargeRow>(`${SCHEMA}.charges`).where({ owner_id: principal.ownerId, charge_key: chargeKey }).first();
-    if (existing) return view(await usedIn(trx, principal.ownerId, existing.period_start), plan.name, existing.ops, now);
+    const existing = await trx<ChargeRow>(`${SCHEMA}.charges`)
+      .where({ owner_id: principal.ownerId, charge_key: chargeKey })
+      .first();
+    if (existing)
+      return view(await usedIn(trx, principal.ownerId, existing.period_start), plan.name, existing.ops, now);
     // Claim the key first: a concurrent retry of the same key waits here on the primary key.
     const claimed = await trx(`${SCHEMA}.charges`)
-      .insert({ owner_id: principal.ownerId, charge_key: chargeKey, period_start: period.start, ops, state: "reserved" })
+      .insert({
+        owner_id: principal.ownerId,
+        charge_key: chargeKey,
+        period_start: period.start,
+        ops,
+        state: "reserved",
+      })
       .onConflict(["owner_id", "charge_key"])
       .ignore()
       .returning("charge_key");
@@ -122,14 +133,18 @@ export async function settleOperations(
       .first();
     if (!charge) return view(await usedIn(trx, principal.ownerId, periodOf(now).start), plan.name, 0, now);
     const where = { owner_id: principal.ownerId, period_start: charge.period_start };
-    if (charge.state === "settled") return view(await usedIn(trx, principal.ownerId, charge.period_start), plan.name, charge.ops, now);
+    if (charge.state === "settled")
+      return view(await usedIn(trx, principal.ownerId, charge.period_start), plan.name, charge.ops, now);
     const usage = await trx<UsagePeriodRow>(`${SCHEMA}.usage_periods`).where(where).forUpdate().first();
     const used = usage?.ops_used ?? 0;
     let final = Math.max(0, ops);
-    if (plan.hardStop && final > charge.ops) final = Math.min(final, charge.ops + Math.max(0, plan.monthlyLimit - used));
+    if (plan.hardStop && final > charge.ops)
+      final = Math.min(final, charge.ops + Math.max(0, plan.monthlyLimit - used));
     const delta = final - charge.ops;
     const [row] = await trx(`${SCHEMA}.usage_periods`).where(where).increment("ops_used", delta).returning("ops_used");
-    await trx(`${SCHEMA}.charges`).where({ owner_id: principal.ownerId, charge_key: chargeKey }).update({ ops: final, state: "settled" });
+    await trx(`${SCHEMA}.charges`)
+      .where({ owner_id: principal.ownerId, charge_key: chargeKey })
+      .update({ ops: final, state: "settled" });
     return view(row.ops_used, plan.name, final, now);
   });
 }

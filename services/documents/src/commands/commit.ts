@@ -54,7 +54,14 @@ function invalid(index: number, message: string): InputError {
 export async function commitOperations(
   db: Knex,
   ownerId: string,
-  input: { documentId: string; baseVersionId: string; sessionId: string; operations: ChunkOperation[]; summary: string; returnChunks: boolean },
+  input: {
+    documentId: string;
+    baseVersionId: string;
+    sessionId: string;
+    operations: ChunkOperation[];
+    summary: string;
+    returnChunks: boolean;
+  },
 ): Promise<CommitResult> {
   if (input.operations.length === 0) throw new InputError("no operations to commit");
   return db.transaction(async (trx) => {
@@ -66,7 +73,9 @@ export async function commitOperations(
       const base = await findVersion(trx, doc.id, input.baseVersionId);
       if (!base) throw new InputError("base_version_id is not a version of this document");
       const changed = await chunksChangedSince(trx, doc.id, base.seq);
-      const anchors = input.operations.flatMap((op) => (op.kind === "insert" && op.afterChunkId ? [op.afterChunkId] : []));
+      const anchors = input.operations.flatMap((op) =>
+        op.kind === "insert" && op.afterChunkId ? [op.afterChunkId] : [],
+      );
       const clashes = [...new Set([...targets, ...anchors].filter((id) => changed.has(id)))];
       if (clashes.length > 0) {
         throw new ConflictError(`Chunks changed by another session since your version: ${clashes.join(", ")}`, {
@@ -79,7 +88,17 @@ export async function commitOperations(
     }
 
     const seq = doc.head_seq + 1;
-    const live = new Map((await liveChunks(trx, doc.id, [...new Set(targets.concat(input.operations.flatMap((op) => (op.kind === "insert" && op.afterChunkId ? [op.afterChunkId] : []))))])).map((r) => [r.chunk_id, r]));
+    const live = new Map(
+      (
+        await liveChunks(trx, doc.id, [
+          ...new Set(
+            targets.concat(
+              input.operations.flatMap((op) => (op.kind === "insert" && op.afterChunkId ? [op.afterChunkId] : [])),
+            ),
+          ),
+        ])
+      ).map((r) => [r.chunk_id, r]),
+    );
     // Chunks created by this commit, with their positions, so later inserts can anchor on them.
     const created = new Map<string, ChunkRevisionRow>();
     const closed = new Set<string>();
@@ -90,18 +109,37 @@ export async function commitOperations(
     for (const [index, op] of input.operations.entries()) {
       try {
         if (op.kind === "insert") {
-          if (current(op.chunkId) || (await liveChunks(trx, doc.id, [op.chunkId])).length > 0) throw invalid(index, `chunk ${op.chunkId} already exists`);
+          if (current(op.chunkId) || (await liveChunks(trx, doc.id, [op.chunkId])).length > 0)
+            throw invalid(index, `chunk ${op.chunkId} already exists`);
           const html = validateChunkHtml(op.html, op.chunkId);
           const anchor = op.afterChunkId ? current(op.afterChunkId) : null;
           if (op.afterChunkId && !anchor) throw invalid(index, `unknown chunk ${op.afterChunkId}`);
           const lower = anchor?.position ?? null;
           const stored = await nextLivePosition(trx, doc.id, lower);
-          const pending = [...created.values()].map((r) => r.position).filter((p) => (lower === null || p > lower) && (stored === null || p < stored));
+          const pending = [...created.values()]
+            .map((r) => r.position)
+            .filter((p) => (lower === null || p > lower) && (stored === null || p < stored));
           const upper = pending.length > 0 ? pending.sort()[0] : stored;
-          const row: ChunkRevisionRow = { document_id: doc.id, chunk_id: op.chunkId, position: generateKeyBetween(lower, upper), html, valid_from: seq, valid_to: null };
+          const row: ChunkRevisionRow = {
+            document_id: doc.id,
+            chunk_id: op.chunkId,
+            position: generateKeyBetween(lower, upper),
+            html,
+            valid_from: seq,
+            valid_to: null,
+          };
           created.set(op.chunkId, row);
           inserts.push(row);
-          changes.push({ changeId: randomUUID(), operation: "create", chunkId: op.chunkId, documentId: doc.id, oldHtml: "", newHtml: html, aiExplanation: op.explanation, insertAfterChunkId: op.afterChunkId ?? "" });
+          changes.push({
+            changeId: randomUUID(),
+            operation: "create",
+            chunkId: op.chunkId,
+            documentId: doc.id,
+            oldHtml: "",
+            newHtml: html,
+            aiExplanation: op.explanation,
+            insertAfterChunkId: op.afterChunkId ?? "",
+          });
           continue;
         }
         const prev = current(op.chunkId);
@@ -109,7 +147,16 @@ export async function commitOperations(
         if (op.kind === "delete") {
           closed.add(op.chunkId);
           created.delete(op.chunkId);
-          changes.push({ changeId: randomUUID(), operation: "delete", chunkId: op.chunkId, documentId: doc.id, oldHtml: prev.html, newHtml: "", aiExplanation: op.explanation, insertAfterChunkId: "" });
+          changes.push({
+            changeId: randomUUID(),
+            operation: "delete",
+            chunkId: op.chunkId,
+            documentId: doc.id,
+            oldHtml: prev.html,
+            newHtml: "",
+            aiExplanation: op.explanation,
+            insertAfterChunkId: "",
+          });
           continue;
         }
         const html = validateChunkHtml(op.html, op.chunkId);
@@ -117,7 +164,16 @@ export async function commitOperations(
         if (!created.has(op.chunkId)) inserts.push(row);
         else inserts[inserts.findIndex((r) => r.chunk_id === op.chunkId)] = row;
         created.set(op.chunkId, row);
-        changes.push({ changeId: randomUUID(), operation: "edit", chunkId: op.chunkId, documentId: doc.id, oldHtml: prev.html, newHtml: html, aiExplanation: op.explanation, insertAfterChunkId: "" });
+        changes.push({
+          changeId: randomUUID(),
+          operation: "edit",
+          chunkId: op.chunkId,
+          documentId: doc.id,
+          oldHtml: prev.html,
+          newHtml: html,
+          aiExplanation: op.explanation,
+          insertAfterChunkId: "",
+        });
       } catch (err) {
         if (err instanceof ChunkError) throw invalid(index, err.message);
         throw err;
@@ -127,9 +183,20 @@ export async function commitOperations(
     // Every stored chunk that was revised or deleted gets its live row closed at this version.
     const toClose = [...live.keys()].filter((id) => closed.has(id) || created.has(id));
     await closeRevisions(trx, doc.id, toClose, seq);
-    await insertRevisions(trx, inserts.filter((r) => !closed.has(r.chunk_id)));
+    await insertRevisions(
+      trx,
+      inserts.filter((r) => !closed.has(r.chunk_id)),
+    );
     const versionId = randomUUID();
-    await insertVersion(trx, { id: versionId, document_id: doc.id, seq, parent_id: doc.head_version_id, session_id: input.sessionId, kind: "edit", summary: input.summary.slice(0, 500) });
+    await insertVersion(trx, {
+      id: versionId,
+      document_id: doc.id,
+      seq,
+      parent_id: doc.head_version_id,
+      session_id: input.sessionId,
+      kind: "edit",
+      summary: input.summary.slice(0, 500),
+    });
     let chunkCount = doc.chunk_count;
     let sectionCount = doc.section_count;
     for (const c of changes) {
@@ -145,10 +212,16 @@ export async function commitOperations(
       document_id: doc.id,
       version_id: versionId,
       session_id: input.sessionId,
-      payload: { kind: "edit", chunk_ids: [...new Set(changes.map((c) => c.chunkId))], summary: input.summary.slice(0, 500) },
+      payload: {
+        kind: "edit",
+        chunk_ids: [...new Set(changes.map((c) => c.chunkId))],
+        summary: input.summary.slice(0, 500),
+      },
     });
     const row = (await findDocument(trx, ownerId, doc.id)) as DocumentRow;
-    const chunks = input.returnChunks ? (await chunksAt(trx, doc.id)).map((r) => ({ chunkId: r.chunk_id, html: r.html })) : [];
+    const chunks = input.returnChunks
+      ? (await chunksAt(trx, doc.id)).map((r) => ({ chunkId: r.chunk_id, html: r.html }))
+      : [];
     return { row, changes, chunks, merged };
   });
 }

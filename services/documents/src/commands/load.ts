@@ -57,10 +57,25 @@ export async function createDocument(
       chunk_count: chunks.length,
       section_count: chunks.filter((c) => isHeadingHtml(c.html)).length,
     });
-    await insertVersion(trx, { id: versionId, document_id: id, seq: 1, parent_id: null, session_id: input.sessionId, kind: "create", summary: "created" });
+    await insertVersion(trx, {
+      id: versionId,
+      document_id: id,
+      seq: 1,
+      parent_id: null,
+      session_id: input.sessionId,
+      kind: "create",
+      summary: "created",
+    });
     await insertRevisions(
       trx,
-      chunks.map((c, i) => ({ document_id: id, chunk_id: c.chunkId, position: positions[i], html: c.html, valid_from: 1, valid_to: null })),
+      chunks.map((c, i) => ({
+        document_id: id,
+        chunk_id: c.chunkId,
+        position: positions[i],
+        html: c.html,
+        valid_from: 1,
+        valid_to: null,
+      })),
     );
     await appendOutbox(trx, {
       event_type: "document_created",
@@ -85,11 +100,14 @@ function planReplace(
 ): { keep: Set<string>; positions: Map<string, string> } {
   const liveById = new Map(live.map((r) => [r.chunk_id, r]));
   const retained = next.filter((c) => liveById.has(c.chunkId));
-  const monotonic = retained.every((c, i) => i === 0 || (liveById.get(retained[i - 1].chunkId)?.position ?? "") < (liveById.get(c.chunkId)?.position ?? ""));
+  const monotonic = retained.every(
+    (c, i) =>
+      i === 0 || (liveById.get(retained[i - 1].chunkId)?.position ?? "") < (liveById.get(c.chunkId)?.position ?? ""),
+  );
   const positions = new Map<string, string>();
   if (!monotonic) {
     const keys = generateNKeysBetween(null, null, next.length);
-    next.forEach((c, i) => positions.set(c.chunkId, keys[i]));
+    for (const [i, c] of next.entries()) positions.set(c.chunkId, keys[i]);
     return { keep: new Set(), positions };
   }
   // Fill each run of new chunks between retained anchors with keys strictly between them.
@@ -98,7 +116,7 @@ function planReplace(
   const flush = (upper: string | null) => {
     if (run.length === 0) return;
     const keys = generateNKeysBetween(lower, upper, run.length);
-    run.forEach((c, i) => positions.set(c.chunkId, keys[i]));
+    for (const [i, c] of run.entries()) positions.set(c.chunkId, keys[i]);
     run = [];
   };
   for (const c of next) {
@@ -124,7 +142,13 @@ function planReplace(
 export async function replaceDocument(
   db: Knex,
   ownerId: string,
-  input: { documentId: string; html: string; sessionId: string; title?: string; pageSetup?: Record<string, unknown> | null },
+  input: {
+    documentId: string;
+    html: string;
+    sessionId: string;
+    title?: string;
+    pageSetup?: Record<string, unknown> | null;
+  },
 ): Promise<DocumentView> {
   const { chunks } = chunkHtml(input.html);
   return db.transaction(async (trx) => {
@@ -139,9 +163,24 @@ export async function replaceDocument(
     await closeRevisions(trx, doc.id, toClose, seq);
     const rows: ChunkRevisionRow[] = chunks
       .filter((c) => !keep.has(c.chunkId))
-      .map((c) => ({ document_id: doc.id, chunk_id: c.chunkId, position: positions.get(c.chunkId) ?? generateKeyBetween(null, null), html: c.html, valid_from: seq, valid_to: null }));
+      .map((c) => ({
+        document_id: doc.id,
+        chunk_id: c.chunkId,
+        position: positions.get(c.chunkId) ?? generateKeyBetween(null, null),
+        html: c.html,
+        valid_from: seq,
+        valid_to: null,
+      }));
     await insertRevisions(trx, rows);
-    await insertVersion(trx, { id: versionId, document_id: doc.id, seq, parent_id: doc.head_version_id, session_id: input.sessionId, kind: "replace", summary: "content replaced" });
+    await insertVersion(trx, {
+      id: versionId,
+      document_id: doc.id,
+      seq,
+      parent_id: doc.head_version_id,
+      session_id: input.sessionId,
+      kind: "replace",
+      summary: "content replaced",
+    });
     await updateHead(trx, doc.id, {
       versionId,
       seq,

@@ -19,11 +19,16 @@ async function openRoster(db: Db, sessionId: string): Promise<RosterRow[]> {
   return db<RosterRow>(T.roster)
     .where({ session_id: sessionId })
     .whereNull("closed_at")
-    .orderBy([{ column: "focused", order: "desc" }, { column: "position", order: "asc" }]);
+    .orderBy([
+      { column: "focused", order: "desc" },
+      { column: "position", order: "asc" },
+    ]);
 }
 
 async function messageCount(db: Db, sessionId: string): Promise<number> {
-  const [row] = await db(T.messages).where({ session_id: sessionId, active: true }).count<{ count: string }[]>("* as count");
+  const [row] = await db(T.messages)
+    .where({ session_id: sessionId, active: true })
+    .count<{ count: string }[]>("* as count");
   return Number(row?.count ?? 0);
 }
 
@@ -43,7 +48,11 @@ export async function getSession(db: Db, ownerId: string, sessionId: string): Pr
  * Gets or creates the session `sessionId` (minted when empty). ForbiddenError (403) when the
  * id is taken by another owner: session ids are global, and a caller must not adopt another's.
  */
-export async function ensureSession(db: Knex, ownerId: string, sessionId: string): Promise<{ view: SessionView; created: boolean }> {
+export async function ensureSession(
+  db: Knex,
+  ownerId: string,
+  sessionId: string,
+): Promise<{ view: SessionView; created: boolean }> {
   const id = sessionId || `sess_${randomBytes(12).toString("hex")}`;
   const inserted = await db(T.sessions).insert({ id, owner_id: ownerId }).onConflict("id").ignore().returning("id");
   const row = await db<SessionRow>(T.sessions).where({ id }).first();
@@ -55,17 +64,35 @@ export async function ensureSession(db: Knex, ownerId: string, sessionId: string
 export async function listSessions(db: Knex, ownerId: string, limit: number): Promise<SessionView[]> {
   const rows = await db<SessionRow>(T.sessions)
     .where({ owner_id: ownerId })
-    .orderBy([{ column: "updated_at", order: "desc" }, { column: "id", order: "asc" }])
+    .orderBy([
+      { column: "updated_at", order: "desc" },
+      { column: "id", order: "asc" },
+    ])
     .limit(Math.min(200, Math.max(1, limit || 50)));
   if (rows.length === 0) return [];
   const ids = rows.map((r) => r.id);
   // Two grouped queries instead of two per session.
   const [counts, roster] = await Promise.all([
-    db(T.messages).select("session_id").count<{ session_id: string; count: string }[]>("* as count").whereIn("session_id", ids).andWhere({ active: true }).groupBy("session_id"),
-    db<RosterRow>(T.roster).whereIn("session_id", ids).whereNull("closed_at").orderBy([{ column: "focused", order: "desc" }, { column: "position", order: "asc" }]),
+    db(T.messages)
+      .select("session_id")
+      .count<{ session_id: string; count: string }[]>("* as count")
+      .whereIn("session_id", ids)
+      .andWhere({ active: true })
+      .groupBy("session_id"),
+    db<RosterRow>(T.roster)
+      .whereIn("session_id", ids)
+      .whereNull("closed_at")
+      .orderBy([
+        { column: "focused", order: "desc" },
+        { column: "position", order: "asc" },
+      ]),
   ]);
   const countBy = new Map(counts.map((c) => [c.session_id, Number(c.count)]));
-  return rows.map((row) => ({ row, roster: roster.filter((r) => r.session_id === row.id), messageCount: countBy.get(row.id) ?? 0 }));
+  return rows.map((row) => ({
+    row,
+    roster: roster.filter((r) => r.session_id === row.id),
+    messageCount: countBy.get(row.id) ?? 0,
+  }));
 }
 
 /**
@@ -76,25 +103,48 @@ export async function listSessions(db: Knex, ownerId: string, limit: number): Pr
 export async function attachDocument(
   db: Knex,
   ownerId: string,
-  input: { sessionId: string; durableDocumentId: string; title: string; focus: boolean; versionId: string; slotId?: string },
+  input: {
+    sessionId: string;
+    durableDocumentId: string;
+    title: string;
+    focus: boolean;
+    versionId: string;
+    slotId?: string;
+  },
 ): Promise<RosterRow> {
   return db.transaction(async (trx) => {
-    const session = await trx<SessionRow>(T.sessions).where({ id: input.sessionId, owner_id: ownerId }).forUpdate().first();
+    const session = await trx<SessionRow>(T.sessions)
+      .where({ id: input.sessionId, owner_id: ownerId })
+      .forUpdate()
+      .first();
     if (!session) throw new NotFoundError("Session not found");
     const all = await trx<RosterRow>(T.roster).where({ session_id: session.id });
     const existing =
       (input.slotId ? all.find((r) => r.slot_id === input.slotId) : undefined) ??
       all.find((r) => r.document_id === input.durableDocumentId && r.closed_at === null);
     if (input.focus) await trx(T.roster).where({ session_id: session.id }).update({ focused: false });
-    const fields = { document_id: input.durableDocumentId, title: input.title, last_seen_version_id: input.versionId, closed_at: null };
+    const fields = {
+      document_id: input.durableDocumentId,
+      title: input.title,
+      last_seen_version_id: input.versionId,
+      closed_at: null,
+    };
     let slotId: string;
     if (existing) {
       slotId = existing.slot_id;
-      await trx(T.roster).where({ session_id: session.id, slot_id: slotId }).update({ ...fields, ...(input.focus ? { focused: true } : {}) });
+      await trx(T.roster)
+        .where({ session_id: session.id, slot_id: slotId })
+        .update({ ...fields, ...(input.focus ? { focused: true } : {}) });
     } else {
       slotId = all.some((r) => r.slot_id === "primary") ? `doc_${randomBytes(4).toString("hex")}` : "primary";
       const position = all.reduce((max, r) => Math.max(max, r.position + 1), 0);
-      await trx(T.roster).insert({ session_id: session.id, slot_id: slotId, position, focused: input.focus || all.every((r) => r.closed_at !== null), ...fields });
+      await trx(T.roster).insert({
+        session_id: session.id,
+        slot_id: slotId,
+        position,
+        focused: input.focus || all.every((r) => r.closed_at !== null),
+        ...fields,
+      });
     }
     await trx(T.sessions).where({ id: session.id }).update({ updated_at: trx.fn.now() });
     return (await trx<RosterRow>(T.roster).where({ session_id: session.id, slot_id: slotId }).first()) as RosterRow;
@@ -132,7 +182,9 @@ export async function appendTurn(
       { id: randomUUID(), ...base, sender: "ai", content: input.aiMessage },
     ]);
     if (!session.title) {
-      await trx(T.sessions).where({ id: input.sessionId }).update({ title: (input.title || input.userMessage).slice(0, TITLE_CHARS) });
+      await trx(T.sessions)
+        .where({ id: input.sessionId })
+        .update({ title: (input.title || input.userMessage).slice(0, TITLE_CHARS) });
     }
     if (input.durableDocumentId && input.versionId) {
       await trx(T.roster)
@@ -145,10 +197,18 @@ export async function appendTurn(
 }
 
 /** The active history in order (user before ai within a turn). NotFoundError for a foreign session. */
-export async function getHistory(db: Knex, ownerId: string, sessionId: string): Promise<{ view: SessionView; messages: MessageRow[] }> {
+export async function getHistory(
+  db: Knex,
+  ownerId: string,
+  sessionId: string,
+): Promise<{ view: SessionView; messages: MessageRow[] }> {
   const v = await getSession(db, ownerId, sessionId);
   const messages = await db<MessageRow>(T.messages)
     .where({ session_id: sessionId, active: true })
-    .orderBy([{ column: "turn_index", order: "asc" }, { column: "created_at", order: "asc" }, { column: "sender", order: "desc" }]);
+    .orderBy([
+      { column: "turn_index", order: "asc" },
+      { column: "created_at", order: "asc" },
+      { column: "sender", order: "desc" },
+    ]);
   return { view: v, messages };
 }
