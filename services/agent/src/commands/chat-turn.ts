@@ -95,9 +95,10 @@ async function resolveTarget(
 
   let load: Target["load"];
   if (req.upload) {
+    // Large files take longer to convert than the default RPC deadline.
     const converted = await ctx.ingest.convertDocument(
       { filename: req.upload.filename, content: req.upload.content },
-      opts,
+      { ...opts, timeoutMs: 120_000 },
     );
     load = { html: converted.html, title: converted.title, pageSetupJson: converted.pageSetupJson };
   } else if (req.documentHtml !== undefined) {

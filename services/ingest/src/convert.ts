@@ -1,0 +1,54 @@
+// The front door of ingest (STYLE practice 11): one function from (file name, bytes) to HTML,
+// picking the converter by extension and running it in a bounded worker.
+
+import { type ConvertLimits, type ConvertResult, DEFAULT_LIMITS, formatForFilename } from "./formats.js";
+import { ConverterPool } from "./sandbox/pool.js";
+
+export {
+  type ConvertLimits,
+  type ConvertResult,
+  DEFAULT_LIMITS,
+  type DocumentFormat,
+  type PageMargins,
+  type PageSetup,
+  type PaperSize,
+  SUPPORTED_EXTENSIONS,
+} from "./formats.js";
+
+let sharedPool: ConverterPool | null = null;
+
+/** The process-wide pool used when convertDocument is not given one (created on first use). */
+export function defaultConverterPool(): ConverterPool {
+  sharedPool ??= new ConverterPool();
+  return sharedPool;
+}
+
+/** Terminates the process-wide pool, if it was ever started. */
+export async function closeDefaultConverterPool(): Promise<void> {
+  const pool = sharedPool;
+  sharedPool = null;
+  await pool?.close();
+}
+
+/**
+ * Converts an uploaded file to unsanitized, block-structured HTML (interface-spec fact 8;
+ * sanitizing and chunking happen in the documents service).
+ *
+ * - `filename` picks the converter by extension (.pdf .docx .txt .rtf .md .html .htm, any case);
+ *   any other extension, `.doc` and no extension throw UnsupportedMediaTypeError (415, the
+ *   detail lists SUPPORTED_EXTENSIONS) before any byte is read.
+ * - The conversion runs in a worker thread bounded by `limits.timeoutMs` (default 30 s) and a
+ *   heap cap; docx zips are checked against the entry count, uncompressed size and ratio
+ *   limits before unzipping.
+ * - Unreadable input (empty, encrypted, damaged, a zip bomb, too slow or too big to convert)
+ *   throws InputError (400) with a message the user can act on.
+ */
+export async function convertDocument(
+  filename: string,
+  bytes: Buffer,
+  limits: Partial<ConvertLimits> = {},
+  pool: ConverterPool = defaultConverterPool(),
+): Promise<ConvertResult> {
+  const format = formatForFilename(filename);
+  return pool.run({ format, filename, bytes, limits: { ...DEFAULT_LIMITS, ...limits } });
+}

@@ -1,0 +1,144 @@
+// HTML/HTM → the body's content as block-structured HTML, decoded with the page's charset.
+import * as cheerio from "cheerio";
+import { baseTitle, type ConvertResult } from "../formats.js";
+import { decodeText } from "./encoding.js";
+import { collapseWhitespace, firstHeadingText } from "./html-util.js";
+
+/** A DOM node as cheerio hands it out (domhandler's AnyNode, which is not our dependency). */
+type AnyNode = Parameters<typeof cheerio.contains>[0];
+
+// Elements that are never document content: code, styling, page plumbing, embedded apps.
+const DROPPED = "script, style, noscript, template, link, meta, base, title";
+const EMBEDDED = "iframe, frame, frameset, object, embed, applet";
+
+const BLOCK_TAGS = new Set([
+  "address",
+  "article",
+  "aside",
+  "blockquote",
+  "center",
+  "details",
+  "dialog",
+  "dd",
+  "div",
+  "dl",
+  "dt",
+  "fieldset",
+  "figcaption",
+  "figure",
+  "footer",
+  "form",
+  "h1",
+  "h2",
+  "h3",
+  "h4",
+  "h5",
+  "h6",
+  "header",
+  "hgroup",
+  "hr",
+  "li",
+  "main",
+  "menu",
+  "nav",
+  "ol",
+  "p",
+  "pre",
+  "section",
+  "summary",
+  "table",
+  "ul",
+]);
+
+/**
+ * The charset a page declares in its first 4 KB (`<meta charset>` or the http-equiv
+ * Content-Type form), read as ASCII because the label itself always is.
+ */
+export function sniffMetaCharset(bytes: Uint8Array): string | undefined {
+  const head = Buffer.from(bytes.buffer, bytes.byteOffset, Math.min(bytes.byteLength, 4096)).toString("latin1");
+  for (const meta of head.match(/<meta\b[^>]*>/gi) ?? []) {
+    const m = /charset\s*=\s*["']?\s*([\w.:-]+)/i.exec(meta);
+    if (m) return m[1];
+  }
+  return undefined;
+}
+
+/**
+ * Converts an HTML or HTM page to the HTML of its `<body>`: scripts, styles, metadata and
+ * embedded frames/objects are dropped, inline `style` attributes kept, and loose inline content
+ * at the top level wrapped in `<p>`. Bytes are decoded per BOM, then the meta charset, then
+ * UTF-8/Windows-1252 sniffing. Title: `<title>`, else the first heading, else the file name.
+ */
+export async function convertHtml(bytes: Uint8Array, filename: string): Promise<ConvertResult> {
+  const warnings: string[] = [];
+  const declared = sniffMetaCharset(bytes);
+  const decoded = decodeText(bytes, { declared });
+  if (declared && decoded.encoding !== declared.toLowerCase() && decoded.encoding !== "utf-8") {
+    warnings.push(`The page declares charset ${declared}; it was decoded as ${decoded.encoding}`);
+  }
+  const $ = cheerio.load(decoded.text);
+  const pageTitle = collapseWhitespace($("head > title").first().text() || $("title").first().text());
+
+  const body = $("body");
+  body.find(DROPPED).remove();
+  const embedded = body.find(EMBEDDED);
+  if (embedded.length > 0) warnings.push(`${embedded.length} embedded frames or objects were dropped`);
+  embedded.remove();
+  // Comments carry nothing for the reader and may hide conditional markup.
+  body
+    .find("*")
+    .addBack()
+    .contents()
+    .filter((_, node) => node.type === "comment")
+    .remove();
+  const relativeImages = body.find("img").filter((_, el) => {
+    const src = $(el).attr("src") ?? "";
+    return src !== "" && !/^(https?:|data:)/i.test(src.trim());
+  }).length;
+  if (relativeImages > 0) {
+    warnings.push(`${relativeImages} images point to files next to the page (relative URLs) and will not display`);
+  }
+
+  const html = wrapLooseInline($, body.contents().toArray());
+  if (!html) warnings.push("The page has no body content");
+  return {
+    html,
+    title: pageTitle || firstHeadingText(html) || baseTitle(filename),
+    pageSetup: null,
+    warnings,
+    format: "html",
+  };
+}
+
+/**
+ * Serializes top-level nodes, grouping runs of text and inline elements into `<p>` so the
+ * result is a sequence of blocks (the chunker splits on blocks).
+ */
+function wrapLooseInline($: cheerio.CheerioAPI, nodes: AnyNode[]): string {
+  const out: string[] = [];
+  let run: string[] = [];
+  let runHasText = false;
+  const flush = () => {
+    if (runHasText) out.push(`<p>${run.join("").trim()}</p>`);
+    run = [];
+    runHasText = false;
+  };
+  for (const node of nodes) {
+    if (node.type === "tag" && BLOCK_TAGS.has(node.name)) {
+      flush();
+      out.push($.html(node));
+      continue;
+    }
+    const html = $.html(node);
+    run.push(html);
+    if (
+      node.type === "text"
+        ? node.data.trim() !== ""
+        : node.type === "tag" && (node.name === "img" || $(node).text().trim() !== "")
+    ) {
+      runHasText = true;
+    }
+  }
+  flush();
+  return out.join("\n").trim();
+}

@@ -1,0 +1,70 @@
+import { InputError } from "@redline/service-kit";
+import * as cheerio from "cheerio";
+import { describe, expect, it } from "vitest";
+import { readCorpus } from "../testing/corpus.js";
+import { convertRtf } from "./rtf.js";
+
+describe("rtf converter (minimal)", () => {
+  it("keeps text, inline formatting, lists, the table, the link, footnote and \\u escapes of the 'various' RTF", async () => {
+    const result = await convertRtf(readCorpus("rtf/tika-testRTFVarious.rtf"), "various.rtf");
+    const $ = cheerio.load(result.html, null, false);
+    expect(result.format).toBe("rtf");
+    expect($("strong").text()).toContain("Bold");
+    expect($("em").text()).toContain("italic");
+    expect($("u").text()).toContain("underline");
+    expect($("ul > li")).toHaveLength(3);
+    expect($("ol > li:not([id])")).toHaveLength(3);
+    expect($("table tr")).toHaveLength(2);
+    expect($("table tr").first().find("td")).toHaveLength(3);
+    expect($('a[href="http://tika.apache.org"]').text()).toBe("This is a hyperlink");
+    expect($("li[id^=footnote]").text()).toContain("This is a footnote.");
+    expect(result.html).toContain("ゾルゲと尾崎、淡々と最期");
+    expect(result.html).toContain("𐌲𐌿𐍄𐌹𐍃𐌺");
+    expect(result.warnings[0]).toMatch(/fonts, colours and layout were not kept/);
+  });
+
+  it("decodes \\'hh escapes in the declared code page inside table cells", async () => {
+    const $ = cheerio.load(
+      (await convertRtf(readCorpus("rtf/tika-testRTFTableCellSeparation.rtf"), "t.rtf")).html,
+      null,
+      false,
+    );
+    expect(
+      $("td")
+        .map((_, td) => $(td).text())
+        .get(),
+    ).toEqual(["a", "b", "c", "d", "ä", "ë", "ö", "ü"]);
+  });
+
+  it("drops images with a warning and handles Word lists", async () => {
+    expect((await convertRtf(readCorpus("rtf/tika-testRTFRegularImages.rtf"), "i.rtf")).warnings).toContain(
+      "Images were not imported",
+    );
+    const $ = cheerio.load(
+      (await convertRtf(readCorpus("rtf/tika-testRTFListMicrosoftWord.rtf"), "l.rtf")).html,
+      null,
+      false,
+    );
+    expect(
+      $("ol")
+        .first()
+        .find("li")
+        .map((_, li) => $(li).text())
+        .get(),
+    ).toEqual(["one", "two", "three"]);
+    expect(
+      $("ul")
+        .first()
+        .find("li")
+        .map((_, li) => $(li).text())
+        .get(),
+    ).toEqual(["first", "second", "third"]);
+  });
+
+  it("refuses a file that is not RTF, and absurd nesting", async () => {
+    await expect(convertRtf(Buffer.from("plain text"), "x.rtf")).rejects.toBeInstanceOf(InputError);
+    await expect(convertRtf(Buffer.from(`{\\rtf1${"{".repeat(100_000)}`), "x.rtf")).rejects.toThrow(
+      /nested too deeply/,
+    );
+  });
+});

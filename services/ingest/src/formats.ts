@@ -1,0 +1,102 @@
+// The shapes shared by the front door, the converters and the sandbox: supported extensions,
+// the conversion result, page setup and the resource limits every conversion runs under.
+import { UnsupportedMediaTypeError } from "@redline/service-kit";
+
+/** Upload extensions the service accepts (interface-spec fact 8); anything else is a 415. */
+export const SUPPORTED_EXTENSIONS = [".pdf", ".docx", ".txt", ".rtf", ".md", ".html", ".htm"] as const;
+
+export type SupportedExtension = (typeof SUPPORTED_EXTENSIONS)[number];
+
+/** The detected format, as carried in ConvertDocumentResponse.format. */
+export type DocumentFormat = "docx" | "pdf" | "html" | "md" | "txt" | "rtf";
+
+const FORMAT_BY_EXTENSION: Record<SupportedExtension, DocumentFormat> = {
+  ".pdf": "pdf",
+  ".docx": "docx",
+  ".txt": "txt",
+  ".rtf": "rtf",
+  ".md": "md",
+  ".html": "html",
+  ".htm": "html",
+};
+
+/** Page margins in inches. */
+export interface PageMargins {
+  top: number;
+  right: number;
+  bottom: number;
+  left: number;
+}
+
+/** A named paper size, or a custom one in inches (portrait width x height). */
+export type PaperSize = "Letter" | "A4" | "Legal" | { width: number; height: number };
+
+/**
+ * Page geometry of the source document (`page_setup` in the spec: `{size, orientation, margins}`).
+ * `margins` is null when the format does not record them (pdf).
+ */
+export interface PageSetup {
+  size: PaperSize;
+  orientation: "portrait" | "landscape";
+  margins: PageMargins | null;
+}
+
+/** What a converter produces: unsanitized, unchunked block-level HTML and its metadata. */
+export interface ConvertResult {
+  html: string;
+  /** First heading of the document, else the file name without its extension. */
+  title: string;
+  /** docx and pdf only; null otherwise. */
+  pageSetup: PageSetup | null;
+  /** Non-fatal losses worth telling the caller about (dropped headers, accepted changes, ...). */
+  warnings: string[];
+  format: DocumentFormat;
+}
+
+/** Bounds that keep a hostile file from using unbounded time or memory. */
+export interface ConvertLimits {
+  /** Wall-clock cap of one conversion, in milliseconds; past it the worker is killed (400). */
+  timeoutMs: number;
+  /** Most entries a docx zip may hold (zip bomb guard). */
+  maxZipEntries: number;
+  /** Most bytes a docx may expand to when unzipped, summed over all entries. */
+  maxUncompressedBytes: number;
+  /** Highest uncompressed/compressed ratio accepted for a zip entry larger than 1 MiB. */
+  maxCompressionRatio: number;
+}
+
+export const DEFAULT_LIMITS: ConvertLimits = {
+  timeoutMs: 30_000,
+  maxZipEntries: 5_000,
+  maxUncompressedBytes: 200 * 1024 * 1024,
+  // Deflated Word XML runs at 10-40x (the 12.5 MB procurement document.xml is 38x); a run of
+  // zeros compresses ~1000x. 200x leaves room for very repetitive documents.
+  maxCompressionRatio: 200,
+};
+
+/** The lower-cased extension of a file name (".docx"), or "" when it has none. */
+export function extensionOf(filename: string): string {
+  // Browsers may send "C:\fakepath\x.docx"; only the last path segment counts.
+  const base = filename.split(/[\\/]/).pop() ?? "";
+  const dot = base.lastIndexOf(".");
+  return dot > 0 ? base.slice(dot).toLowerCase() : "";
+}
+
+/** The file name without directories and extension, used as the fallback title. */
+export function baseTitle(filename: string): string {
+  const base = (filename.split(/[\\/]/).pop() ?? "").trim();
+  const dot = base.lastIndexOf(".");
+  return (dot > 0 ? base.slice(0, dot) : base).trim() || "Untitled";
+}
+
+/**
+ * Picks the format for a file name by its extension.
+ * Throws UnsupportedMediaTypeError (415, detail lists SUPPORTED_EXTENSIONS) for any other
+ * extension, including legacy `.doc` and names without an extension.
+ */
+export function formatForFilename(filename: string): DocumentFormat {
+  const ext = extensionOf(filename);
+  const format = FORMAT_BY_EXTENSION[ext as SupportedExtension];
+  if (!format) throw new UnsupportedMediaTypeError(ext, SUPPORTED_EXTENSIONS);
+  return format;
+}

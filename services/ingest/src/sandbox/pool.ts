@@ -1,0 +1,181 @@
+// A small pool of worker threads that run converters. A parser stuck in a synchronous loop
+// cannot be interrupted by a promise timeout; a worker can be terminated, and its heap is
+// capped, so one hostile file costs at most `timeoutMs` and `maxMemoryMb` and then a fresh
+// worker.
+import { availableParallelism } from "node:os";
+import { Worker } from "node:worker_threads";
+import { InputError, UnavailableError } from "@redline/service-kit";
+import { type ConvertLimits, type ConvertResult, type DocumentFormat, extensionOf } from "../formats.js";
+import { deserializeError, type JobMessage, type ReplyMessage } from "./protocol.js";
+
+const WORKER_URL = new URL("./worker.mjs", import.meta.url);
+
+/** Pool sizing and the per-worker memory cap. */
+export interface ConverterPoolOptions {
+  /** Worker threads (default: CPU count, at most 4). */
+  size?: number;
+  /** V8 old-generation heap cap of each worker, in MB (default 2048; the 12.5 MB-XML procurement docx peaks near 700). */
+  maxMemoryMb?: number;
+}
+
+/** One conversion to run. */
+export interface ConvertJob {
+  format: DocumentFormat;
+  filename: string;
+  bytes: Buffer;
+  limits: ConvertLimits;
+}
+
+interface Pending {
+  id: number;
+  job: ConvertJob;
+  resolve(result: ConvertResult): void;
+  reject(err: Error): void;
+}
+
+interface Slot {
+  worker: Worker | null;
+  current: Pending | null;
+  timer: NodeJS.Timeout | null;
+}
+
+/**
+ * Runs conversions in worker threads, one job per worker at a time, queueing the rest.
+ * A job past `limits.timeoutMs` (measured from when a worker takes it) or over the memory cap
+ * rejects with InputError and its worker is replaced. Idle workers do not keep the process alive.
+ */
+export class ConverterPool {
+  private readonly slots: Slot[];
+  private readonly maxMemoryMb: number;
+  private readonly queue: Pending[] = [];
+  private nextId = 1;
+  private closed = false;
+
+  constructor(opts: ConverterPoolOptions = {}) {
+    const size = Math.max(1, opts.size ?? Math.min(4, availableParallelism()));
+    this.maxMemoryMb = opts.maxMemoryMb ?? 2048;
+    this.slots = Array.from({ length: size }, () => ({ worker: null, current: null, timer: null }));
+  }
+
+  /** Starts every worker now so the first requests do not pay thread start-up. */
+  warm(): void {
+    for (const slot of this.slots) if (!slot.worker && !this.closed) this.spawn(slot);
+  }
+
+  /** Converts in a worker. Rejects with the converter's error, InputError on timeout/OOM, UnavailableError after close. */
+  run(job: ConvertJob): Promise<ConvertResult> {
+    if (this.closed) return Promise.reject(new UnavailableError("The ingest converter pool is shut down"));
+    return new Promise<ConvertResult>((resolve, reject) => {
+      this.queue.push({ id: this.nextId++, job, resolve, reject });
+      this.pump();
+    });
+  }
+
+  /** Terminates the workers; queued and running jobs reject with UnavailableError. */
+  async close(): Promise<void> {
+    this.closed = true;
+    for (const pending of this.queue.splice(0))
+      pending.reject(new UnavailableError("The ingest converter pool is shut down"));
+    await Promise.all(
+      this.slots.map(async (slot) => {
+        const { worker, current } = slot;
+        this.release(slot);
+        slot.worker = null;
+        current?.reject(new UnavailableError("The ingest converter pool is shut down"));
+        if (worker) await worker.terminate();
+      }),
+    );
+  }
+
+  private pump(): void {
+    for (const slot of this.slots) {
+      if (this.queue.length === 0) return;
+      if (slot.current) continue;
+      const pending = this.queue.shift() as Pending;
+      this.start(slot, pending);
+    }
+  }
+
+  private spawn(slot: Slot): Worker {
+    const worker = new Worker(WORKER_URL, { resourceLimits: { maxOldGenerationSizeMb: this.maxMemoryMb } });
+    worker.unref();
+    slot.worker = worker;
+    worker.on("message", (reply: ReplyMessage) => {
+      if (slot.worker !== worker || !slot.current || slot.current.id !== reply.id) return;
+      const pending = slot.current;
+      this.release(slot);
+      if (reply.ok) pending.resolve(reply.result);
+      else pending.reject(deserializeError(reply.error));
+      this.pump();
+    });
+    worker.on("error", (err: NodeJS.ErrnoException) => {
+      if (slot.worker !== worker) return;
+      const pending = slot.current;
+      this.release(slot);
+      slot.worker = null;
+      if (pending) {
+        pending.reject(
+          err.code === "ERR_WORKER_OUT_OF_MEMORY"
+            ? new InputError(
+                `The ${extOf(pending.job)} file needs more than ${this.maxMemoryMb} MB of memory to convert; split it into smaller documents and upload again`,
+              )
+            : err,
+        );
+      }
+      this.pump();
+    });
+    worker.on("exit", (code) => {
+      if (slot.worker !== worker) return;
+      const pending = slot.current;
+      this.release(slot);
+      slot.worker = null;
+      pending?.reject(new Error(`converter worker exited with code ${code}`));
+      this.pump();
+    });
+    return worker;
+  }
+
+  private start(slot: Slot, pending: Pending): void {
+    const worker = slot.worker ?? this.spawn(slot);
+    slot.current = pending;
+    // Referenced while busy: a caller awaiting only this job must keep the process alive.
+    worker.ref();
+    const { job } = pending;
+    slot.timer = setTimeout(() => {
+      if (slot.current !== pending) return;
+      this.release(slot);
+      slot.worker = null;
+      void worker.terminate();
+      pending.reject(
+        new InputError(
+          `The ${extOf(job)} file took longer than ${seconds(job.limits.timeoutMs)} s to convert; it may be damaged or too complex. Save it again or split it, and upload again`,
+        ),
+      );
+      this.pump();
+    }, job.limits.timeoutMs);
+    // A private copy whose buffer can be transferred: the caller's Buffer may be a view into a
+    // shared pool (gRPC message buffers) that must not be detached.
+    const bytes = new Uint8Array(job.bytes);
+    const message: JobMessage = {
+      id: pending.id,
+      format: job.format,
+      filename: job.filename,
+      bytes,
+      limits: job.limits,
+    };
+    worker.postMessage(message, [bytes.buffer]);
+  }
+
+  private release(slot: Slot): void {
+    if (slot.timer) clearTimeout(slot.timer);
+    slot.timer = null;
+    slot.current = null;
+    slot.worker?.unref();
+  }
+}
+
+const seconds = (ms: number) => (ms < 10_000 ? (ms / 1000).toFixed(1) : String(Math.round(ms / 1000)));
+
+function extOf(job: ConvertJob): string {
+  return extensionOf(job.filename) || `.${job.format}`;
+}

@@ -1,0 +1,46 @@
+// Messages between the converter pool and its workers, and how errors cross that boundary
+// with their class intact (an InputError in the worker is an InputError for the caller).
+import type { status as GrpcStatus } from "@grpc/grpc-js";
+import { type ErrorPayload, InputError, RedlineError } from "@redline/service-kit";
+import type { ConvertLimits, ConvertResult, DocumentFormat } from "../formats.js";
+
+/** One conversion sent to a worker; `bytes` is transferred, not copied. */
+export interface JobMessage {
+  id: number;
+  format: DocumentFormat;
+  filename: string;
+  bytes: Uint8Array;
+  limits: ConvertLimits;
+}
+
+/** An error as plain data. */
+export interface SerializedError {
+  name: string;
+  message: string;
+  redline?: ErrorPayload & { grpcCode: number };
+}
+
+/** A worker's answer to one job. */
+export type ReplyMessage =
+  | { id: number; ok: true; result: ConvertResult }
+  | { id: number; ok: false; error: SerializedError };
+
+/** Flattens an error for postMessage, keeping the HTTP shape of RedlineErrors. */
+export function serializeError(err: unknown): SerializedError {
+  if (err instanceof RedlineError) {
+    return { name: err.name, message: err.message, redline: { ...err.toPayload(), grpcCode: err.grpcCode } };
+  }
+  if (err instanceof Error) return { name: err.name, message: err.message };
+  return { name: "Error", message: String(err) };
+}
+
+/** Rebuilds an error from a worker: InputError stays InputError; other catalog errors keep their shape. */
+export function deserializeError(e: SerializedError): Error {
+  const r = e.redline;
+  if (r && e.name === "InputError" && typeof r.detail === "string") return new InputError(r.detail, r.body);
+  if (r)
+    return new RedlineError(r.httpStatus, r.grpcCode as GrpcStatus, r.detail, { body: r.body, headers: r.headers });
+  const err = new Error(`converter failed: ${e.message}`);
+  err.name = e.name;
+  return err;
+}
