@@ -29,6 +29,18 @@ export interface InfraConfig {
 
 type Env = Record<string, string | undefined>;
 
+/**
+ * A number from `env[name]`; undefined when unset or blank. Throws an Error naming the variable
+ * and `rule` (e.g. "a positive integer") when it is not a number or fails `check`.
+ */
+export function numberFromEnv(env: Env, name: string, check: (n: number) => boolean, rule: string): number | undefined {
+  const raw = env[name];
+  if (raw === undefined || raw.trim() === "") return undefined;
+  const n = Number(raw);
+  if (!Number.isFinite(n) || !check(n)) throw new Error(`${name} must be ${rule}, got "${raw}"`);
+  return n;
+}
+
 function required(env: Env, name: string): string {
   const v = env[name];
   if (!v) throw new Error(`${name} is not set (pnpm start sets it; see README, Configuration)`);

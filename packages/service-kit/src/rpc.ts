@@ -16,7 +16,7 @@ import {
   type sendUnaryData,
   type UntypedServiceImplementation,
 } from "@grpc/grpc-js";
-import { type ErrorPayload, RedlineError, UnavailableError } from "./errors.js";
+import { type ErrorPayload, RedlineError, UnauthenticatedError, UnavailableError } from "./errors.js";
 import type { Logger } from "./logger.js";
 import { type Principal, principalFromMetadata, principalToMetadata, REQUEST_ID_KEY } from "./principal.js";
 
@@ -55,6 +55,12 @@ export interface CallContext {
   log: Logger;
   /** Call options that forward this call's identity to a downstream service. */
   forward(extra?: Partial<CallOpts>): CallOpts;
+}
+
+/** The call's principal; UnauthenticatedError when the caller sent none (services trust only the gateway's). */
+export function requirePrincipal(ctx: CallContext): Principal {
+  if (!ctx.principal) throw new UnauthenticatedError("no principal on the call");
+  return ctx.principal;
 }
 
 /** Async handlers, one per RPC of a ts-proto service definition. */

@@ -2,17 +2,15 @@
 import { billingV1 } from "@redline/grpc-stubs";
 import {
   bindService,
-  type CallContext,
   createDb,
   createLogger,
   healthService,
   InputError,
   type Knex,
   migrateLatest,
-  type Principal,
   pingDb,
+  requirePrincipal,
   startGrpcServer,
-  UnauthenticatedError,
 } from "@redline/service-kit";
 import { createApiKey, resolveApiKey, revokeApiKey } from "./commands/api-keys.js";
 import { getUsage, reserveOperations, settleOperations, type UsageView } from "./commands/quota.js";
@@ -29,11 +27,6 @@ export interface BillingConfig {
 export interface RunningService {
   address: string;
   close(): Promise<void>;
-}
-
-function principalOf(ctx: CallContext): Principal {
-  if (!ctx.principal) throw new UnauthenticatedError("no principal on the call");
-  return ctx.principal;
 }
 
 function usageMsg(u: UsageView): billingV1.Usage {
@@ -64,15 +57,15 @@ export function billingHandlers(db: Knex) {
       return { revoked: await revokeApiKey(db, req.apiKey) };
     },
     async getUsage(_req, ctx) {
-      return { usage: usageMsg(await getUsage(db, principalOf(ctx))) };
+      return { usage: usageMsg(await getUsage(db, requirePrincipal(ctx))) };
     },
     async reserveOperations(req, ctx) {
       if (!req.chargeKey || req.operations < 1) throw new InputError("charge_key and operations >= 1 are required");
-      return { usage: usageMsg(await reserveOperations(db, principalOf(ctx), req.chargeKey, req.operations)) };
+      return { usage: usageMsg(await reserveOperations(db, requirePrincipal(ctx), req.chargeKey, req.operations)) };
     },
     async settleOperations(req, ctx) {
       if (!req.chargeKey || req.operations < 0) throw new InputError("charge_key and operations >= 0 are required");
-      return { usage: usageMsg(await settleOperations(db, principalOf(ctx), req.chargeKey, req.operations)) };
+      return { usage: usageMsg(await settleOperations(db, requirePrincipal(ctx), req.chargeKey, req.operations)) };
     },
   });
 }

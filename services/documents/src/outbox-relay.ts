@@ -10,6 +10,13 @@ export const DOCUMENT_EVENTS_STREAM = "REDLINE_DOCUMENT_EVENTS";
 export const documentEventSubject = (eventType: string, ownerId: string) =>
   `redline.documents.v1.${eventType}.${ownerId}`;
 
+/**
+ * JetStream message id of an outbox row. Outbox ids are per database, so the document's UUID is
+ * part of it: two deployments (or test stacks) sharing one NATS must not deduplicate each other.
+ */
+export const documentEventMessageId = (row: { id: string; document_id: string }) =>
+  `doc-event-${row.document_id}-${row.id}`;
+
 const BATCH = 200;
 const IDLE_POLL_MS = 250;
 
@@ -30,7 +37,7 @@ export async function startOutboxRelay(db: Knex, nc: NatsConnection, log: Logger
   async function pass(): Promise<number> {
     const rows = await unpublishedEvents(db, BATCH);
     for (const row of rows) {
-      await publishJson(js, documentEventSubject(row.event_type, row.owner_id), `doc-event-${row.id}`, {
+      await publishJson(js, documentEventSubject(row.event_type, row.owner_id), documentEventMessageId(row), {
         id: Number(row.id),
         type: row.event_type,
         owner_id: row.owner_id,

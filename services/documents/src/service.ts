@@ -13,8 +13,8 @@ import {
   migrateLatest,
   pingDb,
   pingNats,
+  requirePrincipal,
   startGrpcServer,
-  UnauthenticatedError,
 } from "@redline/service-kit";
 import { commitOperations } from "./commands/commit.js";
 import { createDocument, type DocumentView, replaceDocument } from "./commands/load.js";
@@ -38,8 +38,7 @@ export interface RunningDocumentsService {
 }
 
 function ownerOf(ctx: CallContext): string {
-  if (!ctx.principal) throw new UnauthenticatedError("no principal on the call");
-  return ctx.principal.ownerId;
+  return requirePrincipal(ctx).ownerId;
 }
 
 function parsePageSetup(json: string): Record<string, unknown> | null | undefined {

@@ -1,6 +1,6 @@
 // Gateway configuration: readGatewayEnv turns environment variables into one typed config;
 // only main.ts passes process.env, tests build configs with gatewayConfig().
-import { DEFAULT_ADDRS, readAddrs, type ServiceAddrs } from "@redline/service-kit";
+import { DEFAULT_ADDRS, numberFromEnv as numberVar, readAddrs, type ServiceAddrs } from "@redline/service-kit";
 
 /** Everything the gateway needs to run; sizes in MB (MiB), durations in milliseconds. */
 export interface GatewayConfig {
@@ -42,14 +42,6 @@ export function gatewayConfig(overrides: Partial<GatewayConfig> = {}): GatewayCo
 }
 
 type Env = Record<string, string | undefined>;
-
-function numberVar(env: Env, name: string, check: (n: number) => boolean, rule: string): number | undefined {
-  const raw = env[name];
-  if (raw === undefined || raw.trim() === "") return undefined;
-  const n = Number(raw);
-  if (!Number.isFinite(n) || !check(n)) throw new Error(`${name} must be ${rule}, got "${raw}"`);
-  return n;
-}
 
 /**
  * Reads PORT (default 8080), HOST (127.0.0.1), *_ADDR, MAX_REQUEST_MB (100), SUPPORT_EMAIL,

@@ -1,17 +1,9 @@
 // Ingest configuration: readIngestEnv turns environment variables into one typed config;
 // only main.ts passes process.env, tests build configs directly.
-import { DEFAULT_ADDRS } from "@redline/service-kit";
+import { DEFAULT_ADDRS, numberFromEnv as numberVar } from "@redline/service-kit";
 import type { IngestConfig } from "./service.js";
 
 type Env = Record<string, string | undefined>;
-
-function numberVar(env: Env, name: string, check: (n: number) => boolean, rule: string): number | undefined {
-  const raw = env[name];
-  if (raw === undefined || raw.trim() === "") return undefined;
-  const n = Number(raw);
-  if (!Number.isFinite(n) || !check(n)) throw new Error(`${name} must be ${rule}, got "${raw}"`);
-  return n;
-}
 
 /**
  * Reads INGEST_ADDR (default DEFAULT_ADDRS.ingest), MAX_UPLOAD_MB (100; 1 MB = 1,048,576

@@ -9,8 +9,8 @@ import {
   type Knex,
   migrateLatest,
   pingDb,
+  requirePrincipal,
   startGrpcServer,
-  UnauthenticatedError,
 } from "@redline/service-kit";
 import {
   appendTurn,
@@ -39,8 +39,7 @@ export interface RunningSessionsService {
 }
 
 function ownerOf(ctx: CallContext): string {
-  if (!ctx.principal) throw new UnauthenticatedError("no principal on the call");
-  return ctx.principal.ownerId;
+  return requirePrincipal(ctx).ownerId;
 }
 
 function entry(r: RosterRow): sessionsV1.RosterEntry {
