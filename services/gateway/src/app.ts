@@ -37,7 +37,9 @@ function handler(route: Route, ctx: GatewayContext): RequestHandler {
       },
     );
     for (const [name, value] of Object.entries(result.headers ?? {})) res.setHeader(name, value);
-    res.status(result.status ?? route.response.status).json(result.body);
+    res.status(result.status ?? route.response.status);
+    if (result.send) await result.send(res);
+    else res.json(result.body);
   };
 }
 

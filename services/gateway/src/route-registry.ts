@@ -21,11 +21,16 @@ export interface RouteCall {
   rpc(timeoutMs?: number): CallOpts;
 }
 
-/** A handler's reply: status (default the route's success status), JSON body, extra headers. */
+/**
+ * A handler's reply: status (default the route's success status), JSON body, extra headers.
+ * With `send`, the handler writes the response itself (file bytes, a server-sent event stream)
+ * after status and headers are set; `body` is then only what OpenAPI documents.
+ */
 export interface RouteResult<T> {
   status?: number;
   body: T;
   headers?: Record<string, string>;
+  send?: (res: import("express").Response) => Promise<void> | void;
 }
 
 /** A documented response other than the success one: a status from the error catalog, or a custom one. */
