@@ -3,7 +3,13 @@
 
 export * as healthV1 from "./gen/grpc/health/v1/health.js";
 export * as agentV1 from "./gen/redline/agent/v1/agent.js";
+export * as agentJobsV1 from "./gen/redline/agent/v1/jobs.js";
+export * as agentRevertV1 from "./gen/redline/agent/v1/revert.js";
 export * as billingV1 from "./gen/redline/billing/v1/billing.js";
 export * as documentsV1 from "./gen/redline/documents/v1/documents.js";
+export * as documentsLibraryV1 from "./gen/redline/documents/v1/library.js";
+export * as ingestFilesV1 from "./gen/redline/ingest/v1/files.js";
 export * as ingestV1 from "./gen/redline/ingest/v1/ingest.js";
+export * as sessionsCheckpointsV1 from "./gen/redline/sessions/v1/checkpoints.js";
 export * as sessionsV1 from "./gen/redline/sessions/v1/sessions.js";
+export * as sessionsWorkspaceV1 from "./gen/redline/sessions/v1/workspace.js";
