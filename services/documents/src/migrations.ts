@@ -71,4 +71,40 @@ export const migrations: Migration[] = [
       }
     },
   },
+  {
+    name: "20261121T1000_conflicts_and_event_feed",
+    async up(db: Knex) {
+      // Concurrent writes to one chunk: the write that lost, kept until a re-edit resolves it.
+      await db.schema.withSchema(SCHEMA).createTable("conflicts", (t) => {
+        t.uuid("id").primary();
+        t.text("owner_id").notNullable();
+        t.uuid("document_id").notNullable().references("id").inTable(`${SCHEMA}.documents`).onDelete("CASCADE");
+        t.text("chunk_id").notNullable();
+        t.text("kind").notNullable();
+        t.text("session_id").notNullable().defaultTo("");
+        t.text("base_html").notNullable();
+        t.text("ours_html").notNullable();
+        t.text("theirs_html").notNullable();
+        t.uuid("base_version_id").notNullable();
+        t.uuid("head_version_id").notNullable();
+        t.timestamp("created_at", { useTz: true }).notNullable().defaultTo(db.fn.now());
+        t.timestamp("resolved_at", { useTz: true }).nullable();
+        t.uuid("resolved_version_id").nullable();
+      });
+      await db.raw(
+        `create index conflicts_open on ${SCHEMA}.conflicts (document_id, chunk_id) where resolved_at is null`,
+      );
+      // The doc-events poll reads one session's documents after a cursor.
+      await db.raw(`create index outbox_document_id on ${SCHEMA}.outbox (document_id, id)`);
+      // The Files view lists active or archived documents of an owner by recency.
+      await db.raw(
+        `create index documents_owner_archived_updated on ${SCHEMA}.documents (owner_id, (archived_at is null), updated_at desc, id)`,
+      );
+    },
+    async down(db: Knex) {
+      await db.raw(`drop index if exists ${SCHEMA}.documents_owner_archived_updated`);
+      await db.raw(`drop index if exists ${SCHEMA}.outbox_document_id`);
+      await db.schema.withSchema(SCHEMA).dropTableIfExists("conflicts");
+    },
+  },
 ];

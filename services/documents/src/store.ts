@@ -2,7 +2,7 @@
 // commands open the transactions, stores never do.
 import type { Knex } from "@redline/service-kit";
 import { SCHEMA } from "./migrations.js";
-import type { ChunkRevisionRow, DocumentRow, OutboxRow, VersionRow } from "./tables.js";
+import type { ChunkRevisionRow, ConflictRow, DocumentRow, OutboxRow, VersionRow } from "./tables.js";
 
 type Db = Knex | Knex.Transaction;
 const T = {
@@ -10,11 +10,19 @@ const T = {
   versions: `${SCHEMA}.versions`,
   chunks: `${SCHEMA}.chunk_revisions`,
   outbox: `${SCHEMA}.outbox`,
+  conflicts: `${SCHEMA}.conflicts`,
 };
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** True for a UUID string; anything else cannot name a document (and must not reach a uuid column). */
+export function isUuid(value: string): boolean {
+  return UUID.test(value);
+}
 const INSERT_BATCH = 500;
 
 /** The owner's document, or undefined (another owner's id reads as missing). */
 export function findDocument(db: Db, ownerId: string, id: string, forUpdate = false): Promise<DocumentRow | undefined> {
+  if (!isUuid(id)) return Promise.resolve(undefined);
   const q = db<DocumentRow>(T.documents).where({ id, owner_id: ownerId }).first();
   return forUpdate ? q.forUpdate() : q;
 }
@@ -61,6 +69,7 @@ export async function insertVersion(db: Db, row: Omit<VersionRow, "created_at">)
 }
 
 export function findVersion(db: Db, documentId: string, versionId: string): Promise<VersionRow | undefined> {
+  if (!isUuid(versionId)) return Promise.resolve(undefined);
   return db<VersionRow>(T.versions).where({ document_id: documentId, id: versionId }).first();
 }
 
@@ -138,4 +147,138 @@ export function unpublishedEvents(db: Db, limit: number): Promise<OutboxRow[]> {
 
 export async function markPublished(db: Db, ids: string[]): Promise<void> {
   await db(T.outbox).whereIn("id", ids).update({ published_at: db.fn.now() });
+}
+
+/** The most recent revision of a chunk, live or closed (a deleted chunk keeps its place in the order). */
+export function lastRevision(db: Db, documentId: string, chunkId: string): Promise<ChunkRevisionRow | undefined> {
+  return db<ChunkRevisionRow>(T.chunks)
+    .where({ document_id: documentId, chunk_id: chunkId })
+    .orderBy("valid_from", "desc")
+    .first();
+}
+
+/** Revisions of the given chunks live at version `seq`. */
+export function chunksAtSeq(db: Db, documentId: string, seq: number, chunkIds: string[]): Promise<ChunkRevisionRow[]> {
+  if (chunkIds.length === 0) return Promise.resolve([]);
+  return db<ChunkRevisionRow>(T.chunks)
+    .where({ document_id: documentId })
+    .whereIn("chunk_id", chunkIds)
+    .where("valid_from", "<=", seq)
+    .andWhere((w) => w.whereNull("valid_to").orWhere("valid_to", ">", seq));
+}
+
+/** The first `limit` chunks at head (previews). */
+export function headChunks(
+  db: Db,
+  documentId: string,
+  limit: number,
+): Promise<Pick<ChunkRevisionRow, "chunk_id" | "html">[]> {
+  return db<ChunkRevisionRow>(T.chunks)
+    .select("chunk_id", "html")
+    .where({ document_id: documentId })
+    .whereNull("valid_to")
+    .orderBy("position", "asc")
+    .limit(limit);
+}
+
+/** A page of the owner's documents, most recently updated first, and the total. */
+export async function listDocuments(
+  db: Db,
+  ownerId: string,
+  page: { limit: number; offset: number; archived: boolean },
+): Promise<{ rows: DocumentRow[]; total: number }> {
+  const base = () => {
+    const q = db<DocumentRow>(T.documents).where({ owner_id: ownerId });
+    return page.archived ? q.whereNotNull("archived_at") : q.whereNull("archived_at");
+  };
+  const [rows, [count]] = await Promise.all([
+    base()
+      .orderBy([
+        { column: "updated_at", order: "desc" },
+        { column: "id", order: "asc" },
+      ])
+      .limit(page.limit)
+      .offset(page.offset),
+    base().count<{ count: string }[]>("* as count"),
+  ]);
+  return { rows, total: Number(count?.count ?? 0) };
+}
+
+/** The owner's documents among `ids` (non-UUIDs and foreign ids are skipped). */
+export function findDocuments(db: Db, ownerId: string, ids: string[]): Promise<DocumentRow[]> {
+  const valid = [...new Set(ids.filter(isUuid))];
+  if (valid.length === 0) return Promise.resolve([]);
+  return db<DocumentRow>(T.documents).where({ owner_id: ownerId }).whereIn("id", valid);
+}
+
+/** Sets or clears archived_at and bumps updated_at. */
+export async function setArchived(db: Db, id: string, archived: boolean): Promise<void> {
+  await db(T.documents)
+    .where({ id })
+    .update({ archived_at: archived ? db.fn.now() : null, updated_at: db.fn.now() });
+}
+
+/** Updates title and/or page setup and bumps updated_at. */
+export async function updateMeta(
+  db: Db,
+  id: string,
+  fields: { title?: string; pageSetup?: Record<string, unknown> | null },
+): Promise<void> {
+  await db(T.documents)
+    .where({ id })
+    .update({
+      updated_at: db.fn.now(),
+      ...(fields.title !== undefined ? { title: fields.title } : {}),
+      ...(fields.pageSetup !== undefined
+        ? { page_setup: fields.pageSetup ? JSON.stringify(fields.pageSetup) : null }
+        : {}),
+    });
+}
+
+/** Outbox events of the owner's documents after `afterId`, ascending; one more than `limit` tells has_more. */
+export function eventsAfter(
+  db: Db,
+  ownerId: string,
+  q: { documentIds: string[]; afterId: number; excludeSessionId: string; types: string[]; limit: number },
+): Promise<OutboxRow[]> {
+  const ids = [...new Set(q.documentIds.filter(isUuid))];
+  if (ids.length === 0) return Promise.resolve([]);
+  const query = db<OutboxRow>(T.outbox)
+    .where({ owner_id: ownerId })
+    .whereIn("document_id", ids)
+    .whereIn("event_type", q.types)
+    .where("id", ">", q.afterId);
+  if (q.excludeSessionId) query.whereNot({ session_id: q.excludeSessionId });
+  return query.orderBy("id", "asc").limit(q.limit + 1);
+}
+
+export async function insertConflicts(
+  db: Db,
+  rows: Omit<ConflictRow, "created_at" | "resolved_at" | "resolved_version_id">[],
+): Promise<void> {
+  if (rows.length > 0) await db(T.conflicts).insert(rows);
+}
+
+/** Unresolved conflicts of one chunk in the owner's documents, newest first. */
+export function openConflicts(db: Db, ownerId: string, documentIds: string[], chunkId: string): Promise<ConflictRow[]> {
+  const ids = [...new Set(documentIds.filter(isUuid))];
+  if (ids.length === 0) return Promise.resolve([]);
+  return db<ConflictRow>(T.conflicts)
+    .where({ owner_id: ownerId, chunk_id: chunkId })
+    .whereIn("document_id", ids)
+    .whereNull("resolved_at")
+    .orderBy("created_at", "desc");
+}
+
+export function findConflict(db: Db, ownerId: string, id: string): Promise<ConflictRow | undefined> {
+  if (!isUuid(id)) return Promise.resolve(undefined);
+  return db<ConflictRow>(T.conflicts).where({ id, owner_id: ownerId }).first();
+}
+
+/** Marks every open conflict of a chunk resolved by `versionId`. */
+export async function resolveConflicts(db: Db, documentId: string, chunkId: string, versionId: string): Promise<void> {
+  await db(T.conflicts)
+    .where({ document_id: documentId, chunk_id: chunkId })
+    .whereNull("resolved_at")
+    .update({ resolved_at: db.fn.now(), resolved_version_id: versionId });
 }

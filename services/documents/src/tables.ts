@@ -47,3 +47,25 @@ export interface OutboxRow {
   created_at: Date;
   published_at: Date | null;
 }
+
+/** A write to one chunk that lost to another session's commit, kept until resolved (re-edit). */
+export interface ConflictRow {
+  id: string;
+  owner_id: string;
+  document_id: string;
+  chunk_id: string;
+  /** "save" (a human save) or "chat" (an AI edit). */
+  kind: string;
+  session_id: string;
+  /** The chunk at the writer's base ("" when it did not exist). */
+  base_html: string;
+  /** The writer's version ("" for a delete). */
+  ours_html: string;
+  /** The chunk at head when it happened ("" when deleted). */
+  theirs_html: string;
+  base_version_id: string;
+  head_version_id: string;
+  created_at: Date;
+  resolved_at: Date | null;
+  resolved_version_id: string | null;
+}

@@ -7,4 +7,10 @@ export {
   listSessions,
 } from "./commands/sessions.js";
 export { migrations, SCHEMA } from "./migrations.js";
-export { type RunningSessionsService, type SessionsConfig, sessionsHandlers, startSessionsService } from "./service.js";
+export {
+  type RunningSessionsService,
+  type SessionsConfig,
+  sessionsHandlers,
+  startSessionsService,
+  workspaceHandlers,
+} from "./service.js";

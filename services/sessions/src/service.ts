@@ -1,17 +1,19 @@
 // The sessions service as a library: build from config, start, close. main.ts is the thin shell.
-import { sessionsV1 } from "@redline/grpc-stubs";
+import { sessionsV1, sessionsWorkspaceV1 } from "@redline/grpc-stubs";
 import {
   bindService,
   type CallContext,
   createDb,
   createLogger,
   healthService,
+  InputError,
   type Knex,
   migrateLatest,
   pingDb,
   requirePrincipal,
   startGrpcServer,
 } from "@redline/service-kit";
+import { checkpointsHandlers } from "./checkpoints-handlers.js";
 import {
   appendTurn,
   attachDocument,
@@ -21,8 +23,24 @@ import {
   listSessions,
   type SessionView,
 } from "./commands/sessions.js";
+import {
+  clearMemoryNote,
+  closeDocument,
+  focusDocument,
+  getMemoryNote,
+  listDocumentHolders,
+  listEditorActions,
+  listWatchedDocuments,
+  markSeen,
+  openBlank,
+  openDocuments,
+  recordEditorActions,
+  remember,
+  resolveDocument,
+  unlinkDocument,
+} from "./commands/workspace.js";
 import { migrations, SCHEMA } from "./migrations.js";
-import type { RosterRow } from "./tables.js";
+import type { EditorActionRow, RosterRow } from "./tables.js";
 
 /** Sessions configuration. */
 export interface SessionsConfig {
@@ -109,6 +127,113 @@ export function sessionsHandlers(db: Knex) {
   });
 }
 
+function editorAction(r: EditorActionRow): sessionsWorkspaceV1.EditorAction {
+  return {
+    id: String(r.id),
+    action: r.action,
+    value: r.value,
+    documentId: r.document_id,
+    chunkIds: r.chunk_ids,
+    detailsJson: r.details ? JSON.stringify(r.details) : "",
+    createdAt: r.created_at,
+  };
+}
+
+function parseDetails(json: string): Record<string, unknown> | null {
+  if (!json) return null;
+  try {
+    const value = JSON.parse(json);
+    if (value !== null && typeof value === "object" && !Array.isArray(value)) return value as Record<string, unknown>;
+  } catch {
+    // Reported below.
+  }
+  throw new InputError("editor action details must be a JSON object");
+}
+
+/** Handlers of sessions.v1.SessionWorkspaceService. */
+export function workspaceHandlers(db: Knex) {
+  return bindService(sessionsWorkspaceV1.SessionWorkspaceServiceService, {
+    async openDocuments(req, ctx) {
+      const { view, opened } = await openDocuments(db, ownerOf(ctx), {
+        sessionId: req.sessionId,
+        documents: req.documents.map((d) => ({
+          durableDocumentId: d.durableDocumentId,
+          title: d.title,
+          versionId: d.versionId,
+        })),
+      });
+      return { session: session(view), opened: opened.map(entry) };
+    },
+    async openBlank(req, ctx) {
+      const { view, entry: row } = await openBlank(db, ownerOf(ctx), req);
+      return { session: session(view), entry: entry(row) };
+    },
+    async resolveDocument(req, ctx) {
+      return { entry: entry(await resolveDocument(db, ownerOf(ctx), req)) };
+    },
+    async focusDocument(req, ctx) {
+      const { view, entry: row } = await focusDocument(db, ownerOf(ctx), req);
+      return { session: session(view), entry: entry(row) };
+    },
+    async closeDocument(req, ctx) {
+      const { view, closed } = await closeDocument(db, ownerOf(ctx), req);
+      return { session: session(view), closed: entry(closed) };
+    },
+    async markSeen(req, ctx) {
+      return { entry: entry(await markSeen(db, ownerOf(ctx), req)) };
+    },
+    async listDocumentHolders(req, ctx) {
+      const holders = await listDocumentHolders(db, ownerOf(ctx), {
+        documentIds: req.durableDocumentIds,
+        excludeSessionId: req.excludeSessionId,
+      });
+      return {
+        holders: holders.map((h) => ({
+          durableDocumentId: h.document_id,
+          sessionId: h.session_id,
+          sessionTitle: h.session_title,
+          slotId: h.slot_id,
+          updatedAt: h.updated_at,
+        })),
+      };
+    },
+    async unlinkDocument(req, ctx) {
+      return { sessionIds: await unlinkDocument(db, ownerOf(ctx), req.durableDocumentId) };
+    },
+    async listWatchedDocuments(req, ctx) {
+      const documents = await listWatchedDocuments(db, ownerOf(ctx), req.sessionId);
+      return { documents: documents.map((d) => ({ durableDocumentId: d.documentId, slotId: d.slotId })) };
+    },
+    async recordEditorActions(req, ctx) {
+      const rows = await recordEditorActions(
+        db,
+        ownerOf(ctx),
+        req.sessionId,
+        req.actions.map((a) => ({
+          action: a.action,
+          value: a.value,
+          documentId: a.documentId,
+          chunkIds: a.chunkIds,
+          details: parseDetails(a.detailsJson),
+        })),
+      );
+      return { actions: rows.map(editorAction) };
+    },
+    async listEditorActions(req, ctx) {
+      return { actions: (await listEditorActions(db, ownerOf(ctx), req.sessionId)).map(editorAction) };
+    },
+    async getMemoryNote(req, ctx) {
+      return { note: await getMemoryNote(db, ownerOf(ctx), req.memoryKey) };
+    },
+    async remember(req, ctx) {
+      return { note: await remember(db, ownerOf(ctx), req.memoryKey, req.line) };
+    },
+    async clearMemoryNote(req, ctx) {
+      return { removed: await clearMemoryNote(db, ownerOf(ctx), req.memoryKey) };
+    },
+  });
+}
+
 /** Migrates the sessions schema and serves SessionsService and Health. */
 export async function startSessionsService(cfg: SessionsConfig): Promise<RunningSessionsService> {
   const log = createLogger("sessions", cfg.logLevel);
@@ -116,7 +241,12 @@ export async function startSessionsService(cfg: SessionsConfig): Promise<Running
   await migrateLatest(db, SCHEMA, migrations);
   const server = await startGrpcServer(
     cfg.grpcAddress,
-    [sessionsHandlers(db), healthService({ postgres: () => pingDb(db) })],
+    [
+      sessionsHandlers(db),
+      workspaceHandlers(db),
+      checkpointsHandlers(db),
+      healthService({ postgres: () => pingDb(db) }),
+    ],
     log,
   );
   log.info({ address: server.address }, "sessions listening");

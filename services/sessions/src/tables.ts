@@ -21,6 +21,8 @@ export interface RosterRow {
   last_seen_version_id: string;
   opened_at: Date;
   closed_at: Date | null;
+  /** "closed" by the user or "archived" (unlinked by an archive); null while open. */
+  closed_reason?: string | null;
 }
 
 export interface MessageRow {
@@ -32,4 +34,24 @@ export interface MessageRow {
   checkpoint_id: string;
   active: boolean;
   created_at: Date;
+}
+
+/** An editor action (font, colour, alignment change) recorded by a session. */
+export interface EditorActionRow {
+  id: string;
+  session_id: string;
+  action: string;
+  value: string;
+  document_id: string;
+  chunk_ids: string[];
+  details: Record<string, unknown> | null;
+  created_at: Date;
+}
+
+/** A cross-session memory note; memory_key "" is the account-level note. */
+export interface MemoryNoteRow {
+  owner_id: string;
+  memory_key: string;
+  note: string;
+  updated_at: Date;
 }

@@ -1,4 +1,5 @@
-// Committing a turn's chunk operations as one version, writing O(k) rows for k operations.
+// Committing chunk operations as one version, writing O(k) rows for k operations, with the
+// three-way check against other sessions' commits since the writer's base version.
 import { randomUUID } from "node:crypto";
 import { ChunkError, type ChunkOperation, type ChunkRecord, validateChunkHtml } from "@redline/html-chunks";
 import { ConflictError, InputError, type Knex, NotFoundError } from "@redline/service-kit";
@@ -6,18 +7,21 @@ import { generateKeyBetween } from "fractional-indexing";
 import {
   appendOutbox,
   chunksAt,
+  chunksAtSeq,
   chunksChangedSince,
   closeRevisions,
   findDocument,
   findVersion,
+  insertConflicts,
   insertRevisions,
   insertVersion,
   isHeadingHtml,
+  lastRevision,
   liveChunks,
   nextLivePosition,
   updateHead,
 } from "../store.js";
-import type { ChunkRevisionRow, DocumentRow } from "../tables.js";
+import type { ChunkRevisionRow, ConflictRow, DocumentRow } from "../tables.js";
 
 /** A change record (unshown-parts.md, Change records). */
 export interface ChangeRecordView {
@@ -31,6 +35,9 @@ export interface ChangeRecordView {
   insertAfterChunkId: string;
 }
 
+/** A conflict as recorded (the row without its resolution fields). */
+export type NewConflict = Omit<ConflictRow, "created_at" | "resolved_at" | "resolved_version_id">;
+
 /** The result of a commit. */
 export interface CommitResult {
   row: DocumentRow;
@@ -39,189 +46,288 @@ export interface CommitResult {
   chunks: ChunkRecord[];
   /** True when head had moved past the base version and the operations were merged onto it. */
   merged: boolean;
+  /** Chunks other sessions changed since the base, merged around (at most 200 listed). */
+  mergedChunkIds: string[];
+  /** Operations not applied because their chunk changed since the base (recordConflicts only). */
+  conflicts: NewConflict[];
+  /** False when every operation was a conflict: no version was written. */
+  committed: boolean;
 }
+
+/** What a commit writes; see commitOperations. */
+export interface CommitInput {
+  documentId: string;
+  baseVersionId: string;
+  sessionId: string;
+  operations: ChunkOperation[];
+  summary: string;
+  returnChunks: boolean;
+  /** Apply what merges and record the clashing operations as conflicts instead of refusing all. */
+  recordConflicts?: boolean;
+  /** Who wrote, for conflict records: "chat" (default) or "save". */
+  writer?: "chat" | "save";
+  /** `payload.kind` of the outbox event (default "edit"). */
+  eventKind?: string;
+}
+
+const MAX_MERGED_LISTED = 200;
 
 function invalid(index: number, message: string): InputError {
   return new InputError(`operation ${index}: ${message}`, { code: "invalid_operation", operation_index: index });
 }
 
+/** Thrown inside the transaction so it rolls back; the conflicts are recorded after. */
+class PendingConflicts extends Error {
+  constructor(
+    readonly conflicts: NewConflict[],
+    readonly headVersionId: string,
+  ) {
+    super("chunk conflict");
+  }
+}
+
+/** The 409 body of a refused write: the chunks, the head to rebase on, and the recorded conflicts. */
+export function chunkConflictError(conflicts: NewConflict[], headVersionId: string): ConflictError {
+  const chunkIds = [...new Set(conflicts.map((c) => c.chunk_id))];
+  return new ConflictError(`Chunks changed by another session since your version: ${chunkIds.join(", ")}`, {
+    code: "chunk_conflict",
+    chunk_ids: chunkIds,
+    head_version_id: headVersionId,
+    conflicts: conflicts.map((c) => ({ conflict_id: c.id, chunk_id: c.chunk_id })),
+    suggested_action: "re_edit",
+  });
+}
+
 /**
  * Validates and commits `operations` on top of head as one version, with a `document_updated`
  * outbox event in the same transaction. Operations computed on an older base merge when they
- * touch chunks nobody changed since; otherwise ConflictError (409, code `chunk_conflict`,
- * naming the chunks) and nothing is written. InputError (400) names an invalid operation.
+ * touch chunks nobody changed since (inserts always merge: a deleted anchor keeps its place in
+ * the order). Otherwise, with `recordConflicts`, the clashing operations are left out and
+ * recorded as conflicts; without it ConflictError (409, code `chunk_conflict`, naming the chunks
+ * and the recorded conflicts) and nothing is written. InputError (400) names an invalid
+ * operation; ConflictError `document_archived` for an archived document.
  */
-export async function commitOperations(
-  db: Knex,
+export async function commitOperations(db: Knex, ownerId: string, input: CommitInput): Promise<CommitResult> {
+  try {
+    const result = await db.transaction((trx) => commitInTransaction(trx, ownerId, input));
+    if (result.conflicts.length > 0) await insertConflicts(db, result.conflicts);
+    return result;
+  } catch (err) {
+    if (!(err instanceof PendingConflicts)) throw err;
+    await insertConflicts(db, err.conflicts);
+    throw chunkConflictError(err.conflicts, err.headVersionId);
+  }
+}
+
+/** commitOperations inside the caller's transaction (conflict rows are returned, not written). */
+export async function commitInTransaction(
+  trx: Knex.Transaction,
   ownerId: string,
-  input: {
-    documentId: string;
-    baseVersionId: string;
-    sessionId: string;
-    operations: ChunkOperation[];
-    summary: string;
-    returnChunks: boolean;
-  },
+  input: CommitInput,
 ): Promise<CommitResult> {
   if (input.operations.length === 0) throw new InputError("no operations to commit");
-  return db.transaction(async (trx) => {
-    const doc = await findDocument(trx, ownerId, input.documentId, true);
-    if (!doc) throw new NotFoundError("Document not found");
-    let merged = false;
-    const targets = input.operations.filter((op) => op.kind !== "insert").map((op) => op.chunkId);
-    if (input.baseVersionId && input.baseVersionId !== doc.head_version_id) {
-      const base = await findVersion(trx, doc.id, input.baseVersionId);
-      if (!base) throw new InputError("base_version_id is not a version of this document");
-      const changed = await chunksChangedSince(trx, doc.id, base.seq);
-      const anchors = input.operations.flatMap((op) =>
-        op.kind === "insert" && op.afterChunkId ? [op.afterChunkId] : [],
+  const doc = await findDocument(trx, ownerId, input.documentId, true);
+  if (!doc) throw new NotFoundError("Document not found");
+  if (doc.archived_at) {
+    throw new ConflictError("The document is archived", {
+      code: "document_archived",
+      suggested_action: "unarchive",
+    });
+  }
+  let merged = false;
+  let mergedChunkIds: string[] = [];
+  let operations = input.operations;
+  const conflicts: NewConflict[] = [];
+  if (input.baseVersionId && input.baseVersionId !== doc.head_version_id) {
+    const base = await findVersion(trx, doc.id, input.baseVersionId);
+    if (!base) throw new InputError("base_version_id is not a version of this document");
+    const changed = await chunksChangedSince(trx, doc.id, base.seq);
+    const touched = [
+      ...new Set(operations.filter((op) => op.kind !== "insert" && changed.has(op.chunkId)).map((op) => op.chunkId)),
+    ];
+    const clashing = new Set<string>();
+    if (touched.length > 0) {
+      const [atBase, atHead] = await Promise.all([
+        chunksAtSeq(trx, doc.id, base.seq, touched),
+        liveChunks(trx, doc.id, touched),
+      ]);
+      const baseHtml = new Map(atBase.map((r) => [r.chunk_id, r.html]));
+      const headHtml = new Map(atHead.map((r) => [r.chunk_id, r.html]));
+      // Both sides making the same change is no conflict: when the writer's last word on a chunk
+      // already is head (the same HTML, or both deleted it), its operations on it are dropped.
+      const converged = new Set(
+        touched.filter((id) => {
+          const last = operations.filter((op) => op.chunkId === id).at(-1);
+          if (last?.kind === "delete") return !headHtml.has(id);
+          return last?.kind === "replace" && headHtml.get(id) === last.html;
+        }),
       );
-      const clashes = [...new Set([...targets, ...anchors].filter((id) => changed.has(id)))];
-      if (clashes.length > 0) {
-        throw new ConflictError(`Chunks changed by another session since your version: ${clashes.join(", ")}`, {
-          code: "chunk_conflict",
-          chunk_ids: clashes,
+      operations = operations.filter((op) => op.kind === "insert" || !converged.has(op.chunkId));
+      const ids = touched.filter((id) => !converged.has(id));
+      for (const id of ids) clashing.add(id);
+      for (const id of ids) {
+        // The writer's last word on the chunk: its final replace, or "" when it deleted it.
+        const last = operations.filter((op) => op.chunkId === id).at(-1);
+        conflicts.push({
+          id: randomUUID(),
+          owner_id: ownerId,
+          document_id: doc.id,
+          chunk_id: id,
+          kind: input.writer ?? "chat",
+          session_id: input.sessionId,
+          base_html: baseHtml.get(id) ?? "",
+          ours_html: last && last.kind !== "delete" ? last.html : "",
+          theirs_html: headHtml.get(id) ?? "",
+          base_version_id: base.id,
           head_version_id: doc.head_version_id,
         });
       }
-      merged = true;
+      if (conflicts.length > 0 && !input.recordConflicts) throw new PendingConflicts(conflicts, doc.head_version_id);
+      operations = operations.filter((op) => !clashing.has(op.chunkId));
     }
+    merged = true;
+    mergedChunkIds = [...changed].filter((id) => !clashing.has(id)).slice(0, MAX_MERGED_LISTED);
+  }
+  if (operations.length === 0) {
+    return { row: doc, changes: [], chunks: [], merged, mergedChunkIds, conflicts, committed: false };
+  }
 
-    const seq = doc.head_seq + 1;
-    const live = new Map(
-      (
-        await liveChunks(trx, doc.id, [
-          ...new Set(
-            targets.concat(
-              input.operations.flatMap((op) => (op.kind === "insert" && op.afterChunkId ? [op.afterChunkId] : [])),
-            ),
-          ),
-        ])
-      ).map((r) => [r.chunk_id, r]),
-    );
-    // Chunks created by this commit, with their positions, so later inserts can anchor on them.
-    const created = new Map<string, ChunkRevisionRow>();
-    const closed = new Set<string>();
-    const inserts: ChunkRevisionRow[] = [];
-    const changes: ChangeRecordView[] = [];
+  const seq = doc.head_seq + 1;
+  const targets = operations.filter((op) => op.kind !== "insert").map((op) => op.chunkId);
+  const anchors = operations.flatMap((op) => (op.kind === "insert" && op.afterChunkId ? [op.afterChunkId] : []));
+  const live = new Map(
+    (await liveChunks(trx, doc.id, [...new Set([...targets, ...anchors])])).map((r) => [r.chunk_id, r]),
+  );
+  // Chunks created by this commit, with their positions, so later inserts can anchor on them.
+  const created = new Map<string, ChunkRevisionRow>();
+  const closed = new Set<string>();
+  const inserts: ChunkRevisionRow[] = [];
+  const changes: ChangeRecordView[] = [];
 
-    const current = (id: string) => (closed.has(id) ? undefined : (created.get(id) ?? live.get(id)));
-    for (const [index, op] of input.operations.entries()) {
-      try {
-        if (op.kind === "insert") {
-          if (current(op.chunkId) || (await liveChunks(trx, doc.id, [op.chunkId])).length > 0)
-            throw invalid(index, `chunk ${op.chunkId} already exists`);
-          const html = validateChunkHtml(op.html, op.chunkId);
-          const anchor = op.afterChunkId ? current(op.afterChunkId) : null;
-          if (op.afterChunkId && !anchor) throw invalid(index, `unknown chunk ${op.afterChunkId}`);
-          const lower = anchor?.position ?? null;
-          const stored = await nextLivePosition(trx, doc.id, lower);
-          const pending = [...created.values()]
-            .map((r) => r.position)
-            .filter((p) => (lower === null || p > lower) && (stored === null || p < stored));
-          const upper = pending.length > 0 ? pending.sort()[0] : stored;
-          const row: ChunkRevisionRow = {
-            document_id: doc.id,
-            chunk_id: op.chunkId,
-            position: generateKeyBetween(lower, upper),
-            html,
-            valid_from: seq,
-            valid_to: null,
-          };
-          created.set(op.chunkId, row);
-          inserts.push(row);
-          changes.push({
-            changeId: randomUUID(),
-            operation: "create",
-            chunkId: op.chunkId,
-            documentId: doc.id,
-            oldHtml: "",
-            newHtml: html,
-            aiExplanation: op.explanation,
-            insertAfterChunkId: op.afterChunkId ?? "",
-          });
-          continue;
-        }
-        const prev = current(op.chunkId);
-        if (!prev) throw invalid(index, `unknown chunk ${op.chunkId}`);
-        if (op.kind === "delete") {
-          closed.add(op.chunkId);
-          created.delete(op.chunkId);
-          changes.push({
-            changeId: randomUUID(),
-            operation: "delete",
-            chunkId: op.chunkId,
-            documentId: doc.id,
-            oldHtml: prev.html,
-            newHtml: "",
-            aiExplanation: op.explanation,
-            insertAfterChunkId: "",
-          });
-          continue;
-        }
+  const current = (id: string) => (closed.has(id) ? undefined : (created.get(id) ?? live.get(id)));
+  for (const [index, op] of operations.entries()) {
+    try {
+      if (op.kind === "insert") {
+        // A chunk deleted earlier in this commit may come back elsewhere (a move).
+        const stillLive = !closed.has(op.chunkId) && (await liveChunks(trx, doc.id, [op.chunkId])).length > 0;
+        if (current(op.chunkId) || stillLive) throw invalid(index, `chunk ${op.chunkId} already exists`);
         const html = validateChunkHtml(op.html, op.chunkId);
-        const row: ChunkRevisionRow = { ...prev, html, valid_from: seq, valid_to: null };
-        if (!created.has(op.chunkId)) inserts.push(row);
-        else inserts[inserts.findIndex((r) => r.chunk_id === op.chunkId)] = row;
+        let lower: string | null = null;
+        if (op.afterChunkId) {
+          // An anchor another session deleted since the base still has its place in the order.
+          const anchor = current(op.afterChunkId) ?? (await lastRevision(trx, doc.id, op.afterChunkId));
+          if (!anchor) throw invalid(index, `unknown chunk ${op.afterChunkId}`);
+          lower = anchor.position;
+        }
+        const stored = await nextLivePosition(trx, doc.id, lower);
+        const pending = [...created.values()]
+          .map((r) => r.position)
+          .filter((p) => (lower === null || p > lower) && (stored === null || p < stored));
+        const upper = pending.length > 0 ? pending.sort()[0] : stored;
+        const row: ChunkRevisionRow = {
+          document_id: doc.id,
+          chunk_id: op.chunkId,
+          position: generateKeyBetween(lower, upper),
+          html,
+          valid_from: seq,
+          valid_to: null,
+        };
+        closed.delete(op.chunkId);
+        const at = inserts.findIndex((r) => r.chunk_id === op.chunkId);
+        if (at >= 0) inserts.splice(at, 1);
         created.set(op.chunkId, row);
+        inserts.push(row);
         changes.push({
           changeId: randomUUID(),
-          operation: "edit",
+          operation: "create",
+          chunkId: op.chunkId,
+          documentId: doc.id,
+          oldHtml: "",
+          newHtml: html,
+          aiExplanation: op.explanation,
+          insertAfterChunkId: op.afterChunkId ?? "",
+        });
+        continue;
+      }
+      const prev = current(op.chunkId);
+      if (!prev) throw invalid(index, `unknown chunk ${op.chunkId}`);
+      if (op.kind === "delete") {
+        closed.add(op.chunkId);
+        created.delete(op.chunkId);
+        changes.push({
+          changeId: randomUUID(),
+          operation: "delete",
           chunkId: op.chunkId,
           documentId: doc.id,
           oldHtml: prev.html,
-          newHtml: html,
+          newHtml: "",
           aiExplanation: op.explanation,
           insertAfterChunkId: "",
         });
-      } catch (err) {
-        if (err instanceof ChunkError) throw invalid(index, err.message);
-        throw err;
+        continue;
       }
+      const html = validateChunkHtml(op.html, op.chunkId);
+      const row: ChunkRevisionRow = { ...prev, html, valid_from: seq, valid_to: null };
+      if (!created.has(op.chunkId)) inserts.push(row);
+      else inserts[inserts.findIndex((r) => r.chunk_id === op.chunkId)] = row;
+      created.set(op.chunkId, row);
+      changes.push({
+        changeId: randomUUID(),
+        operation: "edit",
+        chunkId: op.chunkId,
+        documentId: doc.id,
+        oldHtml: prev.html,
+        newHtml: html,
+        aiExplanation: op.explanation,
+        insertAfterChunkId: "",
+      });
+    } catch (err) {
+      if (err instanceof ChunkError) throw invalid(index, err.message);
+      throw err;
     }
+  }
 
-    // Every stored chunk that was revised or deleted gets its live row closed at this version.
-    const toClose = [...live.keys()].filter((id) => closed.has(id) || created.has(id));
-    await closeRevisions(trx, doc.id, toClose, seq);
-    await insertRevisions(
-      trx,
-      inserts.filter((r) => !closed.has(r.chunk_id)),
-    );
-    const versionId = randomUUID();
-    await insertVersion(trx, {
-      id: versionId,
-      document_id: doc.id,
-      seq,
-      parent_id: doc.head_version_id,
-      session_id: input.sessionId,
-      kind: "edit",
-      summary: input.summary.slice(0, 500),
-    });
-    let chunkCount = doc.chunk_count;
-    let sectionCount = doc.section_count;
-    for (const c of changes) {
-      if (c.operation !== "create") chunkCount -= 1;
-      if (c.operation !== "delete") chunkCount += 1;
-      if (c.oldHtml && isHeadingHtml(c.oldHtml)) sectionCount -= 1;
-      if (c.newHtml && isHeadingHtml(c.newHtml)) sectionCount += 1;
-    }
-    await updateHead(trx, doc.id, { versionId, seq, chunkCount, sectionCount });
-    await appendOutbox(trx, {
-      event_type: "document_updated",
-      owner_id: ownerId,
-      document_id: doc.id,
-      version_id: versionId,
-      session_id: input.sessionId,
-      payload: {
-        kind: "edit",
-        chunk_ids: [...new Set(changes.map((c) => c.chunkId))],
-        summary: input.summary.slice(0, 500),
-      },
-    });
-    const row = (await findDocument(trx, ownerId, doc.id)) as DocumentRow;
-    const chunks = input.returnChunks
-      ? (await chunksAt(trx, doc.id)).map((r) => ({ chunkId: r.chunk_id, html: r.html }))
-      : [];
-    return { row, changes, chunks, merged };
+  // Every stored chunk that was revised, moved or deleted gets its live row closed at this version.
+  const toClose = [...live.keys()].filter((id) => closed.has(id) || created.has(id));
+  await closeRevisions(trx, doc.id, toClose, seq);
+  await insertRevisions(
+    trx,
+    inserts.filter((r) => !closed.has(r.chunk_id)),
+  );
+  const versionId = randomUUID();
+  await insertVersion(trx, {
+    id: versionId,
+    document_id: doc.id,
+    seq,
+    parent_id: doc.head_version_id,
+    session_id: input.sessionId,
+    kind: "edit",
+    summary: input.summary.slice(0, 500),
   });
+  let chunkCount = doc.chunk_count;
+  let sectionCount = doc.section_count;
+  for (const c of changes) {
+    if (c.operation !== "create") chunkCount -= 1;
+    if (c.operation !== "delete") chunkCount += 1;
+    if (c.oldHtml && isHeadingHtml(c.oldHtml)) sectionCount -= 1;
+    if (c.newHtml && isHeadingHtml(c.newHtml)) sectionCount += 1;
+  }
+  await updateHead(trx, doc.id, { versionId, seq, chunkCount, sectionCount });
+  await appendOutbox(trx, {
+    event_type: "document_updated",
+    owner_id: ownerId,
+    document_id: doc.id,
+    version_id: versionId,
+    session_id: input.sessionId,
+    payload: {
+      kind: input.eventKind ?? "edit",
+      chunk_ids: [...new Set(changes.map((c) => c.chunkId))],
+      summary: input.summary.slice(0, 500),
+    },
+  });
+  const row = (await findDocument(trx, ownerId, doc.id)) as DocumentRow;
+  const chunks = input.returnChunks
+    ? (await chunksAt(trx, doc.id)).map((r) => ({ chunkId: r.chunk_id, html: r.html }))
+    : [];
+  return { row, changes, chunks, merged, mergedChunkIds, conflicts, committed: true };
 }

@@ -13,6 +13,19 @@ export async function getDocument(
   ownerId: string,
   input: { documentId: string; versionId?: string; includeChunks: boolean },
 ): Promise<DocumentView> {
+  // One snapshot: the row's head version and the live chunks must belong together even when a
+  // commit lands between the two reads.
+  return db.transaction((trx) => readDocument(trx, ownerId, input), SNAPSHOT);
+}
+
+/** Options of a read-only transaction that sees one snapshot of the database. */
+export const SNAPSHOT = { isolationLevel: "repeatable read", readOnly: true } as const;
+
+async function readDocument(
+  db: Knex.Transaction,
+  ownerId: string,
+  input: { documentId: string; versionId?: string; includeChunks: boolean },
+): Promise<DocumentView> {
   const row = await findDocument(db, ownerId, input.documentId);
   if (!row) throw new NotFoundError("Document not found");
   let seq = row.head_seq;

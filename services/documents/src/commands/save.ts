@@ -1,0 +1,120 @@
+// A human save (endpoint 11): the edited HTML is diffed against its base version chunk by chunk
+// and committed as the operations that differ, so a save merges with other sessions' commits
+// exactly like an AI edit does, and writes only the chunks it changed.
+import { type ChunkOperation, type ChunkRecord, chunkHtml } from "@redline/html-chunks";
+import { InputError, type Knex, NotFoundError } from "@redline/service-kit";
+import { chunksAt, findDocument, findVersion } from "../store.js";
+import type { DocumentRow } from "../tables.js";
+import { commitOperations } from "./commit.js";
+import { getDocument, SNAPSHOT } from "./read.js";
+
+/** Indexes of a longest strictly increasing subsequence of `values` (O(n log n)). */
+export function longestIncreasing(values: number[]): Set<number> {
+  const tails: number[] = [];
+  const prev = new Array<number>(values.length).fill(-1);
+  for (const [i, v] of values.entries()) {
+    let lo = 0;
+    let hi = tails.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (values[tails[mid]] < v) lo = mid + 1;
+      else hi = mid;
+    }
+    if (lo > 0) prev[i] = tails[lo - 1];
+    tails[lo] = i;
+  }
+  const keep = new Set<number>();
+  for (let i = tails.at(-1) ?? -1; i >= 0; i = prev[i]) keep.add(i);
+  return keep;
+}
+
+/**
+ * The chunk operations turning `base` into `next`: deletes of chunks gone, replaces of chunks
+ * whose HTML changed, inserts of new chunks after their predecessor, and delete + insert for
+ * chunks that moved (those outside a longest run that kept its order).
+ */
+export function diffChunks(base: ChunkRecord[], next: ChunkRecord[]): ChunkOperation[] {
+  const baseIndex = new Map(base.map((c, i) => [c.chunkId, i]));
+  const baseHtml = new Map(base.map((c) => [c.chunkId, c.html]));
+  const nextIds = new Set(next.map((c) => c.chunkId));
+  const retained = next.filter((c) => baseIndex.has(c.chunkId));
+  const stable = longestIncreasing(retained.map((c) => baseIndex.get(c.chunkId) as number));
+  const stayed = new Set([...stable].map((i) => retained[i].chunkId));
+  const ops: ChunkOperation[] = [];
+  for (const c of base) {
+    if (!nextIds.has(c.chunkId) || !stayed.has(c.chunkId))
+      ops.push({ kind: "delete", chunkId: c.chunkId, explanation: "saved by the user" });
+  }
+  let previous: string | null = null;
+  for (const c of next) {
+    if (!stayed.has(c.chunkId)) {
+      ops.push({
+        kind: "insert",
+        chunkId: c.chunkId,
+        html: c.html,
+        afterChunkId: previous,
+        explanation: "saved by the user",
+      });
+    } else if (baseHtml.get(c.chunkId) !== c.html) {
+      ops.push({ kind: "replace", chunkId: c.chunkId, html: c.html, explanation: "saved by the user" });
+    }
+    previous = c.chunkId;
+  }
+  return ops;
+}
+
+/**
+ * Saves the user's edited HTML (sanitized and chunked; chunk ids kept) as one version, based on
+ * `baseVersionId` (head when empty): chunks the save changed against its base are committed on
+ * head; when another session changed one of the same chunks since the base, ConflictError 409
+ * `chunk_conflict` names them, records the conflicts and writes nothing. A save that changes
+ * nothing writes nothing. NotFoundError for another owner's id.
+ */
+export async function saveDocument(
+  db: Knex,
+  ownerId: string,
+  input: { documentId: string; html: string; baseVersionId: string; sessionId: string },
+): Promise<{ row: DocumentRow; changedChunkIds: string[]; merged: boolean; chunks: ChunkRecord[] }> {
+  // The base is read in one snapshot: head's version id and the live chunks belong together.
+  const { doc, seq, base } = await db.transaction(async (trx) => {
+    const found = await findDocument(trx, ownerId, input.documentId);
+    if (!found) throw new NotFoundError("Document not found");
+    let baseSeq: number | undefined;
+    if (input.baseVersionId && input.baseVersionId !== found.head_version_id) {
+      const version = await findVersion(trx, found.id, input.baseVersionId);
+      if (!version) throw new InputError("base_version_id is not a version of this document");
+      baseSeq = version.seq;
+    }
+    const rows = await chunksAt(trx, found.id, baseSeq);
+    return { doc: found, seq: baseSeq, base: rows.map((r) => ({ chunkId: r.chunk_id, html: r.html })) };
+  }, SNAPSHOT);
+  const next = chunkHtml(input.html).chunks;
+  const ops = diffChunks(base, next);
+  if (ops.length === 0) {
+    if (seq === undefined) return { row: doc, changedChunkIds: [], merged: false, chunks: base };
+    const head = await getDocument(db, ownerId, { documentId: doc.id, includeChunks: true });
+    return { row: head.row, changedChunkIds: [], merged: false, chunks: head.chunks };
+  }
+  const result = await commitOperations(db, ownerId, {
+    documentId: doc.id,
+    baseVersionId: input.baseVersionId || doc.head_version_id,
+    sessionId: input.sessionId,
+    operations: ops,
+    summary: "saved by the user",
+    // Saved on head itself, the new head is exactly the saved chunks: no read back needed.
+    returnChunks: seq !== undefined,
+    writer: "save",
+    eventKind: "save",
+  });
+  let chunks = seq !== undefined ? result.chunks : next;
+  if (seq === undefined && result.merged) {
+    // Another commit landed between the read and this one: read exactly the version written.
+    chunks = (await chunksAt(db, doc.id, result.row.head_seq)).map((r) => ({ chunkId: r.chunk_id, html: r.html }));
+  }
+  return {
+    row: result.row,
+    changedChunkIds: [...new Set(ops.map((op) => op.chunkId))],
+    merged: result.merged,
+    chunks,
+  };
+}
