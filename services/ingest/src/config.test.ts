@@ -1,3 +1,4 @@
+import { join } from "node:path";
 import { DEFAULT_ADDRS } from "@redline/service-kit";
 import { describe, expect, it } from "vitest";
 import { readIngestEnv } from "./config.js";
@@ -8,6 +9,7 @@ describe("readIngestEnv", () => {
       grpcAddress: DEFAULT_ADDRS.ingest,
       maxUploadBytes: 100 * 1024 * 1024,
       logLevel: "info",
+      mail: { sinkDir: join(".redline", "mail") },
     });
   });
 
@@ -20,6 +22,15 @@ describe("readIngestEnv", () => {
         SUPPORT_EMAIL: "help@example.com",
         CONVERT_TIMEOUT_MS: "5000",
         CONVERTER_WORKERS: "3",
+        EXPORT_MAX_MB: "10",
+        CHROMIUM_PATH: "/opt/chrome",
+        MAX_ATTACHMENT_MB: "5",
+        DATABASE_URL: "postgres://db/redline",
+        S3_ENDPOINT: "http://s3:9000",
+        S3_PUBLIC_ENDPOINT: "https://files.example.com",
+        SMTP_URL: "smtp://mail:25",
+        MAIL_FROM: "Docs <docs@example.com>",
+        REDLINE_DATA_DIR: "/data",
       }),
     ).toEqual({
       grpcAddress: "0.0.0.0:6000",
@@ -28,6 +39,19 @@ describe("readIngestEnv", () => {
       supportEmail: "help@example.com",
       limits: { timeoutMs: 5000 },
       converterWorkers: 3,
+      exportMaxMb: { docx: 10, pdf: 10, html: 10, markdown: 10, txt: 10 },
+      chromiumPath: "/opt/chrome",
+      maxAttachmentBytes: 5 * 1024 * 1024,
+      databaseUrl: "postgres://db/redline",
+      s3: {
+        endpoint: "http://s3:9000",
+        accessKey: "S3RVER",
+        secretKey: "S3RVER",
+        bucket: "redline",
+        region: "us-east-1",
+      },
+      s3PublicEndpoint: "https://files.example.com",
+      mail: { smtpUrl: "smtp://mail:25", sinkDir: join("/data", "mail"), from: "Docs <docs@example.com>" },
     });
   });
 

@@ -1,5 +1,6 @@
 // Ingest configuration: readIngestEnv turns environment variables into one typed config;
 // only main.ts passes process.env, tests build configs directly.
+import { join } from "node:path";
 import { DEFAULT_ADDRS, numberFromEnv as numberVar } from "@redline/service-kit";
 import type { IngestConfig } from "./service.js";
 
@@ -8,12 +9,20 @@ type Env = Record<string, string | undefined>;
 /**
  * Reads INGEST_ADDR (default DEFAULT_ADDRS.ingest), MAX_UPLOAD_MB (100; 1 MB = 1,048,576
  * bytes), SUPPORT_EMAIL (support@redline.local), CONVERT_TIMEOUT_MS (30000),
- * CONVERTER_WORKERS (CPU count, at most 4) and LOG_LEVEL (info).
+ * CONVERTER_WORKERS (CPU count, at most 4), EXPORT_MAX_MB (100, every export format),
+ * CHROMIUM_PATH (first installed of /usr/bin/chromium, ...), MAX_ATTACHMENT_MB (50),
+ * DATABASE_URL and S3_ENDPOINT/S3_ACCESS_KEY/S3_SECRET_KEY/S3_BUCKET/S3_REGION (files storage;
+ * without both, exports and conversions still work and the stored-file RPCs answer 503),
+ * S3_PUBLIC_ENDPOINT (pre-signed URLs' host, default S3_ENDPOINT), SMTP_URL (unset: messages
+ * are written as .eml files to $REDLINE_DATA_DIR/mail, default .redline/mail), MAIL_FROM and
+ * LOG_LEVEL (info).
  * Throws an Error naming the variable when a number is malformed or out of range.
  */
 export function readIngestEnv(env: Env): IngestConfig {
   const maxUploadMb = numberVar(env, "MAX_UPLOAD_MB", (n) => n > 0, "a positive number") ?? 100;
   const timeoutMs = numberVar(env, "CONVERT_TIMEOUT_MS", (n) => Number.isInteger(n) && n > 0, "a positive integer");
+  const exportMaxMb = numberVar(env, "EXPORT_MAX_MB", (n) => n > 0, "a positive number");
+  const attachmentMb = numberVar(env, "MAX_ATTACHMENT_MB", (n) => n > 0, "a positive number");
   const workers = numberVar(env, "CONVERTER_WORKERS", (n) => Number.isInteger(n) && n > 0, "a positive integer");
   return {
     grpcAddress: env.INGEST_ADDR || DEFAULT_ADDRS.ingest,
@@ -22,5 +31,26 @@ export function readIngestEnv(env: Env): IngestConfig {
     ...(env.SUPPORT_EMAIL && { supportEmail: env.SUPPORT_EMAIL }),
     ...(timeoutMs !== undefined && { limits: { timeoutMs } }),
     ...(workers !== undefined && { converterWorkers: workers }),
+    ...(exportMaxMb !== undefined && {
+      exportMaxMb: { docx: exportMaxMb, pdf: exportMaxMb, html: exportMaxMb, markdown: exportMaxMb, txt: exportMaxMb },
+    }),
+    ...(env.CHROMIUM_PATH && { chromiumPath: env.CHROMIUM_PATH }),
+    ...(attachmentMb !== undefined && { maxAttachmentBytes: Math.floor(attachmentMb * 1024 * 1024) }),
+    ...(env.DATABASE_URL && { databaseUrl: env.DATABASE_URL }),
+    ...(env.S3_ENDPOINT && {
+      s3: {
+        endpoint: env.S3_ENDPOINT,
+        accessKey: env.S3_ACCESS_KEY ?? "S3RVER",
+        secretKey: env.S3_SECRET_KEY ?? "S3RVER",
+        bucket: env.S3_BUCKET ?? "redline",
+        region: env.S3_REGION ?? "us-east-1",
+      },
+    }),
+    ...(env.S3_PUBLIC_ENDPOINT && { s3PublicEndpoint: env.S3_PUBLIC_ENDPOINT }),
+    mail: {
+      ...(env.SMTP_URL && { smtpUrl: env.SMTP_URL }),
+      sinkDir: join(env.REDLINE_DATA_DIR || ".redline", "mail"),
+      ...(env.MAIL_FROM && { from: env.MAIL_FROM }),
+    },
   };
 }

@@ -35,7 +35,7 @@ describe("ingest gRPC service", () => {
       orientation: "portrait",
       margins: { top: 1, right: 1, bottom: 1, left: 1 },
     });
-    expect(res.warnings).toContain("Headers and footers were not imported");
+    expect(res.html).toContain('<p data-part="header" data-variant="default">This is the header text.</p>');
   });
 
   it("answers .doc with 415 and the supported extensions", async () => {

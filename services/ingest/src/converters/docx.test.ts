@@ -55,7 +55,12 @@ describe("docx converter", () => {
       margins: { top: 1, right: 1, bottom: 1, left: 1 },
     });
     expect(result.title).toBe("tika-testWORD_various");
-    expect(result.warnings).toContain("Headers and footers were not imported");
+    // Header and footer are out-of-flow parts: first and last, never mixed into the text.
+    expect(result.html.startsWith('<p data-part="header" data-variant="default">This is the header text.</p>')).toBe(
+      true,
+    );
+    expect(result.html).toContain('<p data-part="footer" data-variant="default">This is the footer text.</p>');
+    expect($('ol[data-part="footnote"] li[id^=footnote]').length).toBe(1);
   });
 
   it("keeps merged cells as colspan and rowspan", async () => {
@@ -82,11 +87,17 @@ describe("docx converter", () => {
     expect(result.pageSetup?.orientation).toBe("portrait");
   });
 
-  it("reports tracked changes and comments it cannot keep", async () => {
+  it("accepts tracked changes and keeps comments as out-of-flow parts", async () => {
     expect((await convert("docx/poi-delins-tracked-changes.docx")).warnings).toContain(
       "Tracked changes were accepted: insertions are kept and deletions removed",
     );
-    expect((await convert("docx/pydocx-comments-rich-para.docx")).warnings).toContain("Comments were not imported");
+    const comments = await convert("docx/pydocx-comments-rich-para.docx");
+    const $ = cheerio.load(comments.html);
+    expect($('[data-part="comment"]').length).toBe(4);
+    expect($('[data-part="comment"][data-comment-id="0"]').attr("data-author")).toBe("Steve Canny");
+    expect($('[data-part="comment"]').first().text()).toContain("Text with hyperlink");
+    // Comments are never inlined into the text.
+    expect($("body > :not([data-part])").text()).not.toContain("Text with hyperlink");
   });
 
   it("reads landscape page setup and margins from the last section", async () => {

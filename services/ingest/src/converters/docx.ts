@@ -3,7 +3,9 @@
 import { InputError } from "@redline/service-kit";
 import mammoth from "mammoth";
 import { baseTitle, type ConvertLimits, type ConvertResult } from "../formats.js";
+import { applyListStarts, hasListStarts } from "./docx-list-starts.js";
 import { docxPageSetup } from "./docx-page-setup.js";
+import { docxParts, partsToHtml } from "./docx-parts.js";
 import { firstHeadingText } from "./html-util.js";
 import { checkZip } from "./zip-guard.js";
 
@@ -81,9 +83,19 @@ function summarizeMessages(messages: { type: string; message: string }[]): strin
 }
 
 /**
+ * Marks mammoth's notes lists (the `<ol>` of `<li id="footnote-N">` / `endnote-N` at the end)
+ * as out-of-flow parts: `data-part="footnote"` / `"endnote"`. They stay last, in the flow.
+ */
+function markNotes(html: string): string {
+  return html.replace(/<ol>(?=<li id="(footnote|endnote)-)/g, (_, kind: string) => `<ol data-part="${kind}">`);
+}
+
+/**
  * Converts a .docx to HTML: headings (Title → h1, Heading 1-6 → h1-h6), bold, italic,
  * underline (`u`), strikethrough (`s`), sub/superscript, links, lists, tables (colspan/rowspan),
- * images as data: URIs, footnotes and endnotes as an ordered list at the end. Page setup comes
+ * images as data: URIs, footnotes and endnotes as an ordered list at the end (`data-part`
+ * footnote/endnote); headers, footers and comments as out-of-flow `data-part` blocks (headers
+ * first, footers and comments last); tracked changes accepted. Page setup comes
  * from the final w:sectPr. Throws InputError for encrypted, legacy, damaged or oversized
  * (zip bomb) files, checked against `limits` before mammoth unzips anything.
  */
@@ -124,16 +136,28 @@ export async function convertDocx(bytes: Buffer, filename: string, limits: Conve
   }
 
   const warnings = summarizeMessages(result.messages);
-  if (/<(?:[\w.-]+:)?(?:headerReference|footerReference)\b/.test(documentXml)) {
-    warnings.push("Headers and footers were not imported");
+  // Headers, footers and comments become out-of-flow parts (docx-parts.ts); a part that cannot
+  // be read is a loss to report, not a reason to refuse the document.
+  let parts = { before: "", after: "" };
+  try {
+    parts = partsToHtml(docxParts(zip, mainPart, documentXml));
+  } catch {
+    warnings.push("Headers, footers or comments could not be read and were not imported");
   }
-  if (/<(?:[\w.-]+:)?commentReference\b/.test(documentXml)) warnings.push("Comments were not imported");
   if (/<(?:[\w.-]+:)?(?:ins|del|moveFrom|moveTo)\s/.test(documentXml)) {
     warnings.push("Tracked changes were accepted: insertions are kept and deletions removed");
   }
 
-  // Whitespace-only paragraphs and headings (a Title line of spaces) are layout, not content.
-  const html = result.value.replace(/<(p|h[1-6])>(?:\s|&nbsp;|\u00a0|<br \/>)*<\/\1>/g, "").trim();
+  // Whitespace-only paragraphs and headings are layout, and a table whose rows were all deleted
+  // (tracked changes accepted) leaves an empty shell.
+  const body = result.value
+    .replace(/<(p|h[1-6])>(?:\s|&nbsp;|\u00a0|<br \/>)*<\/\1>/g, "")
+    .replace(/<table>\s*<\/table>/g, "")
+    .trim();
+  const numberingXml = zip.read("word/numbering.xml")?.toString("utf8");
+  const numbered =
+    numberingXml && hasListStarts(numberingXml) ? applyListStarts(body, documentXml, numberingXml) : body;
+  const html = `${parts.before}${markNotes(numbered)}${parts.after}`;
   return {
     html,
     title: firstHeadingText(html) ?? baseTitle(filename),

@@ -1,7 +1,8 @@
 import { InputError } from "@redline/service-kit";
 import { describe, expect, it } from "vitest";
 import { readCorpus } from "../testing/corpus.js";
-import { convertPdf, pageToHtml } from "./pdf.js";
+import { convertPdf, pageToHtml, runningParts } from "./pdf.js";
+import { pageText, type TextItem } from "./pdf-layout.js";
 
 describe("pdf converter", () => {
   it("extracts the text of the 'various' PDF with page setup", async () => {
@@ -16,8 +17,10 @@ describe("pdf converter", () => {
     ]) {
       expect(result.html).toContain(text);
     }
-    expect(result.pageSetup).toEqual({ size: "Letter", orientation: "portrait", margins: null });
-    expect(result.warnings[0]).toMatch(/without its layout/);
+    expect(result.pageSetup).toMatchObject({ size: "Letter", orientation: "portrait" });
+    // Margins are estimated from the text area: about an inch on the left of this Word PDF.
+    expect(result.pageSetup?.margins?.left).toBeCloseTo(1, 0);
+    expect(result.warnings[0]).toMatch(/without fonts and images/);
   });
 
   it("reflows prose lines into paragraphs and takes the title from metadata", async () => {
@@ -60,5 +63,66 @@ describe("pdf converter", () => {
       "<p>Head</p>",
       "<table><tbody><tr><td>a</td><td>b</td></tr><tr><td>c</td><td>d</td></tr></tbody></table>",
     ]);
+  });
+});
+
+describe("pdf reading order", () => {
+  it("reads a two-column page written row by row column after column", () => {
+    const items: TextItem[] = [
+      { str: "A title across both columns of the page", x: 100, y: 740, width: 400, height: 14 },
+    ];
+    for (let row = 0; row < 12; row++) {
+      items.push({
+        str: `Left line ${row} of the first column prose`,
+        x: 50,
+        y: 700 - row * 14,
+        width: 220,
+        height: 10,
+      });
+      items.push({
+        str: `Right line ${row} of the second column prose`,
+        x: 320,
+        y: 700 - row * 14,
+        width: 220,
+        height: 10,
+      });
+    }
+    const lines = pageText(items, 612)
+      .split("\n")
+      .filter((l) => l !== "");
+    expect(lines[0]).toBe("A title across both columns of the page");
+    expect(lines.slice(1, 13).every((l) => l.startsWith("Left"))).toBe(true);
+    expect(lines.slice(13).every((l) => l.startsWith("Right"))).toBe(true);
+  });
+
+  it("keeps the content order of a two-column PDF written column by column (tracemonkey)", async () => {
+    const result = await convertPdf(readCorpus("pdf/pdfjs-tracemonkey.pdf"), "tracemonkey.pdf");
+    const abstract = result.html.indexOf("Dynamic languages such as JavaScript are more difficult to com");
+    const rightColumn = result.html.indexOf("and is used for the application logic of browser-based productivity");
+    expect(abstract).toBeGreaterThan(0);
+    expect(rightColumn).toBeGreaterThan(abstract);
+    // The left column's abstract is one paragraph, not interleaved with the right column.
+    expect(result.html).toMatch(
+      /<p>Dynamic languages such as JavaScript are more difficult to com-?pile than statically typed ones\./,
+    );
+  });
+});
+
+describe("pdf running headers and footers", () => {
+  it("takes a line repeated at the top or bottom of most pages out once; page numbers are dropped", () => {
+    const pages = [1, 2, 3].map((n) => `ACME Annual Report\nBody of page ${n}.\nMore text.\nPage ${n}`);
+    const parts = runningParts(pages);
+    expect(parts.headers).toEqual(["ACME Annual Report"]);
+    expect(parts.footers).toEqual([]);
+    expect(parts.pages[1]).toBe("Body of page 2.\nMore text.");
+  });
+
+  it("keeps a repeated table header row with its table, and the 'various' PDF header becomes a part", async () => {
+    expect(runningParts(["A\tB\n1\t2", "A\tB\n3\t4"]).headers).toEqual([]);
+    const result = await convertPdf(readCorpus("pdf/tika-testPDFVarious.pdf"), "various.pdf");
+    expect(result.html.startsWith('<p data-part="header" data-variant="default">This is the header text.</p>')).toBe(
+      true,
+    );
+    expect(result.html.match(/This is the header text\./g)).toHaveLength(1);
   });
 });

@@ -1,10 +1,11 @@
-// PDF → HTML paragraphs from pdf.js text extraction (pdf-parse). Minimal by design: reading
-// order is pdf.js's, multi-column layout and real table detection are a later issue.
+// PDF → HTML paragraphs from pdf.js text items, in layout reading order (two-column pages are
+// read column by column; see pdf-layout.ts). Tables are rebuilt from tab-aligned lines.
 import { InputError } from "@redline/service-kit";
-import { PDFParse } from "pdf-parse";
-import { baseTitle, type ConvertResult, type PageSetup } from "../formats.js";
+import * as pdfjs from "pdfjs-dist/legacy/build/pdf.mjs";
+import { baseTitle, type ConvertResult, type PageMargins, type PageSetup } from "../formats.js";
 import { paperSize } from "./docx-page-setup.js";
 import { collapseWhitespace, escapeHtml } from "./html-util.js";
+import { pageText, type TextItem, textBounds } from "./pdf-layout.js";
 
 const POINTS_PER_INCH = 72;
 // A line at least this share of the page's typical long line is "full": the paragraph goes on.
@@ -101,10 +102,74 @@ export function pageToHtml(pageText: string): string[] {
   return blocks;
 }
 
+/** A line as compared across pages: page numbers vary, so digits do not count. */
+const lineKey = (line: string) => line.trim().replace(/\d+/g, "#");
+
 /**
- * Converts a PDF to HTML paragraphs (text only: fonts, images and layout are not kept).
- * Page setup: size and orientation of page 1, margins null. Throws InputError when the
- * file is encrypted with a user password, damaged, or not a PDF.
+ * Running headers and footers: the first (last) line of the page text when the same line,
+ * digits aside, opens (closes) at least two pages and half of them. They are taken out of every
+ * page and returned once, to become out-of-flow parts; page numbers alone are dropped.
+ */
+export function runningParts(pageTexts: string[]): { headers: string[]; footers: string[]; pages: string[] } {
+  const lines = pageTexts.map((t) => t.split("\n"));
+  const edge = (which: "first" | "last") => {
+    const counts = new Map<string, number>();
+    for (const page of lines) {
+      const real = page.filter((l) => l.trim() !== "");
+      const line = which === "first" ? real[0] : real[real.length - 1];
+      // A line of cells (tabs) is a repeated table header row, which belongs to its table.
+      if (line && !line.includes("\t")) counts.set(lineKey(line), (counts.get(lineKey(line)) ?? 0) + 1);
+    }
+    const needed = Math.max(2, Math.ceil(pageTexts.length / 2));
+    return new Set([...counts].filter(([, n]) => n >= needed).map(([key]) => key));
+  };
+  const headerKeys = edge("first");
+  const footerKeys = edge("last");
+  const headers = new Map<string, string>();
+  const footers = new Map<string, string>();
+  const pages = lines.map((page) => {
+    const out = [...page];
+    const take = (keys: Set<string>, found: Map<string, string>, at: () => number) => {
+      const k = at();
+      if (k < 0) return;
+      const key = lineKey(out[k]);
+      if (!keys.has(key)) return;
+      // A bare page number is layout, not a footer anyone wants back.
+      if (!/^[#\s\-–—/|.]*$|^page\s*#/i.test(key) && !found.has(key)) found.set(key, out[k].trim());
+      out.splice(k, 1);
+    };
+    take(headerKeys, headers, () => out.findIndex((l) => l.trim() !== ""));
+    take(footerKeys, footers, () => {
+      for (let k = out.length - 1; k >= 0; k--) if (out[k].trim() !== "") return k;
+      return -1;
+    });
+    return out.join("\n");
+  });
+  return { headers: [...headers.values()], footers: [...footers.values()], pages };
+}
+
+/** The smallest margin of any page's text area, in inches (an estimate: PDFs record no margins). */
+function estimateMargins(
+  pages: { width: number; height: number; bounds: ReturnType<typeof textBounds> }[],
+): PageMargins | null {
+  const withText = pages.filter((p) => p.bounds);
+  if (withText.length === 0) return null;
+  const side = (f: (p: (typeof withText)[number]) => number) =>
+    Math.max(0, Math.round((Math.min(...withText.map(f)) / POINTS_PER_INCH) * 20) / 20);
+  return {
+    top: side((p) => p.height - (p.bounds?.top ?? p.height)),
+    right: side((p) => p.width - (p.bounds?.right ?? p.width)),
+    bottom: side((p) => p.bounds?.bottom ?? 0),
+    left: side((p) => p.bounds?.left ?? 0),
+  };
+}
+
+/**
+ * Converts a PDF to HTML paragraphs and tab-aligned tables, read in layout order: lines are
+ * rebuilt from pdf.js text positions and two-column pages are read column by column
+ * (pdf-layout.ts). Fonts and images are not kept. Page setup: size and orientation of page 1,
+ * margins estimated from the text area. Throws InputError when the file is encrypted with a user
+ * password, damaged, or not a PDF.
  */
 export async function convertPdf(bytes: Buffer, filename: string): Promise<ConvertResult> {
   const magicAt = bytes.subarray(0, 1024).indexOf("%PDF-");
@@ -112,18 +177,46 @@ export async function convertPdf(bytes: Buffer, filename: string): Promise<Conve
     throw new InputError("The .pdf file is not a PDF (no %PDF header); check that the right file was chosen");
 
   // A copy: pdf.js transfers/detaches the buffer it is given.
-  const parser = new PDFParse({ data: new Uint8Array(bytes), isEvalSupported: false, verbosity: 0 });
+  const task = pdfjs.getDocument({ data: new Uint8Array(bytes), isEvalSupported: false, verbosity: 0 });
+  let doc: Awaited<typeof task.promise> | undefined;
   try {
-    let info: Awaited<ReturnType<PDFParse["getInfo"]>>;
-    let text: Awaited<ReturnType<PDFParse["getText"]>>;
+    const pages: { width: number; height: number; bounds: ReturnType<typeof textBounds>; text: string }[] = [];
+    let info: unknown;
     try {
-      info = await parser.getInfo({ parsePageInfo: true, partial: [1] });
-      text = await parser.getText({ pageJoiner: "" });
+      doc = await task.promise;
+      info = (await doc.getMetadata().catch(() => null))?.info;
+      for (let n = 1; n <= doc.numPages; n++) {
+        const page = await doc.getPage(n);
+        const [x0, y0, x1, y1] = page.view;
+        const content = await page.getTextContent();
+        const items: TextItem[] = [];
+        for (const item of content.items) {
+          if (!("str" in item)) continue;
+          items.push({
+            str: item.str,
+            x: item.transform[4] - x0,
+            y: item.transform[5] - y0,
+            width: item.width,
+            height: item.height || Math.abs(item.transform[3]) || 10,
+          });
+        }
+        const width = x1 - x0;
+        const height = y1 - y0;
+        pages.push({ width, height, bounds: textBounds(items), text: pageText(items, width) });
+        page.cleanup();
+      }
     } catch (err) {
       throw mapPdfError(err);
     }
-    const warnings = ["PDF text was extracted without its layout: fonts, images, columns and most tables are not kept"];
-    const blocks = text.pages.flatMap((page) => pageToHtml(page.text));
+    const warnings = [
+      "PDF text was extracted without fonts and images; paragraphs and tables are rebuilt from the layout",
+    ];
+    const running = runningParts(pages.map((p) => p.text));
+    const blocks = [
+      ...running.headers.map((t) => `<p data-part="header" data-variant="default">${escapeHtml(t)}</p>`),
+      ...running.pages.flatMap((text) => pageToHtml(text)),
+      ...running.footers.map((t) => `<p data-part="footer" data-variant="default">${escapeHtml(t)}</p>`),
+    ];
     if (blocks.length === 0) {
       warnings.push(
         "No text could be extracted from the PDF; it may be scanned images (text recognition is not supported)",
@@ -131,20 +224,24 @@ export async function convertPdf(bytes: Buffer, filename: string): Promise<Conve
     }
 
     let pageSetup: PageSetup | null = null;
-    const first = info.pages[0];
+    const first = pages[0];
     if (first && first.width > 0 && first.height > 0) {
       const w = first.width / POINTS_PER_INCH;
       const h = first.height / POINTS_PER_INCH;
-      pageSetup = { size: paperSize(w, h), orientation: w > h ? "landscape" : "portrait", margins: null };
+      pageSetup = {
+        size: paperSize(w, h),
+        orientation: w > h ? "landscape" : "portrait",
+        margins: estimateMargins(pages),
+      };
     }
     return {
       html: blocks.join("\n"),
-      title: metadataTitle(info.info) ?? baseTitle(filename),
+      title: metadataTitle(info) ?? baseTitle(filename),
       pageSetup,
       warnings,
       format: "pdf",
     };
   } finally {
-    await parser.destroy().catch(() => undefined);
+    await task.destroy().catch(() => undefined);
   }
 }

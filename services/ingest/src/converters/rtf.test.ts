@@ -36,10 +36,9 @@ describe("rtf converter (minimal)", () => {
     ).toEqual(["a", "b", "c", "d", "ä", "ë", "ö", "ü"]);
   });
 
-  it("drops images with a warning and handles Word lists", async () => {
-    expect((await convertRtf(readCorpus("rtf/tika-testRTFRegularImages.rtf"), "i.rtf")).warnings).toContain(
-      "Images were not imported",
-    );
+  it("keeps JPEG pictures as data: images and handles Word lists", async () => {
+    const images = await convertRtf(readCorpus("rtf/tika-testRTFRegularImages.rtf"), "i.rtf");
+    expect(images.html.match(/<img src="data:image\/jpeg;base64,/g)).toHaveLength(2);
     const $ = cheerio.load(
       (await convertRtf(readCorpus("rtf/tika-testRTFListMicrosoftWord.rtf"), "l.rtf")).html,
       null,

@@ -1,13 +1,16 @@
-// RTF → HTML with a small single-pass reader. Minimal on purpose (rtf.js needs jsdom globals
-// in the process and flattens tables anyway): it keeps paragraphs, bold/italic/underline/
-// strike/super/subscript, hyperlinks, flat lists, simple tables, outline-level headings and
-// footnotes; fonts, colours, images, shapes, headers and footers are dropped with a warning.
+// RTF → HTML with a small single-pass reader (rtf.js needs jsdom globals in the process and
+// flattens tables anyway): it keeps paragraphs, bold/italic/underline/strike/super/subscript,
+// hyperlinks, flat lists, tables (\trowd/\cell), outline-level headings, footnotes, JPEG and
+// PNG pictures (as data: images, moved to the object store by ingest), and headers and footers
+// as out-of-flow parts; fonts, colours, shapes and WMF/EMF pictures are dropped with a warning.
 import { InputError } from "@redline/service-kit";
 import { baseTitle, type ConvertResult } from "../formats.js";
 import { charsetSupported, decodeWith } from "./encoding.js";
 import { collapseWhitespace, escapeHtml, firstHeadingText } from "./html-util.js";
 
 const MAX_DEPTH = 500;
+
+const isHex = (b: number) => (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x46) || (b >= 0x61 && b <= 0x66);
 
 // Destinations whose text is not document content.
 const SKIPPED = new Set([
@@ -19,19 +22,9 @@ const SKIPPED = new Set([
   "revtbl",
   "rsidtbl",
   "generator",
-  "pict",
   "object",
   "shp",
-  "shppict",
   "nonshppict",
-  "header",
-  "headerl",
-  "headerr",
-  "headerf",
-  "footer",
-  "footerl",
-  "footerr",
-  "footerf",
   "xmlnstbl",
   "themedata",
   "colorschememapping",
@@ -101,7 +94,26 @@ interface CharFormat {
   sub: boolean;
 }
 
-type Mode = "text" | "skip" | "info" | "title" | "fldinst" | "listtext";
+type Mode = "text" | "skip" | "info" | "title" | "fldinst" | "listtext" | "pict";
+
+/** Header/footer destinations and the Word variant each is (l = left = even pages). */
+const PART_DESTINATIONS = new Map<string, { part: "header" | "footer"; variant: string }>([
+  ["header", { part: "header", variant: "default" }],
+  ["headerr", { part: "header", variant: "default" }],
+  ["headerl", { part: "header", variant: "even" }],
+  ["headerf", { part: "header", variant: "first" }],
+  ["footer", { part: "footer", variant: "default" }],
+  ["footerr", { part: "footer", variant: "default" }],
+  ["footerl", { part: "footer", variant: "even" }],
+  ["footerf", { part: "footer", variant: "first" }],
+]);
+/** Picture formats a browser shows; others (WMF, EMF, PICT) are dropped with a warning. */
+const PICT_TYPES = new Map<string, string>([
+  ["jpegblip", "image/jpeg"],
+  ["pngblip", "image/png"],
+]);
+// One picture's data is bounded so a hostile file cannot grow one string without limit.
+const MAX_PICT_HEX = 64 * 1024 * 1024;
 
 // Destinations read for something other than body text (title only counts inside \info).
 const DESTINATION_MODES = new Map<string, Mode>([
@@ -129,7 +141,7 @@ interface ParaProps {
 interface Sink {
   para: ParaProps;
   blocks: string[];
-  runs: { text: string; fmt: CharFormat; href: string | null }[];
+  runs: { text: string; fmt: CharFormat; href: string | null; img?: string }[];
   cell: string[];
   row: string[];
   rows: string[][];
@@ -143,6 +155,8 @@ interface GroupState {
   field: Field | null;
   href: string | null;
   sink: Sink;
+  /** The picture being read (mode "pict"): its type and hex data. */
+  pict: { type: string | null; hex: string[]; size: number; binary: Buffer[] } | null;
 }
 
 const newPara = (): ParaProps => ({ inTable: false, list: false, outline: -1, listText: "" });
@@ -152,6 +166,10 @@ const plain = (): CharFormat => ({ b: false, i: false, u: false, s: false, sup: 
 function renderRuns(runs: Sink["runs"]): string {
   let html = "";
   for (const run of runs) {
+    if (run.img) {
+      html += `<img src="${run.img}">`;
+      continue;
+    }
     let piece = escapeHtml(run.text).replace(/\n/g, "<br>").replace(/\t/g, " ");
     if (run.fmt.sub) piece = `<sub>${piece}</sub>`;
     if (run.fmt.sup) piece = `<sup>${piece}</sup>`;
@@ -183,7 +201,8 @@ export async function convertRtf(bytes: Buffer, filename: string): Promise<Conve
   const body = newSink();
   let codepage = "windows-1252";
   let title = "";
-  let state: GroupState = { fmt: plain(), mode: "text", uc: 1, field: null, href: null, sink: body };
+  let state: GroupState = { fmt: plain(), mode: "text", uc: 1, field: null, href: null, sink: body, pict: null };
+  const parts: { part: "header" | "footer"; variant: string; sink: Sink }[] = [];
   const stack: GroupState[] = [];
   let groupStart = false;
   let ignorable = false;
@@ -197,7 +216,8 @@ export async function convertRtf(bytes: Buffer, filename: string): Promise<Conve
       case "text": {
         const runs = state.sink.runs;
         const last = runs[runs.length - 1];
-        const same = last && last.href === state.href && JSON.stringify(last.fmt) === JSON.stringify(state.fmt);
+        const same =
+          last && !last.img && last.href === state.href && JSON.stringify(last.fmt) === JSON.stringify(state.fmt);
         if (same) last.text += text;
         else runs.push({ text, fmt: { ...state.fmt }, href: state.href });
         break;
@@ -272,10 +292,21 @@ export async function convertRtf(bytes: Buffer, filename: string): Promise<Conve
   const controlWord = (word: string, param: number | null) => {
     if (groupStart) {
       groupStart = false;
+      if (word === "shppict") return; // a wrapper around the picture (\pict) to show
+      if (word === "pict" && state.mode === "text") {
+        state.mode = "pict";
+        state.pict = { type: null, hex: [], size: 0, binary: [] };
+        return;
+      }
+      const partDestination = PART_DESTINATIONS.get(word);
+      if (partDestination && state.mode === "text") {
+        const sink = newSink();
+        parts.push({ ...partDestination, sink });
+        state.sink = sink;
+        state.fmt = plain();
+        return;
+      }
       if (SKIPPED.has(word)) {
-        if (word === "pict" || word === "shppict") warnings.add("Images were not imported");
-        if (word.startsWith("header") || word.startsWith("footer"))
-          warnings.add("Headers and footers were not imported");
         if (word === "annotation") warnings.add("Comments were not imported");
         state.mode = "skip";
         return;
@@ -298,6 +329,11 @@ export async function convertRtf(bytes: Buffer, filename: string): Promise<Conve
       }
     }
     if (state.mode === "skip" || state.mode === "info") return;
+    if (state.mode === "pict") {
+      const type = PICT_TYPES.get(word);
+      if (type && state.pict) state.pict.type = type;
+      return;
+    }
     if (state.mode !== "text") {
       // Inside a field instruction, title or list number only characters matter.
       if (word === "u" || word === "uc" || SYMBOLS.get(word)) textControl(word, param);
@@ -440,6 +476,23 @@ export async function convertRtf(bytes: Buffer, filename: string): Promise<Conve
     bytesPending.push(b);
   };
 
+  /** Closes a \pict group: a JPEG or PNG becomes an image run where it stood; others are reported. */
+  const endPicture = (pictState: GroupState, parent: GroupState) => {
+    const pict = pictState.pict;
+    if (!pict) return;
+    const data = pict.binary.length > 0 ? Buffer.concat(pict.binary) : Buffer.from(pict.hex.join(""), "hex");
+    if (!pict.type || data.length === 0) {
+      warnings.add("Some images are in formats browsers cannot show (WMF, EMF) and were not imported");
+      return;
+    }
+    parent.sink.runs.push({
+      text: "",
+      fmt: { ...parent.fmt },
+      href: parent.href,
+      img: `data:${pict.type};base64,${data.toString("base64")}`,
+    });
+  };
+
   let i = start;
   const n = bytes.length;
   while (i < n) {
@@ -459,6 +512,7 @@ export async function convertRtf(bytes: Buffer, filename: string): Promise<Conve
       flushText();
       const prev = stack.pop();
       if (!prev) break;
+      if (state.mode === "pict" && prev.mode !== "pict") endPicture(state, prev);
       state = prev;
       groupStart = false;
       skipChars = 0;
@@ -470,6 +524,20 @@ export async function convertRtf(bytes: Buffer, filename: string): Promise<Conve
       continue;
     }
     if (c !== 0x5c /* \ */) {
+      if (state.mode === "pict") {
+        const pict = state.pict;
+        if (pict && pict.size < MAX_PICT_HEX && /[0-9a-fA-F]/.test(String.fromCharCode(c))) {
+          // Runs of hex digits are taken in one slice rather than byte by byte.
+          let j = i;
+          while (j < n && j - i < 65536 && isHex(bytes[j])) j++;
+          pict.hex.push(bytes.toString("latin1", i, j));
+          pict.size += j - i;
+          i = j;
+          continue;
+        }
+        i++;
+        continue;
+      }
       if (state.mode !== "skip") textByte(c);
       groupStart = false;
       i++;
@@ -493,8 +561,13 @@ export async function convertRtf(bytes: Buffer, filename: string): Promise<Conve
       if (bytes[j] === 0x20) j++;
       i = j;
       if (word === "bin") {
-        // Raw binary data follows; its length is the parameter.
-        i += Math.max(0, param ?? 0);
+        // Raw binary data follows; its length is the parameter (a picture may be written so).
+        const length = Math.max(0, param ?? 0);
+        if (state.mode === "pict" && state.pict && state.pict.size + length * 2 <= MAX_PICT_HEX) {
+          state.pict.binary.push(bytes.subarray(i, Math.min(n, i + length)));
+          state.pict.size += length * 2;
+        }
+        i += length;
         groupStart = false;
         continue;
       }
@@ -557,11 +630,35 @@ export async function convertRtf(bytes: Buffer, filename: string): Promise<Conve
     flushList(sink);
   }
 
-  const blocks = [...body.blocks];
+  for (const part of parts) {
+    if (part.sink.runs.length > 0) {
+      state.sink = part.sink;
+      endParagraph("par");
+    }
+    flushTable(part.sink);
+    flushList(part.sink);
+  }
+  // Headers and footers are out-of-flow parts (docs/ARCHITECTURE.md): one block each, headers
+  // first and footers last, each distinct text once.
+  const partBlock = (p: (typeof parts)[number]) => {
+    const inner = p.sink.blocks
+      .map((b) => b.replace(/^<p>([\s\S]*)<\/p>$/, "$1"))
+      .filter((b) => b.trim() !== "")
+      .join("<br>");
+    return inner ? `<p data-part="${p.part}" data-variant="${p.variant}">${inner}</p>` : "";
+  };
+  const seenParts = new Set<string>();
+  const partHtml = (kind: "header" | "footer") =>
+    parts
+      .filter((p) => p.part === kind)
+      .map(partBlock)
+      .filter((b) => b !== "" && !seenParts.has(b) && seenParts.add(b));
+  const blocks = [...partHtml("header"), ...body.blocks];
   if (footnotes.length > 0) {
     const items = footnotes.map((f, k) => `<li id="footnote-${k + 1}">${f.blocks.join("")}</li>`).join("");
-    blocks.push(`<ol>${items}</ol>`);
+    blocks.push(`<ol data-part="footnote">${items}</ol>`);
   }
+  blocks.push(...partHtml("footer"));
   const html = blocks.join("\n");
   return {
     html,

@@ -2,6 +2,8 @@
 import type { ingestV1 } from "@redline/grpc-stubs";
 import { type CallContext, InputError, PayloadTooLargeError } from "@redline/service-kit";
 import { convertDocument } from "../convert.js";
+import type { FilesStorage } from "../files/files-context.js";
+import { extractMedia } from "../files/media.js";
 import { type ConvertLimits, formatForFilename } from "../formats.js";
 import type { ConverterPool } from "../sandbox/pool.js";
 
@@ -13,6 +15,8 @@ export interface ConvertDocumentDeps {
   /** Contact address put in 413 bodies. */
   supportEmail: string;
   limits: ConvertLimits;
+  /** When set, embedded images of a caller's upload move to the object store (/v1/media/{id}). */
+  storage?: FilesStorage | null;
 }
 
 const MAX_FILENAME_CHARS = 512;
@@ -53,8 +57,13 @@ export function convertDocumentHandler(deps: ConvertDocumentDeps) {
       { format: result.format, bytes: req.content.length, ms: Date.now() - started, warnings: result.warnings.length },
       "document converted",
     );
+    // Calls without a principal (tools, benchmarks) keep images inline as data: URLs.
+    const html =
+      deps.storage && ctx.principal
+        ? await extractMedia(deps.storage, ctx.principal.ownerId, result.html)
+        : result.html;
     return {
-      html: result.html,
+      html,
       title: result.title,
       pageSetupJson: result.pageSetup ? JSON.stringify(result.pageSetup) : "",
       warnings: result.warnings,

@@ -1,0 +1,112 @@
+// HTML → .docx with docx@9: docx/html builds Word's own structure (Heading 1-6 styles, real
+// numbering for lists with their starts, tables with merged cells, inline formatting, links,
+// images, footnotes from the notes list); headers, footers, the page and a watermark are added here.
+import { AlignmentType, Document, Footer, Header, Packer, PageOrientation, Paragraph } from "docx";
+import { htmlToContent } from "docx/html";
+import { TextWatermark } from "docx/watermarks";
+import type { ExportLayout } from "./export-formats.js";
+import { splitParts } from "./parts.js";
+
+const TWIPS_PER_INCH = 1440;
+// Pixels of text width docx/html may give an image: the page's text width at 96 dpi.
+const PX_PER_INCH = 96;
+
+/** Word's header/footer variants; `data-variant` on a part names one (default when absent). */
+type Variant = "default" | "first" | "even";
+type Block = ReturnType<typeof htmlToContent>[number];
+
+/** Groups header or footer parts by their `data-variant`, converted to Word blocks. */
+function byVariant(
+  partsHtml: string[],
+  options: Parameters<typeof htmlToContent>[1],
+): Partial<Record<Variant, Block[]>> {
+  const out: Partial<Record<Variant, Block[]>> = {};
+  for (const html of partsHtml) {
+    const raw = /\sdata-variant="(\w+)"/.exec(html)?.[1];
+    const variant: Variant = raw === "first" || raw === "even" ? raw : "default";
+    out[variant] = [...(out[variant] ?? []), ...htmlToContent(html, options)];
+  }
+  return out;
+}
+
+/** What to build. `images` maps each non-data `<img src>` to its bytes. */
+export interface DocxInput {
+  html: string;
+  title: string;
+  layout: ExportLayout;
+  images: ReadonlyMap<string, Buffer>;
+  watermarkText?: string;
+  watermarkOpacity?: number;
+}
+
+/**
+ * Builds a .docx. Out-of-flow chunks (`data-part` header/footer) become the section's default
+ * header and footer; comments are listed in warnings as not exported. Returns the bytes and the
+ * losses docx/html reported (unsupported elements, missing images, ...).
+ */
+export async function htmlToDocx(input: DocxInput): Promise<{ bytes: Buffer; warnings: string[] }> {
+  const warnings = new Set<string>();
+  const parts = splitParts(input.html);
+  const { layout } = input;
+  const textWidthIn =
+    (layout.orientation === "landscape" ? layout.heightIn : layout.widthIn) -
+    layout.margins.left -
+    layout.margins.right;
+  const options = {
+    images: (src: string) => input.images.get(src),
+    maxImageWidth: Math.max(48, Math.round(textWidthIn * PX_PER_INCH)),
+    onWarning: (w: { message: string }) => warnings.add(w.message),
+  };
+  const children = [...htmlToContent(parts.body || "<p></p>", options)];
+  const headers = byVariant(parts.headers, options);
+  const footers = byVariant(parts.footers, options);
+  if (input.watermarkText) {
+    const opacity = Math.min(1, Math.max(0, input.watermarkOpacity ?? 0.3));
+    // A watermark lives in a header; it is repeated in every variant so every page shows it.
+    for (const variant of new Set<Variant>(["default", ...(Object.keys(headers) as Variant[])])) {
+      headers[variant] = [
+        ...(headers[variant] ?? []),
+        new Paragraph({ children: [new TextWatermark({ text: input.watermarkText, opacity })] }),
+      ];
+    }
+  }
+  if (parts.comments.length > 0)
+    warnings.add(`${parts.comments.length} comments were not exported (Word comments are not written yet)`);
+
+  const twips = (inches: number) => Math.round(inches * TWIPS_PER_INCH);
+  const doc = new Document({
+    evenAndOddHeaderAndFooters: headers.even !== undefined || footers.even !== undefined,
+    title: input.title,
+    creator: "Redline",
+    sections: [
+      {
+        properties: {
+          // A first-page header/footer only shows when the section says the first page differs.
+          titlePage: headers.first !== undefined || footers.first !== undefined,
+          page: {
+            // docx swaps width and height itself for landscape: give the portrait size.
+            size: {
+              width: twips(layout.widthIn),
+              height: twips(layout.heightIn),
+              orientation: layout.orientation === "landscape" ? PageOrientation.LANDSCAPE : PageOrientation.PORTRAIT,
+            },
+            margin: {
+              top: twips(layout.margins.top),
+              right: twips(layout.margins.right),
+              bottom: twips(layout.margins.bottom),
+              left: twips(layout.margins.left),
+            },
+          },
+        },
+        headers: Object.fromEntries(
+          Object.entries(headers).map(([variant, content]) => [variant, new Header({ children: content })]),
+        ),
+        footers: Object.fromEntries(
+          Object.entries(footers).map(([variant, content]) => [variant, new Footer({ children: content })]),
+        ),
+        children: children.length > 0 ? children : [new Paragraph({ alignment: AlignmentType.LEFT, children: [] })],
+      },
+    ],
+  });
+  return { bytes: await Packer.toBuffer(doc), warnings: [...warnings] };
+}

@@ -1,0 +1,127 @@
+// HTML → Markdown (turndown + GFM tables) and HTML → plain text in reading order.
+import { gfm } from "@joplin/turndown-plugin-gfm";
+import * as cheerio from "cheerio";
+import TurndownService from "turndown";
+import { splitParts } from "./parts.js";
+
+type AnyNode = Parameters<typeof cheerio.contains>[0];
+
+/**
+ * Markdown with GitHub tables, strikethrough and task lists. Headers and footers are dropped
+ * (Markdown has no place for them); the returned warnings say so. Tables with merged cells are
+ * flattened by GFM (a warning, too).
+ */
+export function htmlToMarkdown(html: string): { text: string; warnings: string[] } {
+  const parts = splitParts(html);
+  const warnings: string[] = [];
+  if (parts.headers.length + parts.footers.length > 0)
+    warnings.push("Headers and footers have no Markdown equivalent and were left out");
+  if (parts.comments.length > 0) warnings.push("Comments have no Markdown equivalent and were left out");
+  if (/\s(?:colspan|rowspan)\s*=\s*["']?(?:[2-9]|\d{2,})/i.test(parts.body))
+    warnings.push("Merged table cells were split: GFM tables have no merged cells");
+  const service = new TurndownService({
+    headingStyle: "atx",
+    codeBlockStyle: "fenced",
+    bulletListMarker: "-",
+    emDelimiter: "*",
+  });
+  service.use(gfm);
+  service.addRule("underline", { filter: ["u", "ins"], replacement: (content) => `<u>${content}</u>` });
+  service.addRule("superscript", { filter: ["sup"], replacement: (content) => `<sup>${content}</sup>` });
+  service.addRule("subscript", { filter: ["sub"], replacement: (content) => `<sub>${content}</sub>` });
+  return { text: `${service.turndown(parts.body).trim()}\n`, warnings };
+}
+
+const BLOCK = new Set([
+  "p",
+  "div",
+  "h1",
+  "h2",
+  "h3",
+  "h4",
+  "h5",
+  "h6",
+  "blockquote",
+  "pre",
+  "section",
+  "article",
+  "header",
+  "footer",
+  "figure",
+  "figcaption",
+  "dt",
+  "dd",
+  "hr",
+]);
+
+/**
+ * Plain text in reading order: one line per block, a blank line between paragraphs, list items
+ * prefixed with "- " or their number, table cells separated by tabs and rows by newlines.
+ * Headers come first and footers last, each once.
+ */
+export function htmlToText(html: string): string {
+  const parts = splitParts(html);
+  const render = (fragment: string) => {
+    const $ = cheerio.load(fragment, null, false);
+    const out: string[] = [];
+    let line = "";
+    const flush = () => {
+      // Leading spaces are list nesting; the rest collapses.
+      const indent = /^ */.exec(line)?.[0] ?? "";
+      const t = line.replace(/[ \t]+/g, " ").trim();
+      if (t) out.push(indent + t);
+      line = "";
+    };
+    // A list item's marker waits for the item's first block instead of standing on its own line.
+    const flushBlock = () => {
+      if (!/^\s*(?:-|\d+\.)\s*$/.test(line)) flush();
+    };
+    const walk = (nodes: AnyNode[], listPrefix = "") => {
+      for (const node of nodes) {
+        if (node.type === "text") {
+          line += node.data.replace(/\s+/g, " ");
+          continue;
+        }
+        if (node.type !== "tag") continue;
+        const name = node.name;
+        if (name === "br") {
+          flush();
+        } else if (name === "ul" || name === "ol") {
+          flush();
+          let n = Number($(node).attr("start") ?? 1) || 1;
+          for (const li of $(node).children("li").toArray()) {
+            const marker = name === "ol" ? `${n++}. ` : "- ";
+            line = `${listPrefix}${marker}`;
+            walk($(li).contents().toArray(), `${listPrefix}  `);
+            flush();
+          }
+        } else if (name === "table") {
+          flush();
+          for (const tr of $(node).find("tr").toArray()) {
+            if ($(tr).closest("table")[0] !== node) continue;
+            const cells = $(tr)
+              .children("td, th")
+              .toArray()
+              .map((c) => $(c).text().replace(/\s+/g, " ").trim());
+            out.push(cells.join("\t"));
+          }
+        } else if (name === "img") {
+          const alt = $(node).attr("alt");
+          if (alt) line += `[${alt}]`;
+        } else if (BLOCK.has(name) || name === "li") {
+          flushBlock();
+          walk($(node).contents().toArray(), listPrefix);
+          flush();
+        } else {
+          walk($(node).contents().toArray(), listPrefix);
+        }
+      }
+    };
+    walk($.root().contents().toArray());
+    flush();
+    return out.join("\n");
+  };
+  return (
+    [...parts.headers.map(render), render(parts.body), ...parts.footers.map(render)].filter(Boolean).join("\n\n") + "\n"
+  );
+}

@@ -1,0 +1,94 @@
+// Ingest schema migrations: immutable, timestamped, each with up and down.
+import type { Knex, Migration } from "@redline/service-kit";
+
+export const SCHEMA = "ingest";
+
+export const migrations: Migration[] = [
+  {
+    name: "20261121T1000_media_uploads_attachments_templates_exports",
+    async up(db: Knex) {
+      // A schema builder accumulates statements, so each table gets a fresh one.
+      const s = () => db.schema.withSchema(SCHEMA);
+      // Images taken out of converted HTML, keyed by content hash per owner (served as /v1/media/{id}).
+      await s().createTable("media", (t) => {
+        t.text("owner_id").notNullable();
+        t.text("id").notNullable();
+        t.text("content_type").notNullable();
+        t.integer("size_bytes").notNullable();
+        t.timestamp("created_at", { useTz: true }).notNullable().defaultTo(db.fn.now());
+        t.primary(["owner_id", "id"]);
+      });
+      await s().createTable("uploads", (t) => {
+        t.text("id").primary();
+        t.text("owner_id").notNullable();
+        t.text("filename").notNullable();
+        t.text("content_type").notNullable();
+        t.bigInteger("size_bytes").notNullable();
+        t.text("purpose").notNullable();
+        t.text("object_key").notNullable();
+        t.timestamp("expires_at", { useTz: true }).notNullable();
+        t.timestamp("created_at", { useTz: true }).notNullable().defaultTo(db.fn.now());
+      });
+      await s().createTable("attachments", (t) => {
+        t.text("id").primary();
+        t.text("owner_id").notNullable();
+        t.text("session_id").notNullable();
+        t.text("filename").notNullable();
+        t.text("content_type").notNullable();
+        t.text("kind").notNullable();
+        t.bigInteger("size_bytes").notNullable();
+        t.text("object_key").notNullable();
+        t.text("status").notNullable();
+        t.text("error").notNullable().defaultTo("");
+        t.integer("text_length").notNullable().defaultTo(0);
+        t.integer("chunk_count").notNullable().defaultTo(0);
+        t.timestamp("created_at", { useTz: true }).notNullable().defaultTo(db.fn.now());
+        t.timestamp("updated_at", { useTz: true }).notNullable().defaultTo(db.fn.now());
+        t.timestamp("deleted_at", { useTz: true }).nullable();
+        t.index(["owner_id", "session_id"]);
+      });
+      // Extracted text per chunk, searchable with Postgres full-text search.
+      await s().createTable("attachment_chunks", (t) => {
+        t.text("attachment_id").notNullable().references("id").inTable(`${SCHEMA}.attachments`).onDelete("CASCADE");
+        t.integer("seq").notNullable();
+        t.text("text").notNullable();
+        t.primary(["attachment_id", "seq"]);
+      });
+      await db.raw(
+        `alter table ${SCHEMA}.attachment_chunks add column tsv tsvector generated always as (to_tsvector('simple', text)) stored`,
+      );
+      await db.raw(`create index attachment_chunks_tsv on ${SCHEMA}.attachment_chunks using gin (tsv)`);
+      await s().createTable("templates", (t) => {
+        t.text("id").primary();
+        t.text("owner_id").notNullable();
+        t.text("organization_id").notNullable().defaultTo("");
+        t.text("name").notNullable();
+        t.text("filename").notNullable();
+        t.text("title").notNullable();
+        t.text("format").notNullable();
+        t.text("html").notNullable();
+        t.timestamp("created_at", { useTz: true }).notNullable().defaultTo(db.fn.now());
+        t.timestamp("deleted_at", { useTz: true }).nullable();
+        t.index(["owner_id", "created_at"]);
+      });
+      await s().createTable("exports", (t) => {
+        t.text("id").primary();
+        t.text("owner_id").notNullable();
+        t.text("session_id").notNullable().defaultTo("");
+        t.text("kind").notNullable();
+        t.text("format").notNullable();
+        t.text("filename").notNullable();
+        t.text("recipient_email").notNullable().defaultTo("");
+        t.text("status").notNullable();
+        t.text("object_key").notNullable().defaultTo("");
+        t.text("error").notNullable().defaultTo("");
+        t.timestamp("created_at", { useTz: true }).notNullable().defaultTo(db.fn.now());
+        t.timestamp("updated_at", { useTz: true }).notNullable().defaultTo(db.fn.now());
+      });
+    },
+    async down(db: Knex) {
+      for (const table of ["exports", "templates", "attachment_chunks", "attachments", "uploads", "media"])
+        await db.schema.withSchema(SCHEMA).dropTableIfExists(table);
+    },
+  },
+];
