@@ -1,5 +1,12 @@
 export { runChatTurn, sectionsChanged } from "./commands/chat-turn.js";
-export { readOpenAiEnv } from "./config.js";
-export { type AgentConfig, type AgentContext, createAgentContext } from "./context.js";
+export { readJobsEnv, readOpenAiEnv } from "./config.js";
+export {
+  type AgentConfig,
+  type AgentContext,
+  createAgentContext,
+  DEFAULT_JOBS_CONFIG,
+  type JobsConfig,
+} from "./context.js";
 export * from "./engines/index.js";
+export { migrations, SCHEMA } from "./migrations.js";
 export { agentHandlers, type RunningAgentService, startAgentService } from "./service.js";

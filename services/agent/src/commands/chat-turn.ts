@@ -4,9 +4,18 @@
 import { randomUUID } from "node:crypto";
 import { type agentV1, type billingV1, documentsV1, type sessionsV1 } from "@redline/grpc-stubs";
 import { type ChunkOperation, type ChunkRecord, WorkingDocument } from "@redline/html-chunks";
-import { AiTimeoutError, type CallContext, type CallOpts, InputError, NotFoundError } from "@redline/service-kit";
+import {
+  AiTimeoutError,
+  type CallContext,
+  type CallOpts,
+  InputError,
+  type Logger,
+  NotFoundError,
+  type Principal,
+} from "@redline/service-kit";
 import type { AgentContext } from "../context.js";
-import type { TurnInput } from "../engines/index.js";
+import type { TurnInput, TurnOutput } from "../engines/index.js";
+import { attachmentImages, turnFiles } from "./turn-files.js";
 
 /** Sections per extra billed operation (interface-spec Limits: 1 more per 25 sections). */
 const SECTIONS_PER_EXTRA_OP = 25;
@@ -15,13 +24,15 @@ const MODEL_TIERS = ["core", "turbo", "pro", "max"] as const;
 const DEPTHS = ["fast", "balanced", "deep"] as const;
 
 /** The document a turn works on, before anything is persisted. */
-interface Target {
+export interface Target {
   /** Roster slot when the document is already open in the session. */
   slot?: sessionsV1.RosterEntry;
   /** Durable id, empty for a document not stored yet. */
   durableId: string;
   /** Version the engine's base corresponds to; empty when the base is new content. */
   baseVersionId: string;
+  /** The document's head before a load replaced it (the turn's checkpoint); unset otherwise. */
+  checkpointVersionId?: string;
   title: string;
   pageSetupJson: string;
   /** HTML to store before the edits (document_html or an upload), else undefined. */
@@ -106,9 +117,25 @@ async function resolveTarget(
   }
   if (load) {
     const base = WorkingDocument.fromHtml(load.html).chunks();
-    return { slot, durableId, baseVersionId: "", title: load.title, pageSetupJson: load.pageSetupJson, load, base };
+    // Replacing a stored document: its head before the turn is the turn's restore point.
+    const checkpointVersionId = durableId
+      ? ((await ctx.documents.getDocument({ documentId: durableId, versionId: "", includeChunks: false }, opts))
+          .document?.versionId ?? "")
+      : "";
+    return {
+      slot,
+      durableId,
+      baseVersionId: "",
+      checkpointVersionId,
+      title: load.title,
+      pageSetupJson: load.pageSetupJson,
+      load,
+      base,
+    };
   }
   if (!durableId) {
+    // A blank tab (no durable document until its first save): the turn drafts into its slot.
+    if (slot) return { slot, durableId: "", baseVersionId: "", title: "", pageSetupJson: "", base: [] };
     if (req.documentId) throw new NotFoundError("Document not found");
     return null;
   }
@@ -155,15 +182,312 @@ async function persistLoad(
   return { durableId: meta.documentId, versionId: meta.versionId, title: meta.title };
 }
 
-async function runEngine(ctx: AgentContext, input: Omit<TurnInput, "signal">) {
+/** Who a turn acts for: the caller's principal, call options forwarding it, and a logger. */
+export interface TurnActor {
+  principal: Principal;
+  opts: CallOpts;
+  log: Logger;
+}
+
+/** A turn after its inputs are resolved and before the engine runs (nothing written yet but the session). */
+export interface PreparedTurn {
+  req: agentV1.ChatRequest;
+  sessionId: string;
+  target: Target | null;
+  /** The document before the turn. */
+  base: WorkingDocument;
+  /** The engine's copy: its `operations()` are the turn's net edits. */
+  working: WorkingDocument;
+  history: TurnInput["history"];
+  /** The cross-session memory note (account level or cross_session_memory_key), read at the start. */
+  memoryNote?: string;
+  /** The session's attachments and the caller's templates (turn-files.ts). */
+  files?: TurnInput["files"];
+  /** Completed image attachments of the session, sent as vision input (model engines only). */
+  attachmentImages?: TurnInput["images"];
+}
+
+/**
+ * Phase 1: ensures the session (403 for a foreign id), resolves the target document (404; an
+ * upload is converted, 415) and reads the recent history for the model.
+ */
+export async function prepareTurn(
+  ctx: AgentContext,
+  actor: TurnActor,
+  req: agentV1.ChatRequest,
+): Promise<PreparedTurn> {
+  const { opts } = actor;
+  const ensured = await ctx.sessions.ensureSession({ sessionId: req.sessionId }, opts);
+  const session = ensured.session as sessionsV1.Session;
+  const sessionId = session.sessionId;
+  // Independent reads run together: each is a round trip, and they add up on every turn.
+  const [target, history, memory, images] = await Promise.all([
+    resolveTarget(ctx, req, session.roster, opts),
+    ctx.engine.name === "offline" || ensured.created
+      ? []
+      : ctx.sessions
+          .getHistory({ sessionId }, opts)
+          .then((h) =>
+            h.messages
+              .slice(-2 * ctx.cfg.historyTurns)
+              .map((m) => ({ sender: m.sender as "user" | "ai", content: m.content })),
+          ),
+    ctx.workspace.getMemoryNote({ memoryKey: req.crossSessionMemoryKey }, opts),
+    ctx.engine.name === "offline" ? [] : attachmentImages(ctx, sessionId, opts, actor.log),
+  ]);
+  return {
+    req,
+    sessionId,
+    target,
+    base: new WorkingDocument(target?.base ?? []),
+    working: new WorkingDocument(target?.base ?? []),
+    history,
+    memoryNote: memory.note,
+    files: turnFiles(ctx, sessionId, opts, actor.log),
+    attachmentImages: images,
+  };
+}
+
+/** The turn's checkpoint: the version of its document before the turn ("" when it had none). */
+export function turnCheckpoint(prepared: PreparedTurn): string {
+  return prepared.target?.checkpointVersionId || prepared.target?.baseVersionId || "";
+}
+
+/** Extra inputs of the engine phase. */
+export interface EngineRun {
+  /** Aborts the turn (the wall-clock cap, a cancel); the engine rejects promptly. */
+  signal: AbortSignal;
+  onProgress?: (text: string) => void;
+  /** Said to the model after the history, e.g. feedback on denied changes. */
+  extraHistory?: TurnInput["history"];
+}
+
+/** Phase 2: runs the engine on the prepared WorkingDocument; edits accumulate on `prepared.working`. */
+export async function runTurnEngine(ctx: AgentContext, prepared: PreparedTurn, run: EngineRun): Promise<TurnOutput> {
+  const { req } = prepared;
+  return ctx.engine.runTurn({
+    message: req.message,
+    document: prepared.working,
+    documentTitle: prepared.target?.title ?? "",
+    history: [...prepared.history, ...(run.extraHistory ?? [])],
+    modelTier: pick(req.modelTier, MODEL_TIERS, "core"),
+    thinkingDepth: pick(req.thinkingDepth, DEPTHS, "balanced"),
+    images: [
+      ...req.imageAttachments.map((i) => ({ name: i.name, mimeType: i.mimeType, base64Data: i.base64Data })),
+      ...(prepared.attachmentImages ?? []),
+    ],
+    cursor: req.cursorContext
+      ? { chunkId: req.cursorContext.chunkId || undefined, selectedText: req.cursorContext.selectedText || undefined }
+      : undefined,
+    signal: run.signal,
+    onProgress: run.onProgress,
+    memoryNote: prepared.memoryNote,
+    files: prepared.files,
+  });
+}
+
+/** The wall-clock cap's message, in seconds (sync 504 detail, async wrap-up). */
+export function aiTimeoutText(ctx: AgentContext): string {
+  return `AI processing exceeded the ${Math.round(ctx.cfg.aiTimeoutMs / 1000)}-second limit`;
+}
+
+async function runEngine(ctx: AgentContext, prepared: PreparedTurn, log: Logger): Promise<TurnOutput> {
   const signal = AbortSignal.timeout(ctx.cfg.aiTimeoutMs);
   try {
-    return await ctx.engine.runTurn({ ...input, signal });
+    return await runTurnEngine(ctx, prepared, {
+      signal,
+      onProgress: (text) => log.debug({ progress: text }, "turn progress"),
+    });
   } catch (err) {
-    if (signal.aborted)
-      throw new AiTimeoutError(`AI processing exceeded the ${Math.round(ctx.cfg.aiTimeoutMs / 1000)}-second limit`);
+    if (signal.aborted) throw new AiTimeoutError(aiTimeoutText(ctx));
     throw err;
   }
+}
+
+/** A stored document: durable id, the version the turn's edits apply to, title. */
+export interface StoredDoc {
+  durableId: string;
+  versionId: string;
+  title: string;
+}
+
+/**
+ * Stores a loaded document (document_html or an upload; create or replace) and attaches it to
+ * the roster; returns the stored document, or undefined when the turn has no document at all.
+ * Used before staging changes, so the user's own content is saved even when the AI's is not.
+ */
+export async function storeLoad(
+  ctx: AgentContext,
+  actor: TurnActor,
+  prepared: PreparedTurn,
+  force: boolean,
+): Promise<StoredDoc | undefined> {
+  const { target, sessionId } = prepared;
+  if (!target?.load && !force)
+    return target?.durableId
+      ? { durableId: target.durableId, versionId: target.baseVersionId, title: target.title }
+      : undefined;
+  const loadTarget: Target = target ?? { durableId: "", baseVersionId: "", title: "", pageSetupJson: "", base: [] };
+  const stored = await persistLoad(ctx, loadTarget, sessionId, actor.opts);
+  if (target?.slot?.durableDocumentId !== stored.durableId) {
+    await ctx.sessions.attachDocument(
+      {
+        sessionId,
+        durableDocumentId: stored.durableId,
+        title: stored.title,
+        focus: true,
+        versionId: stored.versionId,
+        slotId: target?.slot?.documentId ?? "",
+      },
+      actor.opts,
+    );
+    if (target)
+      target.slot = {
+        documentId: target.slot?.documentId ?? "",
+        durableDocumentId: stored.durableId,
+        title: stored.title,
+        focused: true,
+        lastSeenVersionId: stored.versionId,
+      };
+  }
+  return stored;
+}
+
+/** The documents service's operation from a html-chunks operation. */
+export function chunkOpToProto(op: ChunkOperation): documentsV1.ChunkOperation {
+  return toProtoOp(op);
+}
+
+/** One-line summary of operations ("2 chunks edited, 1 chunk added"). */
+export function summarizeOperations(ops: ChunkOperation[]): string {
+  return summarize(ops);
+}
+
+/** Operations billed for a turn: 1, plus 1 per 25 sections changed; 0 when nothing changed. */
+export function billedOperations(sections: number, opsCount: number): number {
+  return opsCount > 0 ? 1 + Math.floor(sections / SECTIONS_PER_EXTRA_OP) : 0;
+}
+
+/**
+ * Phase 3 (approve_all): stores the loaded content and commits the turn's net operations as one
+ * version (409 chunk_conflict from documents when a chunk changed since the base); returns the
+ * response's document_changes, or undefined when the turn neither loaded nor changed a document.
+ */
+export async function commitTurn(
+  ctx: AgentContext,
+  actor: TurnActor,
+  prepared: PreparedTurn,
+): Promise<{ documentChanges?: agentV1.DocumentChanges; stored?: StoredDoc }> {
+  const { req, target, working, sessionId } = prepared;
+  const { opts } = actor;
+  const ops = working.operations();
+  if (!target?.load && ops.length === 0) return {};
+  const stored = (await storeLoad(ctx, actor, prepared, true)) as StoredDoc;
+  let changes: documentsV1.ChangeRecord[] = [];
+  let concurrentMerges: agentV1.ConcurrentMerge[] = [];
+  let versionId = stored.versionId;
+  let html = working.toHtml();
+  if (ops.length > 0) {
+    const committed = await ctx.documents.commitOperations(
+      {
+        documentId: stored.durableId,
+        baseVersionId: stored.versionId,
+        sessionId,
+        operations: ops.map(toProtoOp),
+        summary: summarize(ops),
+        returnChunks: false,
+        // Edits of chunks another session changed since the base are recorded as conflicts
+        // (concurrent_merges, resolved by re-edit) instead of failing the whole turn.
+        recordConflicts: true,
+      },
+      opts,
+    );
+    concurrentMerges = concurrentMergesOf(committed, stored.durableId);
+    changes = committed.changes;
+    versionId = (committed.document as documentsV1.DocumentMeta).versionId;
+    // Another session's commit was merged in: the head is not our working copy any more.
+    if (committed.merged && req.responseMode !== "compact") {
+      html = (
+        await ctx.documents.getDocument({ documentId: stored.durableId, versionId: "", includeChunks: true }, opts)
+      ).chunks
+        .map((c) => c.html)
+        .join("\n");
+    }
+  }
+  return {
+    stored,
+    documentChanges: {
+      updatedHtml: req.responseMode === "compact" ? undefined : html,
+      versionId,
+      changesSummary: summarize(ops),
+      requiresApproval: false,
+      changes,
+      chunkDiffs: changes,
+      documentId: stored.durableId,
+      concurrentMerges,
+    },
+  };
+}
+
+/** concurrent_merges of a commit: chunks merged around, then this turn's edits recorded as conflicts. */
+function concurrentMergesOf(
+  committed: documentsV1.CommitOperationsResponse,
+  documentId: string,
+): agentV1.ConcurrentMerge[] {
+  return [
+    ...committed.mergedChunkIds.map((chunkId) => ({ chunkId, status: "merged", conflictId: "", documentId })),
+    ...committed.conflicts.map((c) => ({
+      chunkId: c.chunkId,
+      status: "conflict",
+      conflictId: c.conflictId,
+      documentId,
+    })),
+  ];
+}
+
+/**
+ * Phase 4: settles the charge (`operations`, 0 releases it; idempotent per key) and records the
+ * turn (user message, AI reply, checkpoint = the version before the turn). Returns the usage and
+ * the turn index.
+ */
+export async function recordTurn(
+  ctx: AgentContext,
+  actor: TurnActor,
+  prepared: PreparedTurn,
+  input: {
+    chargeKey: string;
+    operations: number;
+    reply: string;
+    documentChanges?: agentV1.DocumentChanges;
+    title: string;
+    /** The user's message when the engine was given another (a continued job). */
+    userMessage?: string;
+    /** The version before the turn when it started earlier (a continued job). */
+    checkpointVersionId?: string;
+  },
+): Promise<{ usage: billingV1.Usage; turnIndex: number }> {
+  // Settling (idempotent per key) and recording are independent writes: one round trip, not three.
+  const [settled, turn] = await Promise.all([
+    ctx.billing.settleOperations({ chargeKey: input.chargeKey, operations: input.operations }, actor.opts),
+    ctx.sessions.appendTurn(
+      {
+        sessionId: prepared.sessionId,
+        userMessage: input.userMessage ?? prepared.req.message,
+        aiMessage: input.reply,
+        checkpointVersionId: input.checkpointVersionId ?? turnCheckpoint(prepared),
+        durableDocumentId: input.documentChanges?.documentId ?? "",
+        versionId: input.documentChanges?.versionId ?? "",
+        title: input.title,
+      },
+      actor.opts,
+    ),
+    // The memory note keeps the account's (or end-customer's) recent instructions, bounded.
+    ctx.workspace.remember(
+      { memoryKey: prepared.req.crossSessionMemoryKey, line: input.userMessage ?? prepared.req.message },
+      actor.opts,
+    ),
+  ]);
+  return { usage: settled.usage as billingV1.Usage, turnIndex: turn.turnIndex };
 }
 
 /**
@@ -179,121 +503,38 @@ export async function runChatTurn(
 ): Promise<agentV1.ChatResponse> {
   if (!call.principal) throw new InputError("no principal on the call");
   if (!req.message.trim()) throw new InputError("message must not be empty");
-  const opts = call.forward();
+  const actor: TurnActor = { principal: call.principal, opts: call.forward(), log: call.log };
   const chargeKey = `chat:${randomUUID()}`;
   let charged = false;
-  await ctx.billing.reserveOperations({ chargeKey, operations: 1 }, opts);
+  await ctx.billing.reserveOperations({ chargeKey, operations: 1 }, actor.opts);
   try {
-    const ensured = await ctx.sessions.ensureSession({ sessionId: req.sessionId }, opts);
-    const session = ensured.session as sessionsV1.Session;
-    const sessionId = session.sessionId;
-    const target = await resolveTarget(ctx, req, session.roster, opts);
-
-    const base = new WorkingDocument(target?.base ?? []);
-    const working = new WorkingDocument(target?.base ?? []);
-    const history =
-      ctx.engine.name === "offline" || ensured.created
-        ? []
-        : (await ctx.sessions.getHistory({ sessionId }, opts)).messages
-            .slice(-2 * ctx.cfg.historyTurns)
-            .map((m) => ({ sender: m.sender as "user" | "ai", content: m.content }));
-    const output = await runEngine(ctx, {
-      message: req.message,
-      document: working,
-      documentTitle: target?.title ?? "",
-      history,
-      modelTier: pick(req.modelTier, MODEL_TIERS, "core"),
-      thinkingDepth: pick(req.thinkingDepth, DEPTHS, "balanced"),
-      images: req.imageAttachments.map((i) => ({ name: i.name, mimeType: i.mimeType, base64Data: i.base64Data })),
-      cursor: req.cursorContext
-        ? { chunkId: req.cursorContext.chunkId || undefined, selectedText: req.cursorContext.selectedText || undefined }
-        : undefined,
-      onProgress: (text) => call.log.debug({ progress: text }, "turn progress"),
+    const prepared = await prepareTurn(ctx, actor, req);
+    const output = await runEngine(ctx, prepared, call.log);
+    const ops = prepared.working.operations();
+    const { documentChanges, stored } = await commitTurn(ctx, actor, prepared);
+    // Edits that all met another session's commit (recorded as conflicts) changed nothing: free.
+    const applied = ops.length > 0 && documentChanges?.changes.length === 0 ? 0 : ops.length;
+    const operations = billedOperations(sectionsChanged(prepared.base, prepared.working, ops), applied);
+    const { usage, turnIndex } = await recordTurn(ctx, actor, prepared, {
+      chargeKey,
+      operations,
+      reply: output.reply,
+      documentChanges,
+      title: stored?.title ?? prepared.target?.title ?? "",
     });
-    const ops = working.operations();
-
-    let documentChanges: agentV1.DocumentChanges | undefined;
-    let stored: { durableId: string; versionId: string; title: string } | undefined;
-    if (target?.load || ops.length > 0) {
-      const loadTarget: Target = target ?? { durableId: "", baseVersionId: "", title: "", pageSetupJson: "", base: [] };
-      stored = await persistLoad(ctx, loadTarget, sessionId, opts);
-      let changes: documentsV1.ChangeRecord[] = [];
-      let versionId = stored.versionId;
-      let html = working.toHtml();
-      if (ops.length > 0) {
-        const committed = await ctx.documents.commitOperations(
-          {
-            documentId: stored.durableId,
-            baseVersionId: stored.versionId,
-            sessionId,
-            operations: ops.map(toProtoOp),
-            summary: summarize(ops),
-            returnChunks: false,
-          },
-          opts,
-        );
-        changes = committed.changes;
-        versionId = (committed.document as documentsV1.DocumentMeta).versionId;
-        // Another session's commit was merged in: the head is not our working copy any more.
-        if (committed.merged && req.responseMode !== "compact") {
-          html = (
-            await ctx.documents.getDocument({ documentId: stored.durableId, versionId: "", includeChunks: true }, opts)
-          ).chunks
-            .map((c) => c.html)
-            .join("\n");
-        }
-      }
-      if (target?.slot?.durableDocumentId !== stored.durableId) {
-        await ctx.sessions.attachDocument(
-          {
-            sessionId,
-            durableDocumentId: stored.durableId,
-            title: stored.title,
-            focus: true,
-            versionId,
-            slotId: target?.slot?.documentId ?? "",
-          },
-          opts,
-        );
-      }
-      documentChanges = {
-        updatedHtml: req.responseMode === "compact" ? undefined : html,
-        versionId,
-        changesSummary: summarize(ops),
-        requiresApproval: false,
-        changes,
-        chunkDiffs: changes,
-        documentId: stored.durableId,
-      };
-    }
-
-    const operations = ops.length > 0 ? 1 + Math.floor(sectionsChanged(base, working, ops) / SECTIONS_PER_EXTRA_OP) : 0;
-    const settled = await ctx.billing.settleOperations({ chargeKey, operations }, opts);
     charged = true;
-    const turn = await ctx.sessions.appendTurn(
-      {
-        sessionId,
-        userMessage: req.message,
-        aiMessage: output.reply,
-        checkpointVersionId: target?.baseVersionId ?? "",
-        durableDocumentId: documentChanges?.documentId ?? "",
-        versionId: documentChanges?.versionId ?? "",
-        title: stored?.title ?? target?.title ?? "",
-      },
-      opts,
-    );
     return {
       response: output.reply,
-      sessionId,
+      sessionId: prepared.sessionId,
       documentChanges,
-      usage: settled.usage as billingV1.Usage,
-      turnIndex: turn.turnIndex,
+      usage,
+      turnIndex,
       engine: ctx.engine.name,
     };
   } catch (err) {
     if (!charged) {
       await ctx.billing
-        .settleOperations({ chargeKey, operations: 0 }, opts)
+        .settleOperations({ chargeKey, operations: 0 }, actor.opts)
         .catch((e) => call.log.error({ err: e }, "releasing the reservation failed"));
     }
     throw err;

@@ -12,6 +12,7 @@ import {
   type WorkingDocument,
   wrapPhrase,
 } from "@redline/html-chunks";
+import { parseFilesInstruction, runFilesInstruction } from "./files-tools.js";
 import type { Engine, TurnInput, TurnOutput } from "./types.js";
 
 /** One parsed offline instruction; `unknown` when the message matches none of the grammar. */
@@ -34,6 +35,11 @@ export function createOfflineEngine(): Engine {
     name: "offline",
     async runTurn(input: TurnInput): Promise<TurnOutput> {
       input.signal.throwIfAborted();
+      const filesInstruction = input.files ? parseFilesInstruction(input.message) : null;
+      if (filesInstruction && input.files) {
+        const done = await runFilesInstruction(filesInstruction, input.files, input.document);
+        return { reply: done.reply, toolCalls: done.toolCalls, bytesSentToModel: 0 };
+      }
       const instruction = parseOfflineInstruction(input.message);
       if (instruction.kind !== "unknown") input.onProgress?.(PROGRESS[instruction.kind]);
       const editor = new Editor(input.document);
@@ -68,6 +74,8 @@ export const OFFLINE_HELP = [
   '- make "phrase" bold / make "phrase" italic',
   '- show section "Heading"',
   '- draft an outline for "Topic" (empty document only)',
+  '- search attachments for "words" / quote attachment "file name" (optionally: about "words")',
+  '- draft from template "Template name" (empty document only)',
 ].join("\n");
 
 // ---------------------------------------------------------------------------

@@ -4,6 +4,7 @@
 import { type OutlineEntry, sectionSpan, ToolError, type WorkingDocument } from "@redline/html-chunks";
 import { UnavailableError } from "@redline/service-kit";
 import { APIError, OpenAI } from "openai";
+import { FILES_TOOLS, isFilesTool, runFilesTool } from "./files-tools.js";
 import type { Engine, TurnInput, TurnOutput } from "./types.js";
 
 type ChatMessage = OpenAI.Chat.Completions.ChatCompletionMessageParam;
@@ -71,7 +72,8 @@ async function runTurn(client: OpenAI, cfg: OpenAiEngineConfig, input: TurnInput
 
   const maxSteps = scaledSteps(cfg.maxSteps, input.thinkingDepth);
   const model = cfg.models[input.modelTier];
-  const toolsBytes = Buffer.byteLength(JSON.stringify(TOOLS));
+  const tools: ChatTool[] = input.files ? [...TOOLS, ...FILES_TOOLS] : TOOLS;
+  const toolsBytes = Buffer.byteLength(JSON.stringify(tools));
   let bytesSentToModel = 0;
   let toolCalls = 0;
   let edits = 0;
@@ -82,7 +84,7 @@ async function runTurn(client: OpenAI, cfg: OpenAiEngineConfig, input: TurnInput
     input.signal.throwIfAborted();
     compactOldToolResults(messages, latestRound);
     bytesSentToModel += Buffer.byteLength(JSON.stringify(messages)) + toolsBytes;
-    const answer = await complete(client, cfg, model, messages, input.signal);
+    const answer = await complete(client, cfg, model, messages, input.signal, tools);
     if (answer.toolCalls.length === 0) {
       const reply = answer.content.trim() || (edits > 0 ? `Made ${edits} edit${edits === 1 ? "" : "s"}.` : "Done.");
       return { reply, toolCalls, bytesSentToModel };
@@ -100,7 +102,10 @@ async function runTurn(client: OpenAI, cfg: OpenAiEngineConfig, input: TurnInput
     latestRound = messages.length;
     for (const call of calls) {
       toolCalls++;
-      const result = runTool(doc, call.name, call.arguments, input.onProgress);
+      const result =
+        input.files && isFilesTool(call.name)
+          ? await runFilesTool(input.files, call.name, call.arguments, input.onProgress)
+          : runTool(doc, call.name, call.arguments, input.onProgress);
       if (result.edited) edits++;
       messages.push({ role: "tool", tool_call_id: call.id, content: result.content });
     }
@@ -109,6 +114,7 @@ async function runTurn(client: OpenAI, cfg: OpenAiEngineConfig, input: TurnInput
     reply: `I stopped after ${maxSteps} steps before finishing${edits > 0 ? `; the ${edits} edit${edits === 1 ? "" : "s"} made so far are kept` : ""}. Ask me to continue if more is needed.`,
     toolCalls,
     bytesSentToModel,
+    stoppedAtStepLimit: true,
   };
 }
 
@@ -157,6 +163,7 @@ async function complete(
   model: string,
   messages: ChatMessage[],
   signal: AbortSignal,
+  tools: ChatTool[] = TOOLS,
 ): Promise<ModelAnswer> {
   const controller = new AbortController();
   let timedOut = false;
@@ -168,7 +175,7 @@ async function complete(
   }, cfg.requestTimeoutMs);
   try {
     const stream = await client.chat.completions.create(
-      { model, messages, tools: TOOLS, tool_choice: "auto", stream: true },
+      { model, messages, tools, tool_choice: "auto", stream: true },
       { signal: controller.signal },
     );
     let content = "";

@@ -1,6 +1,7 @@
 // The contract between the agent service and its model engines. The service builds the
 // WorkingDocument from stored chunks, runs one turn, and commits `document.operations()`.
 import type { WorkingDocument } from "@redline/html-chunks";
+import type { TurnFiles } from "./files-tools.js";
 
 export interface TurnInput {
   message: string;
@@ -12,6 +13,8 @@ export interface TurnInput {
   images: { name: string; mimeType: string; base64Data: string }[];
   cursor?: { chunkId?: string; selectedText?: string };
   memoryNote?: string;
+  /** The session's attachments and the caller's templates (search/quote tools, drafting); absent when unavailable. */
+  files?: TurnFiles;
   signal: AbortSignal; // fires at the wall-clock cap; stop promptly and reject
   onProgress?: (text: string) => void;
 }
@@ -19,6 +22,8 @@ export interface TurnOutput {
   reply: string;
   toolCalls: number;
   bytesSentToModel: number;
+  /** True when the engine stopped at its step limit before finishing (a long edit may go on). */
+  stoppedAtStepLimit?: boolean;
 }
 export interface Engine {
   readonly name: "offline" | "openai";

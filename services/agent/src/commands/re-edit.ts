@@ -1,0 +1,182 @@
+// Re-edit of one chunk after a concurrent-edit conflict (interface-spec endpoint 18): `redo`
+// re-applies the AI's change on the user's current text, `merge` blends both versions. One
+// billable operation. With an OpenAI-compatible engine the model rewrites the chunk; the offline
+// engine (and a model that changes nothing) uses the deterministic rules below.
+import { randomUUID } from "node:crypto";
+import type { agentV1, billingV1, documentsV1 } from "@redline/grpc-stubs";
+import { textOf, WorkingDocument } from "@redline/html-chunks";
+import { type CallContext, type CallOpts, InputError, NotFoundError } from "@redline/service-kit";
+import type { AgentContext } from "../context.js";
+
+const WORD = /[\p{L}\p{N}_]/u;
+/** Characters of left context used to place a pure insertion. */
+const INSERT_CONTEXT = 30;
+
+function escapeHtml(text: string): string {
+  return text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
+}
+
+/**
+ * The AI's edit `base` → `next`, re-applied on the user's `current` HTML: the changed span
+ * (widened to whole words) is replaced where it still occurs in `current`; a pure insertion goes
+ * after the same left context. When the span no longer occurs, the AI's version wins. An empty
+ * side means a delete: the user deleted (the AI's version comes back) or the AI deleted ("").
+ */
+export function redoChunk(base: string, next: string, current: string): string {
+  if (!current) return next;
+  if (!next) return "";
+  let p = 0;
+  while (p < base.length && p < next.length && base[p] === next[p]) p++;
+  let s = 0;
+  while (s < base.length - p && s < next.length - p && base[base.length - 1 - s] === next[next.length - 1 - s]) s++;
+  while (p > 0 && WORD.test(base[p - 1])) p--;
+  while (s > 0 && WORD.test(base[base.length - s])) s--;
+  const removed = base.slice(p, base.length - s);
+  const added = next.slice(p, next.length - s);
+  if (removed === added) return current;
+  if (removed) {
+    const at = current.indexOf(removed);
+    return at >= 0 ? current.slice(0, at) + added + current.slice(at + removed.length) : next;
+  }
+  const left = base.slice(Math.max(0, p - INSERT_CONTEXT), p);
+  const at = left ? current.indexOf(left) : -1;
+  return at >= 0 ? current.slice(0, at + left.length) + added + current.slice(at + left.length) : next;
+}
+
+/**
+ * Both versions kept: the user's HTML, followed (inside its element) by the sentences of the
+ * AI's version that the user's text does not already contain, in their order.
+ */
+export function mergeChunk(user: string, ai: string): string {
+  if (!user) return ai;
+  if (!ai) return user;
+  const userText = textOf(user).replace(/\s+/g, " ");
+  const missing = textOf(ai)
+    .replace(/\s+/g, " ")
+    .split(/(?<=[.!?;:])\s+/)
+    .map((sentence) => sentence.trim())
+    .filter((sentence) => sentence && !userText.includes(sentence));
+  if (missing.length === 0) return user;
+  const close = /<\/([a-zA-Z][a-zA-Z0-9]*)>\s*$/.exec(user);
+  if (!close) return user;
+  return `${user.slice(0, close.index)} ${escapeHtml(missing.join(" "))}${user.slice(close.index)}`;
+}
+
+/** The two sides of a conflict: the AI's edit (base → next) and the user's text. */
+interface Sides {
+  aiBase: string;
+  aiNext: string;
+  user: string;
+}
+
+function sidesOf(conflict: documentsV1.ConflictRecord, headHtml: string): Sides {
+  // A chat turn lost: its edit is "ours", the user's text is what head holds now. A save lost:
+  // the user's text is the save, and the change it met (head) is the other side's.
+  return conflict.kind === "chat"
+    ? { aiBase: conflict.baseHtml, aiNext: conflict.oursHtml, user: headHtml }
+    : { aiBase: conflict.baseHtml, aiNext: headHtml, user: conflict.oursHtml };
+}
+
+async function rewriteWithModel(
+  ctx: AgentContext,
+  chunkId: string,
+  mode: "redo" | "merge",
+  sides: Sides,
+  instruction: string,
+): Promise<string | undefined> {
+  const start = sides.user || sides.aiNext;
+  if (!start) return undefined;
+  const doc = new WorkingDocument([{ chunkId, html: start }]);
+  const task =
+    mode === "redo"
+      ? "Re-apply the AI's change (before → after below) to the user's current text of this chunk."
+      : "Blend the user's current text and the AI's version into one chunk that keeps the intent of both.";
+  await ctx.engine.runTurn({
+    message: [
+      `Two sessions edited chunk ${chunkId} at the same time. ${task} Replace chunk ${chunkId} only.`,
+      `AI's change, before: ${sides.aiBase || "(none)"}`,
+      `AI's change, after: ${sides.aiNext || "(deleted)"}`,
+      `User's current text: ${sides.user || "(deleted)"}`,
+      instruction ? `Guidance: ${instruction}` : "",
+    ]
+      .filter(Boolean)
+      .join("\n"),
+    document: doc,
+    documentTitle: "",
+    history: [],
+    modelTier: "core",
+    thinkingDepth: "balanced",
+    images: [],
+    signal: AbortSignal.timeout(ctx.cfg.aiTimeoutMs),
+  });
+  const out = doc.chunks().find((c) => c.chunkId === chunkId)?.html;
+  return out && out !== start ? out : undefined;
+}
+
+/**
+ * Resolves the newest open conflict of `chunkId` in the session's documents: computes the
+ * rewritten chunk, commits it on head (closing the conflict) and bills one operation (429 when
+ * the quota is spent; released when anything fails). NotFoundError for an unknown session, a
+ * document not in the session, or a chunk with no open conflict.
+ */
+export async function runReEdit(
+  ctx: AgentContext,
+  call: CallContext,
+  req: agentV1.ReEditChunkRequest,
+): Promise<agentV1.ReEditChunkResponse> {
+  if (!call.principal) throw new InputError("no principal on the call");
+  if (req.mode !== "redo" && req.mode !== "merge") throw new InputError("mode must be redo or merge");
+  const mode = req.mode;
+  const opts: CallOpts = call.forward();
+  const { session } = await ctx.sessions.getSession({ sessionId: req.sessionId }, opts);
+  const roster = session?.roster ?? [];
+  let documentIds = roster.map((r) => r.durableDocumentId).filter(Boolean);
+  if (req.documentId) {
+    const slot = roster.find((r) => r.documentId === req.documentId || r.durableDocumentId === req.documentId);
+    if (!slot?.durableDocumentId) throw new NotFoundError("Document not open in this session");
+    documentIds = [slot.durableDocumentId];
+  }
+  const found = await ctx.library.findConflicts({ documentIds, chunkId: req.chunkId }, opts);
+  const conflict = found.conflicts[0];
+  if (!conflict) throw new NotFoundError(`No concurrent edit to resolve on chunk ${req.chunkId}`);
+
+  const chargeKey = `re-edit:${randomUUID()}`;
+  await ctx.billing.reserveOperations({ chargeKey, operations: 1 }, opts);
+  let settled: billingV1.SettleOperationsResponse | undefined;
+  try {
+    const head = await ctx.documents.getDocument(
+      { documentId: conflict.documentId, versionId: "", includeChunks: true },
+      opts,
+    );
+    const headHtml = head.chunks.find((c) => c.chunkId === req.chunkId)?.html ?? "";
+    const sides = sidesOf(conflict, headHtml);
+    const fromModel =
+      ctx.engine.name === "openai" ? await rewriteWithModel(ctx, req.chunkId, mode, sides, req.instruction) : undefined;
+    const html =
+      fromModel ??
+      (mode === "redo" ? redoChunk(sides.aiBase, sides.aiNext, sides.user) : mergeChunk(sides.user, sides.aiNext));
+    const resolved = await ctx.library.resolveConflict(
+      {
+        conflictId: conflict.conflictId,
+        documentId: conflict.documentId,
+        chunkId: req.chunkId,
+        html,
+        sessionId: req.sessionId,
+      },
+      opts,
+    );
+    settled = await ctx.billing.settleOperations({ chargeKey, operations: 1 }, opts);
+    return {
+      chunkId: req.chunkId,
+      html: resolved.html,
+      versionId: resolved.document?.versionId ?? "",
+      usage: settled.usage,
+    };
+  } finally {
+    if (!settled) {
+      await ctx.billing
+        .settleOperations({ chargeKey, operations: 0 }, opts)
+        .catch((e) => call.log.error({ err: e }, "releasing the re-edit reservation failed"));
+    }
+  }
+}

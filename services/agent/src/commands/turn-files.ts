@@ -1,0 +1,45 @@
+// The session's attachments and the caller's templates as the engines see them (TurnFiles),
+// over ingest's FilesService with the caller's identity. File features never fail a turn: when
+// ingest cannot answer, a search finds nothing and the turn goes on.
+import type { CallOpts, Logger } from "@redline/service-kit";
+import type { AgentContext } from "../context.js";
+import type { TurnFiles } from "../engines/files-tools.js";
+import type { TurnInput } from "../engines/types.js";
+
+/** TurnFiles bound to one session and caller. */
+export function turnFiles(ctx: AgentContext, sessionId: string, opts: CallOpts, log: Logger): TurnFiles {
+  return {
+    async searchAttachments(query, filename, limit) {
+      const res = await ctx.files.searchAttachments(
+        { sessionId, query, filename: filename ?? "", limit: limit ?? 5 },
+        opts,
+      );
+      return res.passages.map((p) => ({ filename: p.filename, chunkIndex: p.chunkIndex, text: p.text }));
+    },
+    async getTemplate(ref) {
+      try {
+        const res = await ctx.files.getTemplate({ templateRef: ref }, opts);
+        return { name: res.template?.name ?? ref, title: res.template?.title ?? "", html: res.html };
+      } catch (err) {
+        log.debug({ err, ref }, "template not found");
+        return null;
+      }
+    },
+  };
+}
+
+/** Completed image attachments of the session, as vision input (empty when none or unavailable). */
+export async function attachmentImages(
+  ctx: AgentContext,
+  sessionId: string,
+  opts: CallOpts,
+  log: Logger,
+): Promise<TurnInput["images"]> {
+  try {
+    const res = await ctx.files.searchAttachments({ sessionId, query: "", filename: "", limit: 1 }, opts);
+    return res.images.map((i) => ({ name: i.filename, mimeType: i.mimeType, base64Data: i.base64Data }));
+  } catch (err) {
+    log.warn({ err }, "attachment images unavailable");
+    return [];
+  }
+}

@@ -1,0 +1,191 @@
+// Attachments and templates for the engines: the session's attachments can be searched and
+// quoted (Postgres full-text search in ingest), and a new document can be drafted from a
+// template. The offline engine understands three instructions; the OpenAI engine gets two tools.
+import { chunkHtml, type WorkingDocument } from "@redline/html-chunks";
+import type { TurnInput } from "./types.js";
+
+/** One passage of an attachment. */
+export interface AttachmentPassage {
+  filename: string;
+  chunkIndex: number;
+  text: string;
+}
+
+/** What the engines may ask about the session's files (bound to the session and caller). */
+export interface TurnFiles {
+  /** Full-text search over completed attachments; `filename` narrows to names containing it. */
+  searchAttachments(query: string, filename?: string, limit?: number): Promise<AttachmentPassage[]>;
+  /** A template's name and HTML by id or name, or null when there is none. */
+  getTemplate(ref: string): Promise<{ name: string; title: string; html: string } | null>;
+}
+
+/** An offline instruction about files, or null when the message is not one. */
+export type FilesInstruction =
+  | { kind: "search-attachments"; query: string }
+  | { kind: "quote-attachment"; name: string; query?: string }
+  | { kind: "draft-from-template"; name: string };
+
+const QUOTED = `["“‘']([^"”’']+)["”’']`;
+const SEARCH = new RegExp(`^(?:please\\s+)?search\\s+(?:the\\s+)?attachments?\\s+for\\s+${QUOTED}\\s*[.!]?$`, "i");
+const QUOTE = new RegExp(
+  `^(?:please\\s+)?quote\\s+(?:the\\s+)?attachment\\s+${QUOTED}(?:\\s+(?:about|on|for)\\s+${QUOTED})?\\s*[.!]?$`,
+  "i",
+);
+const DRAFT = new RegExp(
+  `^(?:please\\s+)?(?:draft|create|start)\\s+(?:a\\s+(?:new\\s+)?document\\s+)?from\\s+(?:the\\s+)?template\\s+${QUOTED}\\s*[.!]?$`,
+  "i",
+);
+
+/** Parses `search attachments for "x"`, `quote attachment "name"` (optionally `about "x"`) and `draft from template "name"`. */
+export function parseFilesInstruction(message: string): FilesInstruction | null {
+  const text = message.trim();
+  let m = SEARCH.exec(text);
+  if (m) return { kind: "search-attachments", query: m[1] };
+  m = QUOTE.exec(text);
+  if (m) return { kind: "quote-attachment", name: m[1], ...(m[2] && { query: m[2] }) };
+  m = DRAFT.exec(text);
+  if (m) return { kind: "draft-from-template", name: m[1] };
+  return null;
+}
+
+const QUOTE_PASSAGES = 3;
+const SEARCH_PASSAGES = 5;
+const PASSAGE_CHARS = 600;
+
+const clip = (text: string) => (text.length > PASSAGE_CHARS ? `${text.slice(0, PASSAGE_CHARS)}…` : text);
+
+function listPassages(passages: AttachmentPassage[]): string {
+  return passages.map((p) => `- ${p.filename} (passage ${p.chunkIndex + 1}): “${clip(p.text)}”`).join("\n");
+}
+
+/**
+ * Runs an offline files instruction. Search and quote answer in the reply and change nothing;
+ * drafting from a template fills an empty document with the template's blocks.
+ */
+export async function runFilesInstruction(
+  instruction: FilesInstruction,
+  files: TurnFiles,
+  document: WorkingDocument,
+): Promise<{ reply: string; toolCalls: number }> {
+  switch (instruction.kind) {
+    case "search-attachments": {
+      const passages = await files.searchAttachments(instruction.query, undefined, SEARCH_PASSAGES);
+      if (passages.length === 0)
+        return { reply: `No attachment of this session mentions “${instruction.query}”.`, toolCalls: 1 };
+      return { reply: `Found in the attachments:\n${listPassages(passages)}`, toolCalls: 1 };
+    }
+    case "quote-attachment": {
+      const passages = await files.searchAttachments(instruction.query ?? "", instruction.name, QUOTE_PASSAGES);
+      if (passages.length === 0) {
+        return {
+          reply: instruction.query
+            ? `The attachment “${instruction.name}” has no passage about “${instruction.query}” (or it is not processed yet).`
+            : `No processed attachment named “${instruction.name}” in this session.`,
+          toolCalls: 1,
+        };
+      }
+      return { reply: `From ${passages[0].filename}:\n${listPassages(passages)}`, toolCalls: 1 };
+    }
+    case "draft-from-template": {
+      if (!document.isEmpty())
+        return {
+          reply:
+            "The document already has content, so I did not draft from the template; open a new tab (a blank document) and ask again.",
+          toolCalls: 0,
+        };
+      const template = await files.getTemplate(instruction.name);
+      if (!template) return { reply: `There is no template named “${instruction.name}”.`, toolCalls: 1 };
+      const blocks = chunkHtml(template.html).chunks.map((c) => c.html);
+      if (blocks.length === 0) return { reply: `The template “${template.name}” is empty.`, toolCalls: 1 };
+      document.insertAfter(null, blocks.join("\n"), `Drafted from the template “${template.name}”`);
+      return {
+        reply: `Drafted a new document from the template “${template.name}” (${blocks.length} blocks). Edit it as you like.`,
+        toolCalls: 2,
+      };
+    }
+  }
+}
+
+/** The OpenAI tool definitions for attachments (added when the turn has files). */
+export const FILES_TOOLS = [
+  {
+    type: "function" as const,
+    function: {
+      name: "search_attachments",
+      description:
+        "Full-text search over the files attached to this session (contracts, reports, notes). Returns the best passages with their file names.",
+      parameters: {
+        type: "object",
+        properties: {
+          query: { type: "string", description: "Words to look for (web-search syntax: quotes, OR, -word)." },
+          filename: { type: "string", description: "Only attachments whose file name contains this." },
+        },
+        required: ["query"],
+        additionalProperties: false,
+      },
+    },
+  },
+  {
+    type: "function" as const,
+    function: {
+      name: "quote_attachment",
+      description:
+        "Reads passages of one attachment, by (part of) its file name, optionally only those about a topic, to quote them exactly.",
+      parameters: {
+        type: "object",
+        properties: {
+          filename: { type: "string", description: "The attachment's file name or part of it." },
+          about: { type: "string", description: "Optional words the passages must contain." },
+        },
+        required: ["filename"],
+        additionalProperties: false,
+      },
+    },
+  },
+];
+
+const FILES_TOOL_NAMES = new Set(FILES_TOOLS.map((t) => t.function.name));
+
+/** True for the names in FILES_TOOLS. */
+export function isFilesTool(name: string): boolean {
+  return FILES_TOOL_NAMES.has(name);
+}
+
+/** Runs a files tool call; never throws (errors become `{"error"}` results for the model). */
+export async function runFilesTool(
+  files: TurnFiles,
+  name: string,
+  rawArguments: string,
+  onProgress: TurnInput["onProgress"],
+): Promise<{ content: string; edited: false }> {
+  const result = (value: unknown) => ({ content: JSON.stringify(value), edited: false as const });
+  let args: Record<string, unknown>;
+  try {
+    const parsed: unknown = rawArguments.trim() ? JSON.parse(rawArguments) : {};
+    if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) throw new Error("not an object");
+    args = parsed as Record<string, unknown>;
+  } catch {
+    return result({ error: "arguments must be one JSON object" });
+  }
+  const str = (k: string) => (typeof args[k] === "string" ? (args[k] as string) : undefined);
+  try {
+    if (name === "search_attachments") {
+      const query = str("query")?.trim();
+      if (!query) return result({ error: '"query" must be a non-empty string' });
+      onProgress?.(`Searching the attachments for ${JSON.stringify(query)}`);
+      const passages = await files.searchAttachments(query, str("filename"), SEARCH_PASSAGES);
+      return result({
+        passages: passages.map((p) => ({ filename: p.filename, passage: p.chunkIndex + 1, text: clip(p.text) })),
+      });
+    }
+    const filename = str("filename")?.trim();
+    if (!filename) return result({ error: '"filename" must be a non-empty string' });
+    onProgress?.(`Reading the attachment ${JSON.stringify(filename)}`);
+    const passages = await files.searchAttachments(str("about") ?? "", filename, QUOTE_PASSAGES);
+    return result({
+      passages: passages.map((p) => ({ filename: p.filename, passage: p.chunkIndex + 1, text: p.text })),
+    });
+  } catch (err) {
+    return result({ error: `the attachments could not be read (${err instanceof Error ? err.message : String(err)})` });
+  }
+}

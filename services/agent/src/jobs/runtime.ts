@@ -1,0 +1,57 @@
+// What the job commands and the worker pool share: the agent's context plus the jobs database,
+// NATS, the pool's config, this instance's id and the jobs it runs right now.
+import type { sessionsCheckpointsV1 } from "@redline/grpc-stubs";
+import type { Knex, NatsConnection, RpcClient } from "@redline/service-kit";
+import type { AgentContext, JobsConfig } from "../context.js";
+import type { JobEventRow } from "../tables.js";
+
+/** A job this instance is running: abort it to cancel; `done` settles when the worker let go. */
+export interface RunningJob {
+  controller: AbortController;
+  done: Promise<void>;
+}
+
+/** The agent context of the job commands and the worker pool. */
+export interface JobsContext extends AgentContext {
+  db: Knex;
+  nats: NatsConnection;
+  jobsCfg: JobsConfig;
+  /** Unique per process: the lease owner prefix of its workers. */
+  instanceId: string;
+  /** Jobs running on this instance, by id. */
+  running: Map<string, RunningJob>;
+  /** Wakes an idle worker (a job was created or released here). */
+  wake(): void;
+  /** The sessions service's revert side (revert and redo-revert). */
+  checkpoints: RpcClient<typeof sessionsCheckpointsV1.SessionCheckpointsServiceService>;
+}
+
+/** NATS subject of one job's events (core NATS; Postgres keeps them for replay). */
+export function jobSubject(jobId: string): string {
+  return `redline.jobs.v1.${jobId}`;
+}
+
+/** The wire form of an event, on NATS and in GetJobEvents. */
+export interface WireEvent {
+  sequence: number;
+  type: string;
+  data: Record<string, unknown>;
+  created_at: string;
+}
+
+/** Publishes stored events to NATS; a lost message is recovered by the reader's replay. */
+export function publishEvents(ctx: JobsContext, rows: JobEventRow[]): void {
+  for (const r of rows) {
+    const wire: WireEvent = {
+      sequence: Number(r.sequence),
+      type: r.type,
+      data: r.data,
+      created_at: new Date(r.created_at).toISOString(),
+    };
+    try {
+      ctx.nats.publish(jobSubject(r.job_id), new TextEncoder().encode(JSON.stringify(wire)));
+    } catch (err) {
+      ctx.log.warn({ err, jobId: r.job_id }, "publishing a job event failed; readers replay it from Postgres");
+    }
+  }
+}

@@ -1,0 +1,57 @@
+// Agent schema migrations: immutable, timestamped, each with up and down.
+import type { Knex, Migration } from "@redline/service-kit";
+
+export const SCHEMA = "agent";
+
+export const migrations: Migration[] = [
+  {
+    name: "20261121T1000_jobs_and_events",
+    async up(db: Knex) {
+      // A schema builder accumulates statements, so each table gets a fresh one.
+      const s = () => db.schema.withSchema(SCHEMA);
+      await s().createTable("jobs", (t) => {
+        t.text("id").primary();
+        t.text("owner_id").notNullable();
+        t.text("user_id").nullable();
+        t.text("organization_id").nullable();
+        // The principal the worker acts as (plan included), so a job runs with its creator's rights.
+        t.jsonb("principal").notNullable();
+        t.text("session_id").notNullable();
+        t.text("job_type").notNullable().defaultTo("chat");
+        t.text("status").notNullable();
+        t.integer("progress").notNullable().defaultTo(0);
+        t.jsonb("request").notNullable();
+        t.jsonb("result").nullable();
+        t.text("error").nullable();
+        t.jsonb("metadata").notNullable().defaultTo("{}");
+        // What the worker keeps between phases (staged operations, approvals so far).
+        t.jsonb("state").notNullable().defaultTo("{}");
+        t.text("charge_key").notNullable();
+        t.boolean("cancel_requested").notNullable().defaultTo(false);
+        t.text("lease_owner").nullable();
+        t.timestamp("lease_expires_at", { useTz: true }).nullable();
+        t.timestamp("heartbeat_at", { useTz: true }).nullable();
+        t.integer("attempts").notNullable().defaultTo(0);
+        t.integer("next_sequence").notNullable().defaultTo(1);
+        t.timestamp("created_at", { useTz: true }).notNullable().defaultTo(db.fn.now());
+        t.timestamp("updated_at", { useTz: true }).notNullable().defaultTo(db.fn.now());
+        t.timestamp("completed_at", { useTz: true }).nullable();
+        t.index(["owner_id", "created_at"]);
+        t.index(["session_id", "created_at"]);
+        t.index(["status", "created_at"]);
+        t.index(["completed_at"]);
+      });
+      await s().createTable("job_events", (t) => {
+        t.text("job_id").notNullable().references("id").inTable(`${SCHEMA}.jobs`).onDelete("CASCADE");
+        t.bigInteger("sequence").notNullable();
+        t.text("type").notNullable();
+        t.jsonb("data").notNullable();
+        t.timestamp("created_at", { useTz: true }).notNullable().defaultTo(db.fn.now());
+        t.primary(["job_id", "sequence"]);
+      });
+    },
+    async down(db: Knex) {
+      for (const table of ["job_events", "jobs"]) await db.schema.withSchema(SCHEMA).dropTableIfExists(table);
+    },
+  },
+];

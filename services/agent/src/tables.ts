@@ -1,0 +1,123 @@
+// Row types of the agent schema (snake_case, as stored).
+import type { ChunkOperation } from "@redline/html-chunks";
+
+/** Job status values (interface-spec, States and transitions). */
+export type JobStatus = "pending" | "in_progress" | "awaiting_approval" | "completed" | "failed" | "cancelled";
+
+/** Statuses a job never leaves. */
+export const TERMINAL_STATUSES: readonly JobStatus[] = ["completed", "failed", "cancelled"];
+
+/** One async chat job. */
+export interface JobRow {
+  id: string;
+  owner_id: string;
+  user_id: string | null;
+  organization_id: string | null;
+  principal: { userId: string; organizationId: string; ownerId: string; plan: string };
+  session_id: string;
+  job_type: string;
+  status: JobStatus;
+  progress: number;
+  /** The ChatRequest as ts-proto JSON (ChatRequest.toJSON). */
+  request: unknown;
+  /** ChatResponse.toJSON when completed. */
+  result: unknown | null;
+  error: string | null;
+  metadata: JobMetadata;
+  state: JobState;
+  charge_key: string;
+  cancel_requested: boolean;
+  lease_owner: string | null;
+  lease_expires_at: Date | null;
+  heartbeat_at: Date | null;
+  attempts: number;
+  next_sequence: number;
+  created_at: Date;
+  updated_at: Date;
+  completed_at: Date | null;
+}
+
+/** A change staged for approval (change record fields plus its batch). */
+export interface StagedChange {
+  change_id: string;
+  operation: "edit" | "create" | "delete";
+  chunk_id: string;
+  document_id: string;
+  old_html: string;
+  new_html: string;
+  ai_explanation: string;
+  insert_after_chunk_id: string;
+  batch_id: string;
+  batch_total: number;
+}
+
+/** The job's public metadata (spec: Job metadata object). */
+export interface JobMetadata {
+  message?: string;
+  document_html_provided?: boolean;
+  filename?: string;
+  file_size?: number;
+  response_mode?: string;
+  pending_changes?: StagedChange[];
+  awaiting_kind?: "changes" | "continue_prompt";
+  feedback?: string[];
+}
+
+/** A turn whose edits are committed (kept so a rerun after a crash does not commit again). */
+export interface CommittedTurn {
+  reply: string;
+  /** DocumentChanges JSON. */
+  documentChanges?: unknown;
+  /** Operations to bill. */
+  operations: number;
+  title: string;
+  checkpointVersionId: string;
+  /** ChatResponse JSON once billed and recorded. */
+  result?: unknown;
+}
+
+/** What the worker keeps between the staging and the decisions of an approval job. */
+export interface JobState {
+  /** Set once the turn's edits are committed (approve_all). */
+  committed?: CommittedTurn;
+  /** Set when the turn's changes are staged (approval mode). */
+  staged?: {
+    durableId: string;
+    /** Head after the last applied batch: the base of the next commit. */
+    headVersionId: string;
+    /** Version before the turn (the turn's checkpoint). */
+    checkpointVersionId: string;
+    title: string;
+    slotId: string;
+    reply: string;
+    /** Net operations of the turn keyed by change id (ChunkOperation JSON). */
+    operations: Record<string, ChunkOperation>;
+    /** Change records applied so far. */
+    applied: StagedChange[];
+    /** The section (heading chunk id) each change falls in, for billing. */
+    sectionOf: Record<string, string>;
+    /** Wall-clock cap was reached: the reply is the wrap-up message. */
+    timedOut: boolean;
+  };
+  /** Set while paused at a continue prompt: what the committed part of the edit amounts to. */
+  paused?: {
+    reply: string;
+    /** Sections changed so far (billing at the end). */
+    sections: number;
+    /** Operations committed so far. */
+    opsCount: number;
+    /** document_changes of the last committed part (DocumentChanges JSON). */
+    documentChanges?: unknown;
+    /** Version before the job's first turn. */
+    checkpointVersionId: string;
+  };
+}
+
+/** One stored event of a job. */
+export interface JobEventRow {
+  job_id: string;
+  sequence: string | number;
+  type: string;
+  data: Record<string, unknown>;
+  created_at: Date;
+}
