@@ -3,7 +3,7 @@
 import type { Request, RequestHandler, Response } from "express";
 import express from "express";
 import { authenticate, createKeyResolver } from "./auth.js";
-import { bodySizeGuard, hasBody, jsonBody } from "./body.js";
+import { bodySizeGuard, hasBody, jsonBody, multipartBody } from "./body.js";
 import type { GatewayConfig } from "./config.js";
 import type { GatewayContext } from "./context.js";
 import { errorHandler, notFound } from "./error-handler.js";
@@ -56,12 +56,15 @@ export function createApp(ctx: GatewayContext, cfg: GatewayConfig): express.Expr
   app.use(bodySizeGuard(cfg));
 
   const routes = apiRoutes();
-  const auth = authenticate(createKeyResolver(ctx, cfg.authCacheTtlMs));
+  const resolver = createKeyResolver(ctx, cfg.authCacheTtlMs);
+  const auth = authenticate(resolver);
+  const queryKeyAuth = authenticate(resolver, { queryKey: true });
   const json = jsonBody(cfg);
+  const multipart = multipartBody(cfg);
   for (const route of [...routes, openApiRoute(routes)]) {
     const chain: RequestHandler[] = [];
-    if (route.body) chain.push(json);
-    if (route.auth) chain.push(auth);
+    if (route.body) chain.push(multipart, json);
+    if (route.auth) chain.push(route.queryKeyAuth ? queryKeyAuth : auth);
     chain.push(handler(route, ctx));
     app[route.method](toExpressPath(route.path), ...chain);
   }

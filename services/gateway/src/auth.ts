@@ -93,11 +93,25 @@ export function createKeyResolver(ctx: GatewayContext, ttlMs: number): KeyResolv
  * Middleware for every /v1 route: requires `Authorization: Bearer <key>` exactly (scheme case
  * and a single space included); missing, malformed, unknown or revoked → 401 `{detail}`.
  * On success the principal is on the request state for the handler and the gRPC metadata.
+ * With `queryKey` (the progress stream), a request without the header may carry the key as the
+ * `api_key` or `token` query parameter.
  */
-export function authenticate(resolver: KeyResolver): RequestHandler {
+export function authenticate(resolver: KeyResolver, opts: { queryKey?: boolean } = {}): RequestHandler {
   return async (req, res, next) => {
     const state = requestState(res);
     const header = req.get("authorization");
+    if (!header && opts.queryKey) {
+      // Browser EventSource cannot send headers: the stream takes the key as ?api_key= or ?token=.
+      const raw = req.query.api_key ?? req.query.token;
+      const key = Array.isArray(raw) ? raw[raw.length - 1] : raw;
+      if (typeof key === "string" && key.length > 0 && key.length <= MAX_KEY_CHARS) {
+        const resolved = await resolver.resolve(key, state.requestId);
+        state.principal = resolved.principal;
+        state.keyId = resolved.keyId;
+        next();
+        return;
+      }
+    }
     if (!header) throw unauthenticated("Not authenticated: send Authorization: Bearer <API_KEY>");
     const match = BEARER.exec(header);
     if (!match || match[1].length > MAX_KEY_CHARS) {

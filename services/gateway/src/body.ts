@@ -4,6 +4,7 @@ import { randomUUID } from "node:crypto";
 import type { IncomingMessage } from "node:http";
 import { status as GrpcStatus } from "@grpc/grpc-js";
 import { PayloadTooLargeError, RedlineError, SchemaError } from "@redline/service-kit";
+import busboy from "busboy";
 import express, { type Request, type RequestHandler, type Response } from "express";
 import { type GatewayConfig, maxRequestBytes } from "./config.js";
 import { requestState } from "./request-context.js";
@@ -92,4 +93,71 @@ export function hasBody(req: Request): boolean {
   if (req.headers["transfer-encoding"] !== undefined) return true;
   const length = Number(req.headers["content-length"]);
   return Number.isFinite(length) && length > 0;
+}
+
+/** A file part of a multipart body, as handed to a route's body schema. */
+export interface UploadedFile {
+  filename: string;
+  mimeType: string;
+  content: Buffer;
+}
+
+/** True for `multipart/form-data` requests. */
+function isMultipart(req: IncomingMessage): boolean {
+  return (req.headers["content-type"] ?? "").split(";")[0].trim().toLowerCase() === "multipart/form-data";
+}
+
+/**
+ * Parses `multipart/form-data` bodies (uploads) with busboy into `req.body`: text fields as
+ * strings, file fields as UploadedFile. Other content types pass through untouched. A body over
+ * the cap → 413 (rule 5) as soon as the cap is crossed; a malformed body → 400.
+ */
+export function multipartBody(cfg: GatewayConfig): RequestHandler {
+  const limit = maxRequestBytes(cfg);
+  return (req, res, next) => {
+    if (!isMultipart(req)) return next();
+    let parser: busboy.Busboy;
+    try {
+      parser = busboy({ headers: req.headers, limits: { fileSize: limit, files: 5, fields: 50 } });
+    } catch (err) {
+      return next(
+        new RedlineError(400, GrpcStatus.INVALID_ARGUMENT, `Malformed multipart body: ${(err as Error).message}`),
+      );
+    }
+    const body: Record<string, string | UploadedFile> = {};
+    let total = 0;
+    let failed = false;
+    const fail = (err: RedlineError) => {
+      if (failed) return;
+      failed = true;
+      req.unpipe(parser);
+      res.setHeader("Connection", "close");
+      req.resume();
+      next(err);
+    };
+    parser.on("field", (name, value) => {
+      body[name] = value;
+    });
+    parser.on("file", (name, stream, info) => {
+      const parts: Buffer[] = [];
+      stream.on("data", (chunk: Buffer) => {
+        total += chunk.length;
+        parts.push(chunk);
+      });
+      stream.on("limit", () => fail(requestTooLarge(cfg, res, limit + 1)));
+      stream.on("end", () => {
+        body[name] = { filename: info.filename ?? "", mimeType: info.mimeType, content: Buffer.concat(parts) };
+      });
+    });
+    parser.on("error", (err: Error) =>
+      fail(new RedlineError(400, GrpcStatus.INVALID_ARGUMENT, `Malformed multipart body: ${err.message}`)),
+    );
+    parser.on("close", () => {
+      if (failed) return;
+      if (total > limit) return fail(requestTooLarge(cfg, res, total));
+      req.body = body;
+      next();
+    });
+    req.pipe(parser);
+  };
 }

@@ -20,6 +20,10 @@ export interface GatewayConfig {
   authCacheTtlMs: number;
   /** pino level: trace, debug, info, warn, error, fatal or silent. */
   logLevel: string;
+  /** NATS carrying job events to progress streams; unset: streams poll the agent instead. */
+  natsUrl?: string;
+  /** Comment heartbeat period of an idle progress stream (default 15 s). */
+  streamHeartbeatMs?: number;
 }
 
 /** Extra time the chat RPC gets beyond aiTimeoutMs, so the agent can answer its own 504 first. */
@@ -45,7 +49,7 @@ type Env = Record<string, string | undefined>;
 
 /**
  * Reads PORT (default 8080), HOST (127.0.0.1), *_ADDR, MAX_REQUEST_MB (100), SUPPORT_EMAIL,
- * AI_TIMEOUT_MS (30 min), AUTH_CACHE_TTL_MS (5000) and LOG_LEVEL (info).
+ * AI_TIMEOUT_MS (30 min), AUTH_CACHE_TTL_MS (5000), LOG_LEVEL (info) and NATS_URL (job events).
  * Throws an Error naming the variable when a number is malformed or out of range.
  */
 export function readGatewayEnv(env: Env): GatewayConfig {
@@ -58,6 +62,7 @@ export function readGatewayEnv(env: Env): GatewayConfig {
     addrs: readAddrs(env),
     logLevel: env.LOG_LEVEL || DEFAULTS.logLevel,
     supportEmail: env.SUPPORT_EMAIL || DEFAULTS.supportEmail,
+    natsUrl: env.NATS_URL || undefined,
     ...(port !== undefined && { port }),
     ...(maxRequestMb !== undefined && { maxRequestMb }),
     ...(aiTimeoutMs !== undefined && { aiTimeoutMs }),

@@ -73,8 +73,9 @@ export function changeRecordToJson(record: documentsV1.ChangeRecord): ChangeReco
 }
 
 /**
- * `document_changes` of a sync chat response. `updated_html` is left out in compact mode even
- * if the agent sent it; sync chat never waits for approval, so `pending_changes` is empty.
+ * `document_changes` of a chat response or job result. `updated_html` is left out in compact
+ * mode even if the agent sent it; `requires_approval` is true for an approval job's result, whose
+ * changes are all decided by then, so `pending_changes` is empty.
  */
 export function documentChangesToJson(
   changes: agentV1.DocumentChanges,
@@ -84,11 +85,19 @@ export function documentChangesToJson(
     ...(responseMode === "full" && changes.updatedHtml !== undefined && { updated_html: changes.updatedHtml }),
     version_id: changes.versionId,
     changes_summary: changes.changesSummary,
-    requires_approval: false,
+    requires_approval: changes.requiresApproval,
     pending_changes: [],
     changes: changes.changes.map(changeRecordToJson),
     chunk_diffs: changes.chunkDiffs.map(changeRecordToJson),
     document_id: changes.documentId,
+    ...(changes.concurrentMerges.length > 0 && {
+      concurrent_merges: changes.concurrentMerges.map((m) => ({
+        chunk_id: m.chunkId,
+        status: m.status === "conflict" ? ("conflict" as const) : ("merged" as const),
+        conflict_id: m.conflictId || null,
+        document_id: m.documentId,
+      })),
+    }),
   };
 }
 

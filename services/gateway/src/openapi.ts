@@ -122,7 +122,10 @@ function operation(route: Route): Json {
     tags: route.tags,
     ...(params.length > 0 && { parameters: params }),
     ...(route.body && {
-      requestBody: { required: true, content: { "application/json": { schema: schemaRef(route.body) } } },
+      requestBody: {
+        required: true,
+        content: { [route.bodyMediaType ?? "application/json"]: { schema: schemaRef(route.body) } },
+      },
     }),
     responses,
     security: route.auth ? [{ HTTPBearer: [] }] : [],

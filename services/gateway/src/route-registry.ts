@@ -49,9 +49,13 @@ export interface RouteSpec<R extends z.ZodType, Q, P, B> {
   tags: string[];
   /** Needs `Authorization: Bearer <key>` (every /v1 route). */
   auth: boolean;
+  /** Also accepts the key as `?api_key=` or `?token=` (browser EventSource streams). */
+  queryKeyAuth?: boolean;
   query?: Q;
   params?: P;
   body?: B;
+  /** Media type of the body in OpenAPI (default application/json; uploads use multipart/form-data). */
+  bodyMediaType?: string;
   response: {
     status?: number;
     description: string;
@@ -76,9 +80,11 @@ export interface Route {
   description?: string;
   tags: string[];
   auth: boolean;
+  queryKeyAuth: boolean;
   query?: z.ZodObject;
   params?: z.ZodObject;
   body?: z.ZodType;
+  bodyMediaType?: string;
   response: { status: number; description: string; schema: z.ZodType; headers?: Record<string, string> };
   errors: ErrorResponseSpec[];
   /** Validates raw input (422 on mismatch, in the order path, query, body) and runs the handler. */
@@ -105,9 +111,11 @@ export function defineRoute<
     description: spec.description,
     tags: spec.tags,
     auth: spec.auth,
+    queryKeyAuth: spec.queryKeyAuth ?? false,
     query: spec.query,
     params: spec.params,
     body: spec.body,
+    bodyMediaType: spec.bodyMediaType,
     response: { status: 200, ...spec.response },
     errors,
     async run(raw, call) {

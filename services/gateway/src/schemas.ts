@@ -48,12 +48,12 @@ const base64String = (allowDataUrl: boolean, description: string) =>
     .meta({ description, contentEncoding: "base64" });
 
 /** Query integers: strict decimal strings become numbers; anything else fails as int_parsing. */
-function queryInt(value: unknown): unknown {
+export function queryInt(value: unknown): unknown {
   return typeof value === "string" && /^\s*[+-]?\d+\s*$/.test(value) ? Number(value) : value;
 }
 
 /** Query booleans: true/false/1/0 (any case, as well as yes/no/on/off); anything else fails as bool_parsing. */
-function queryBool(value: unknown): unknown {
+export function queryBool(value: unknown): unknown {
   if (typeof value !== "string") return value;
   const v = value.trim().toLowerCase();
   if (["true", "1", "yes", "on"].includes(v)) return true;
@@ -184,6 +184,20 @@ export const DocumentChangesSchema = z
     changes: z.array(ChangeRecordSchema),
     chunk_diffs: z.array(ChangeRecordSchema),
     document_id: z.string().meta({ description: "Durable id of the document." }),
+    concurrent_merges: z
+      .array(
+        z.object({
+          chunk_id: z.string(),
+          status: z.enum(["merged", "conflict"]),
+          conflict_id: z.string().nullable(),
+          document_id: z.string(),
+        }),
+      )
+      .optional()
+      .meta({
+        description:
+          "Chunks where this turn met another session's commit: merged around, or (conflict) this turn's edit was not applied; resolve it with re-edit.",
+      }),
   })
   .register(apiSchemas, { id: "DocumentChanges" });
 export type DocumentChangesJson = z.output<typeof DocumentChangesSchema>;

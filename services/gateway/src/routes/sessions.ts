@@ -11,6 +11,7 @@ import {
   SessionListResponseSchema,
   SessionPathSchema,
 } from "../schemas.js";
+import { editorActionJson } from "./session-documents.js";
 
 /** GET /v1/sessions → `{sessions, total}`, most recent activity first. */
 export const listSessionsRoute = defineRoute({
@@ -50,7 +51,10 @@ export const sessionHistoryRoute = defineRoute({
   },
   errors: [404, 503],
   async handle({ params, query }, call) {
-    const history = await call.ctx.sessions.getHistory({ sessionId: params.session_id }, call.rpc());
+    const [history, editorActions] = await Promise.all([
+      call.ctx.sessions.getHistory({ sessionId: params.session_id }, call.rpc()),
+      call.ctx.workspace.listEditorActions({ sessionId: params.session_id }, call.rpc()),
+    ]);
     const roster = history.session?.roster ?? [];
     const entry = pickRosterEntry(roster, query.focus_document_id);
     let doc: documentsV1.GetDocumentResponse | undefined;
@@ -74,7 +78,7 @@ export const sessionHistoryRoute = defineRoute({
         messages: history.messages.map(historyMessageToJson),
         document_state: documentState,
         attachments: [],
-        editor_actions: [],
+        editor_actions: editorActions.actions.map(editorActionJson),
         editor_action: documentState ? ("update" as const) : ("clear" as const),
       },
     };

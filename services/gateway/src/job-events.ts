@@ -1,0 +1,57 @@
+// Live job events for progress streams: one NATS connection per gateway, opened on the first
+// stream, with a subscription per streamed job on redline.jobs.v1.<job_id>. Postgres (through
+// the agent's GetJobEvents) stays the record: a stream replays from it and fills any gap.
+import { connectNats, type Logger, type NatsConnection } from "@redline/service-kit";
+
+/** One event as the agent publishes it. */
+export interface WireJobEvent {
+  sequence: number;
+  type: string;
+  data: Record<string, unknown>;
+  created_at: string;
+}
+
+/** Subscriptions to job events. */
+export interface JobEventFeed {
+  /** True when events arrive live; false means streams must poll the agent. */
+  readonly live: boolean;
+  /** Calls `onEvent` for each event of the job published from now on; resolves to an unsubscribe. */
+  subscribe(jobId: string, onEvent: (event: WireJobEvent) => void): Promise<() => void>;
+  close(): Promise<void>;
+}
+
+/** A feed over NATS at `natsUrl`; without a URL, a feed that never delivers (streams poll). */
+export function createJobEventFeed(natsUrl: string | undefined, log: Logger): JobEventFeed {
+  let conn: Promise<NatsConnection> | undefined;
+  const connection = () => {
+    conn ??= connectNats(natsUrl as string, "gateway");
+    conn.catch(() => {
+      conn = undefined;
+    });
+    return conn;
+  };
+  return {
+    live: natsUrl !== undefined,
+    async subscribe(jobId, onEvent) {
+      if (!natsUrl) return () => {};
+      const nc = await connection();
+      const sub = nc.subscribe(`redline.jobs.v1.${jobId}`);
+      const decoder = new TextDecoder();
+      void (async () => {
+        for await (const msg of sub) {
+          try {
+            onEvent(JSON.parse(decoder.decode(msg.data)) as WireJobEvent);
+          } catch (err) {
+            log.warn({ err, jobId }, "undecodable job event");
+          }
+        }
+      })();
+      return () => sub.unsubscribe();
+    },
+    async close() {
+      if (!conn) return;
+      const nc = await conn.catch(() => undefined);
+      await nc?.drain().catch(() => {});
+    },
+  };
+}

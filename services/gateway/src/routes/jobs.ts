@@ -1,0 +1,104 @@
+// Job routes (interface-spec endpoints 20-22 and the cancel of unshown-parts.md, Jobs): reads
+// and cancels of the caller's own jobs on the agent's JobsService.
+
+import { jobToJson } from "../job-mappers.js";
+import { defineRoute } from "../route-registry.js";
+import {
+  CancelJobResponseSchema,
+  ChatSessionPathSchema,
+  GetJobQuerySchema,
+  JobListSchema,
+  JobPathSchema,
+  JobSchema,
+  ListJobsQuerySchema,
+  SessionJobsQuerySchema,
+} from "../schemas-jobs.js";
+
+/** GET /v1/jobs/{job_id} (endpoint 21): 404 when unknown, another owner's or cleaned up. */
+export const getJobRoute = defineRoute({
+  method: "get",
+  path: "/v1/jobs/{job_id}",
+  operationId: "getJob",
+  summary: "Get one job",
+  description: "Jobs are removed 1 hour after they complete; then 404.",
+  tags: ["jobs"],
+  auth: true,
+  params: JobPathSchema,
+  query: GetJobQuerySchema,
+  response: { description: "The job.", schema: JobSchema },
+  errors: [404],
+  async handle({ params, query }, call) {
+    const res = await call.ctx.jobs.getJob({ jobId: params.job_id, compact: query.compact }, call.rpc());
+    return { body: jobToJson(res.job as NonNullable<typeof res.job>, call.principal?.plan ?? "", query.compact) };
+  },
+});
+
+/** GET /v1/jobs (endpoint 22). */
+export const listJobsRoute = defineRoute({
+  method: "get",
+  path: "/v1/jobs",
+  operationId: "listJobs",
+  summary: "List jobs",
+  tags: ["jobs"],
+  auth: true,
+  query: ListJobsQuerySchema,
+  response: { description: "The caller's jobs, most recent first.", schema: JobListSchema },
+  async handle({ query }, call) {
+    const res = await call.ctx.jobs.listJobs(
+      { status: query.status ?? "", sessionId: "", limit: query.limit, compact: query.compact },
+      call.rpc(),
+    );
+    const jobs = res.jobs.map((j) => jobToJson(j, call.principal?.plan ?? "", query.compact));
+    return { body: { jobs, total: jobs.length } };
+  },
+});
+
+/** GET /v1/sessions/{session_id}/jobs (endpoint 20); 404 for an unknown or another owner's session. */
+export const sessionJobsRoute = defineRoute({
+  method: "get",
+  path: "/v1/sessions/{session_id}/jobs",
+  operationId: "listSessionJobs",
+  summary: "List jobs of a session",
+  tags: ["jobs"],
+  auth: true,
+  params: ChatSessionPathSchema,
+  query: SessionJobsQuerySchema,
+  response: { description: "The session's jobs, most recent first.", schema: JobListSchema },
+  errors: [404],
+  async handle({ params, query }, call) {
+    // An unknown or foreign session is 404, like the session's other routes.
+    const [, res] = await Promise.all([
+      call.ctx.sessions.getSession({ sessionId: params.session_id }, call.rpc()),
+      call.ctx.jobs.listJobs(
+        { status: "", sessionId: params.session_id, limit: query.limit, compact: query.compact },
+        call.rpc(),
+      ),
+    ]);
+    const jobs = res.jobs.map((j) => jobToJson(j, call.principal?.plan ?? "", query.compact));
+    return { body: { jobs, total: jobs.length } };
+  },
+});
+
+/**
+ * POST /v1/jobs/{job_id}/cancel: the job plus stop_state; applied changes stay, staged ones are
+ * discarded; 409 naming the status for a terminal job; 404 for an unknown one.
+ */
+export const cancelJobRoute = defineRoute({
+  method: "post",
+  path: "/v1/jobs/{job_id}/cancel",
+  operationId: "cancelJob",
+  summary: "Cancel a job",
+  tags: ["jobs"],
+  auth: true,
+  params: JobPathSchema,
+  response: { description: "The job after the cancel, with stop_state.", schema: CancelJobResponseSchema },
+  errors: [404, 409],
+  async handle({ params }, call) {
+    // A cancel of a job running here waits for the worker to let go (at most ~10 s).
+    const res = await call.ctx.jobs.cancelJob({ jobId: params.job_id }, call.rpc(20_000));
+    const job = jobToJson(res.job as NonNullable<typeof res.job>, call.principal?.plan ?? "", false);
+    return {
+      body: { ...job, stop_state: res.stopState === "accepted" ? ("accepted" as const) : ("stopped_here" as const) },
+    };
+  },
+});
