@@ -3,6 +3,11 @@
 //   (a) a one-chunk edit applied and committed on a document 10x larger vs 1x (target <= 1.5)
 //   (b) bytes sent to the model in one turn on a 200-page document vs its size (target <= 5 %)
 //   (c) GET /v1/sessions through gateway + gRPC vs the same queries issued to Postgres
+//   (d) doc-event visibility: a save in one session seen by 1 and by 50 polling sessions, p50 and p99
+//   (e) human saves per second vs a plain Postgres transaction of the same rows
+//   (f) async chat: POST /v1/chat/async to the first SSE event and to final, minus the model's latency
+//   (g)-(i) ingest: docx → HTML vs pandoc, pdf → text vs pdftotext, HTML → pdf (scripts/lib/bench-ingest.ts)
+import { randomUUID } from "node:crypto";
 import { chmodSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -10,8 +15,10 @@ import { documentsV1 } from "@redline/grpc-stubs";
 import { WorkingDocument } from "@redline/html-chunks";
 import { startLocalInfra } from "@redline/local-infra";
 import { createRpcClient, type Principal } from "@redline/service-kit";
-import { lastToolResultJson, startScriptedOpenAi } from "../test/support/scripted-openai.js";
+import { readSse } from "../test/support/jobs.js";
+import { delayed, lastToolResultJson, startScriptedOpenAi } from "../test/support/scripted-openai.js";
 import { startTestStack, type TestStack } from "../test/support/stack.js";
+import { benchIngest } from "./lib/bench-ingest.js";
 
 const results: { name: string; value: string; target?: string; pass?: boolean }[] = [];
 
@@ -225,6 +232,238 @@ async function benchSessions(stack: TestStack, key: string) {
   });
 }
 
+/** POSTs JSON through the gateway and parses the answer (bench helpers for (d) and (e)). */
+async function postJson(stack: TestStack, key: string, path: string, body?: unknown) {
+  const res = await stack.call("POST", path, { key, body });
+  if (res.status !== 200) throw new Error(`POST ${path} → ${res.status} ${await res.text()}`);
+  // biome-ignore lint/suspicious/noExplicitAny: parsed JSON of the API under benchmark
+  return (await res.json()) as Record<string, any>;
+}
+
+/** One paragraph chunk's HTML with its text replaced (the chunk keeps its id). */
+function withChunkText(html: string, chunkId: string, text: string): string {
+  return html
+    .split("\n")
+    .map((part) => (part.includes(`data-chunk-id="${chunkId}"`) ? `<p data-chunk-id="${chunkId}">${text}</p>` : part))
+    .join("\n");
+}
+
+/**
+ * (d): doc-event visibility. After each save in one session returns, all 50 other sessions poll
+ * GET doc-events at once from their cursors; latency from sending the save to each poller's
+ * answer carrying the event, p50 and p99, and how many of the polls already saw it (the outbox
+ * row commits with the save, so every poll issued after the ack must).
+ */
+async function benchDocEvents(stack: TestStack, key: string) {
+  const POLLERS = 50;
+  const COMMITS = 20;
+  const body = Array.from({ length: 20 }, (_, i) => `<p>Paragraph ${i}</p>`).join("");
+  const init = await postJson(stack, key, "/v1/sessions/init");
+  const writer = init.session_id as string;
+  const blank = await postJson(stack, key, `/v1/sessions/${writer}/documents/blank`);
+  const slot = blank.document.document_id as string;
+  let saved = await postJson(stack, key, `/v1/sessions/${writer}/documents/${slot}/save`, { html: body });
+  const documentId = saved.durable_document_id as string;
+  const chunkId = /data-chunk-id="([^"]+)"/.exec(saved.html)?.[1] ?? "";
+  const pollers: { sid: string; cursor: number }[] = [];
+  for (let i = 0; i < POLLERS; i++) {
+    pollers.push({
+      sid: (await postJson(stack, key, "/v1/sessions/init", { document_ids: [documentId] })).session_id,
+      cursor: 0,
+    });
+  }
+  const poll = async (p: { sid: string; cursor: number }) => {
+    const res = await stack.call("GET", `/v1/sessions/${p.sid}/doc-events?after_id=${p.cursor}`, { key });
+    const page = (await res.json()) as { events: { version_id: string }[]; last_id: number };
+    p.cursor = page.last_id;
+    return page.events.map((e) => e.version_id);
+  };
+  await Promise.all(pollers.map(poll));
+  const single: number[] = [];
+  const fanOut: number[] = [];
+  let seen = 0;
+  for (let i = 0; i < COMMITS; i++) {
+    const started = performance.now();
+    saved = await postJson(stack, key, `/v1/sessions/${writer}/documents/${slot}/save`, {
+      html: withChunkText(saved.html, chunkId, `Edit ${i}`),
+      base_version_id: saved.version_id,
+    });
+    const version = saved.version_id as string;
+    if (i % 2 === 0) {
+      // One poller alone: the floor of commit → visible.
+      if ((await poll(pollers[0])).includes(version)) seen++;
+      single.push(performance.now() - started);
+      await Promise.all(pollers.slice(1).map(poll));
+    } else {
+      await Promise.all(
+        pollers.map(async (p) => {
+          if ((await poll(p)).includes(version)) seen++;
+          fanOut.push(performance.now() - started);
+        }),
+      );
+    }
+  }
+  const polls = single.length + fanOut.length;
+  results.push({
+    name: `(d) doc-event visibility, save sent → event in a poll issued after the save's ack (${seen} of ${polls} polls saw it): one poller, and 50 pollers at once`,
+    value: `one: p50 ${quantile(single, 0.5).toFixed(1)} ms, p99 ${quantile(single, 0.99).toFixed(1)} ms; 50: p50 ${quantile(fanOut, 0.5).toFixed(1)} ms, p99 ${quantile(fanOut, 0.99).toFixed(1)} ms`,
+  });
+}
+
+/**
+ * (e): human saves per second (one chunk changed, through gateway, sessions and documents) vs a
+ * plain Postgres transaction writing the same rows (close one revision, insert one revision,
+ * a version, the head update and an outbox event), both sequential.
+ */
+async function benchSaves(stack: TestStack, key: string) {
+  const ROUNDS = 150;
+  const body = Array.from({ length: 50 }, (_, i) => `<p>Paragraph ${i}</p>`).join("");
+  const init = await postJson(stack, key, "/v1/sessions/init");
+  const sid = init.session_id as string;
+  const blank = await postJson(stack, key, `/v1/sessions/${sid}/documents/blank`);
+  const slot = blank.document.document_id as string;
+  let saved = await postJson(stack, key, `/v1/sessions/${sid}/documents/${slot}/save`, { html: body });
+  const documentId = saved.durable_document_id as string;
+  const chunkId = /data-chunk-id="([^"]+)"/.exec(saved.html)?.[1] ?? "";
+  const viaService = async () => {
+    const started = performance.now();
+    for (let i = 0; i < ROUNDS; i++) {
+      saved = await postJson(stack, key, `/v1/sessions/${sid}/documents/${slot}/save`, {
+        html: withChunkText(saved.html, chunkId, `Save ${i} ${performance.now()}`),
+        base_version_id: saved.version_id,
+      });
+    }
+    return ROUNDS / ((performance.now() - started) / 1000);
+  };
+  const db = stack.documentsDb;
+  const direct = async () => {
+    const started = performance.now();
+    for (let i = 0; i < ROUNDS; i++) {
+      await db.transaction(async (trx) => {
+        const doc = await trx("documents.documents").where({ id: documentId }).forUpdate().first();
+        // The same outbox ordering lock every commit takes.
+        await trx.raw("select pg_advisory_xact_lock(hashtext('redline.documents.outbox'))");
+        const seq = doc.head_seq + 1;
+        const [live] = await trx("documents.chunk_revisions")
+          .where({ document_id: documentId, chunk_id: chunkId })
+          .whereNull("valid_to")
+          .update({ valid_to: seq })
+          .returning("*");
+        await trx("documents.chunk_revisions").insert({
+          ...live,
+          html: `<p>Direct ${i}</p>`,
+          valid_from: seq,
+          valid_to: null,
+        });
+        const versionId = randomUUID();
+        await trx("documents.versions").insert({
+          id: versionId,
+          document_id: documentId,
+          seq,
+          parent_id: doc.head_version_id,
+          session_id: sid,
+          kind: "edit",
+          summary: "bench",
+        });
+        await trx("documents.documents")
+          .where({ id: documentId })
+          .update({ head_version_id: versionId, head_seq: seq, updated_at: trx.fn.now() });
+        await trx("documents.outbox").insert({
+          event_type: "document_updated",
+          owner_id: doc.owner_id,
+          document_id: documentId,
+          version_id: versionId,
+          session_id: sid,
+          payload: JSON.stringify({ kind: "bench" }),
+        });
+      });
+    }
+    return ROUNDS / ((performance.now() - started) / 1000);
+  };
+  const service = await viaService();
+  const pg = await direct();
+  results.push({
+    name: `(e) saves: gateway+sessions+documents ${service.toFixed(0)} saves/s, plain Postgres transaction of the same rows ${pg.toFixed(0)} tx/s`,
+    value: `ratio ${(service / pg).toFixed(2)}`,
+  });
+}
+
+/** Model latency of each scripted answer in (f): subtracted from the time to `final`. */
+const ASYNC_MODEL_DELAY_MS = 50;
+
+/**
+ * (f): POST /v1/chat/async → first SSE event, and → `final`, minus the scripted model's own
+ * latency: the overhead of jobs, workers, Postgres events, NATS and the stream, p50 and p99.
+ */
+async function benchAsyncOverhead(infra: Parameters<typeof startTestStack>[0]) {
+  const model = await startScriptedOpenAi();
+  const stack = await startTestStack(infra, {
+    name: "bench_async",
+    openai: {
+      baseURL: model.url,
+      apiKey: "bench",
+      models: { core: "m", turbo: "m", pro: "m", max: "m" },
+      requestTimeoutMs: 60_000,
+      maxSteps: 4,
+    },
+  });
+  try {
+    const key = await stack.createKey("bench-async", { plan: "pro" });
+    const html = generateDocument(3);
+    const first: number[] = [];
+    const final: number[] = [];
+    const rounds = 40;
+    for (let i = 0; i < rounds + 3; i++) {
+      model.push(delayed(ASYNC_MODEL_DELAY_MS, { content: "Nothing to change." }));
+      const started = performance.now();
+      const created = await stack.call("POST", "/v1/chat/async", {
+        key,
+        body: { message: "Check the document", document_html: html },
+      });
+      if (created.status !== 202) throw new Error(`async chat failed: ${created.status} ${await created.text()}`);
+      const job = (await created.json()) as { job_id: string; session_id: string };
+      let firstAt = 0;
+      let finalAt = 0;
+      const read = await readSse(stack, `/v1/chat/${job.session_id}/stream?job_id=${job.job_id}`, {
+        headers: { Authorization: `Bearer ${key}` },
+        stopAfter: (e) => {
+          firstAt ||= performance.now();
+          if (e.event === "final") finalAt = performance.now();
+          return e.event === "final";
+        },
+      });
+      if (!finalAt) throw new Error(`no final event: ${JSON.stringify(read.events.map((e) => e.event))}`);
+      // The first rounds warm up connections and JIT.
+      if (i < 3) continue;
+      first.push(firstAt - started);
+      final.push(finalAt - started - ASYNC_MODEL_DELAY_MS);
+    }
+    // Baseline in the same run: the same turn through sync POST /v1/chat, minus the same model latency.
+    const sync: number[] = [];
+    for (let i = 0; i < rounds + 3; i++) {
+      model.push(delayed(ASYNC_MODEL_DELAY_MS, { content: "Nothing to change." }));
+      const started = performance.now();
+      const res = await stack.call("POST", "/v1/chat", {
+        key,
+        body: { message: "Check the document", document_html: html },
+      });
+      if (res.status !== 200) throw new Error(`chat failed: ${res.status} ${await res.text()}`);
+      await res.json();
+      if (i >= 3) sync.push(performance.now() - started - ASYNC_MODEL_DELAY_MS);
+    }
+    const p50 = quantile(final, 0.5);
+    results.push({
+      name: `(f) async overhead over ${rounds} jobs: POST → first SSE event p50 ${quantile(first, 0.5).toFixed(1)} ms, p99 ${quantile(first, 0.99).toFixed(1)} ms; POST → final minus the model's ${ASYNC_MODEL_DELAY_MS} ms p50 ${p50.toFixed(1)} ms, p99 ${quantile(final, 0.99).toFixed(1)} ms; baseline sync POST /v1/chat minus the model p50 ${quantile(sync, 0.5).toFixed(1)} ms (async/sync ${(p50 / quantile(sync, 0.5)).toFixed(2)})`,
+      value: `p50 ${p50.toFixed(1)} ms`,
+      target: "p50 <= 50 ms",
+      pass: p50 <= 50,
+    });
+  } finally {
+    await stack.close();
+    await model.close();
+  }
+}
+
 async function main() {
   const dataDir = mkdtempSync(join(tmpdir(), "redline-bench-"));
   // Embedded Postgres runs as the postgres user, which must be able to enter the directory.
@@ -236,10 +475,14 @@ async function main() {
       const key = await stack.createKey("bench", { plan: "pro" });
       await benchCommit(stack, stack.addrs.documents, key);
       await benchSessions(stack, key);
+      await benchDocEvents(stack, key);
+      await benchSaves(stack, key);
     } finally {
       await stack.close();
     }
     await benchModelBytes(infra);
+    await benchAsyncOverhead(infra);
+    await benchIngest(results);
   } finally {
     await infra.stop();
     rmSync(dataDir, { recursive: true, force: true });

@@ -18,5 +18,21 @@ if ! command -v nats-server >/dev/null 2>&1; then
   fi
 fi
 
+# PDF export prints with headless Chromium; `pnpm bench` compares with pandoc and pdftotext.
+MISSING=""
+command -v chromium >/dev/null 2>&1 || MISSING="$MISSING chromium"
+command -v pandoc >/dev/null 2>&1 || MISSING="$MISSING pandoc"
+command -v pdftotext >/dev/null 2>&1 || MISSING="$MISSING poppler-utils"
+if [ -n "$MISSING" ]; then
+  if command -v apt-get >/dev/null 2>&1; then
+    SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+    $SUDO apt-get update -qq >/dev/null
+    # shellcheck disable=SC2086 # one word per package
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq $MISSING >/dev/null
+  else
+    echo "missing:$MISSING (PDF export needs chromium; pnpm bench needs pandoc and pdftotext)" >&2
+  fi
+fi
+
 pnpm install --frozen-lockfile --reporter=silent
 pnpm --silent codegen

@@ -1,14 +1,18 @@
 // Every service's migrations go up, down and up again on a real database (STYLE practice 9).
+import * as agent from "@redline/agent";
 import * as billing from "@redline/billing";
 import * as documents from "@redline/documents";
+import * as ingest from "@redline/ingest";
 import { createTestDatabase } from "@redline/local-infra";
 import { createDb, migrateDown, migrateLatest } from "@redline/service-kit";
 import * as sessions from "@redline/sessions";
 import { describe, expect, inject, it } from "vitest";
 
 const services = [
+  ["agent", agent],
   ["billing", billing],
   ["documents", documents],
+  ["ingest", ingest],
   ["sessions", sessions],
 ] as const;
 

@@ -1,12 +1,12 @@
 // Boots the whole Redline stack in-process on random ports against real Postgres, NATS and S3:
 // each of the five services through its own library entry, then the gateway. System tests and
 // the benchmark drive it over HTTP exactly as a client would.
-import { type OpenAiEngineConfig, startAgentService } from "@redline/agent";
+import { type JobsConfig, type OpenAiEngineConfig, startAgentService } from "@redline/agent";
 import { startBillingService } from "@redline/billing";
 import { startDocumentsService } from "@redline/documents";
 import { startGateway } from "@redline/gateway";
 import { billingV1 } from "@redline/grpc-stubs";
-import { startIngestService } from "@redline/ingest";
+import { type IngestConfig, startIngestService } from "@redline/ingest";
 import { createTestDatabase } from "@redline/local-infra";
 import type { Knex } from "@redline/service-kit";
 import { createRpcClient, type RpcClient, type S3Config } from "@redline/service-kit";
@@ -28,6 +28,12 @@ export interface StackOptions {
   authCacheTtlMs?: number;
   /** Prefix of the stack's own database name. */
   name?: string;
+  /** The agent's job worker pool (short leases and retention in tests). */
+  jobs?: Partial<JobsConfig>;
+  /** Comment heartbeat period of progress streams. */
+  streamHeartbeatMs?: number;
+  /** Ingest overrides (export caps, mail); its database and object store always come from the infra. */
+  ingest?: Partial<IngestConfig>;
 }
 
 /** A running stack. */
@@ -39,6 +45,8 @@ export interface TestStack {
   databaseUrl: string;
   documentsDb: Knex;
   sessionsDb: Knex;
+  /** The agent's pool (schema `agent`: jobs and job events). */
+  agentDb: Knex;
   /** Creates an API key (and accounts) through the billing service, like `pnpm admin keys create`. */
   createKey(user: string, opts?: { org?: string; plan?: string }): Promise<string>;
   /** The billing client, for arranging usage in quota tests through the real service. */
@@ -63,7 +71,14 @@ export async function startTestStack(infra: StackInfra, opts: StackOptions = {})
     startDocumentsService({ grpcAddress: LOCAL, databaseUrl, natsUrl: infra.natsUrl, logLevel }),
     startSessionsService({ grpcAddress: LOCAL, databaseUrl, logLevel }),
     startBillingService({ grpcAddress: LOCAL, databaseUrl, logLevel }),
-    startIngestService({ grpcAddress: LOCAL, maxUploadBytes: (opts.maxRequestMb ?? 100) * 1024 * 1024, logLevel }),
+    startIngestService({
+      grpcAddress: LOCAL,
+      maxUploadBytes: (opts.maxRequestMb ?? 100) * 1024 * 1024,
+      logLevel,
+      databaseUrl,
+      s3: infra.s3,
+      ...opts.ingest,
+    }),
   ]);
   const addrs = {
     documents: documents.address,
@@ -78,6 +93,9 @@ export async function startTestStack(infra: StackInfra, opts: StackOptions = {})
     openai: opts.openai,
     historyTurns: 10,
     logLevel,
+    databaseUrl,
+    natsUrl: infra.natsUrl,
+    jobs: opts.jobs,
   });
   const gateway = await startGateway({
     host: "127.0.0.1",
@@ -88,6 +106,8 @@ export async function startTestStack(infra: StackInfra, opts: StackOptions = {})
     aiTimeoutMs: opts.aiTimeoutMs ?? 30 * 60 * 1000,
     authCacheTtlMs: opts.authCacheTtlMs ?? 5000,
     logLevel,
+    natsUrl: infra.natsUrl,
+    streamHeartbeatMs: opts.streamHeartbeatMs,
   });
   const billingClient = createRpcClient(billingV1.BillingServiceService, billing.address);
   return {
@@ -96,6 +116,7 @@ export async function startTestStack(infra: StackInfra, opts: StackOptions = {})
     databaseUrl,
     documentsDb: documents.db,
     sessionsDb: sessions.db,
+    agentDb: agent.context.db,
     billing: billingClient,
     async createKey(user, keyOpts = {}) {
       const res = await billingClient.createApiKey({ user, organization: keyOpts.org ?? "", plan: keyOpts.plan ?? "" });

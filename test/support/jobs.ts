@@ -1,0 +1,167 @@
+// Helpers of the async chat system tests: poll a job until it reaches a status, read a
+// server-sent event stream over real HTTP.
+import type { TestStack } from "./stack.js";
+
+/** A job as GET /v1/jobs/{id} returns it (the fields the tests read). */
+export interface JobJson {
+  job_id: string;
+  session_id: string;
+  job_type: string;
+  status: string;
+  progress: number;
+  created_at: string;
+  updated_at: string;
+  user_id: string | null;
+  organization_id: string | null;
+  result?: {
+    response: string;
+    session_id: string;
+    document_changes?: {
+      updated_html?: string;
+      version_id: string;
+      requires_approval: boolean;
+      chunk_diffs: { change_id: string; chunk_id: string; operation: string; new_html: string }[];
+    };
+    usage: { ops_charged: number; monthly_used: number; was_billable: boolean };
+  };
+  error?: string | null;
+  metadata: {
+    message: string;
+    document_html_provided: boolean;
+    awaiting_kind?: string;
+    feedback?: string[];
+    pending_changes?: {
+      change_id: string;
+      operation: string;
+      chunk_id: string;
+      old_html: string;
+      new_html: string;
+      batch_id: string;
+      batch_total: number;
+    }[];
+    intermediate_responses?: { type: string; content: unknown; sequence: number; timestamp: string }[];
+  };
+}
+
+/** GET /v1/jobs/{id} body and status. */
+export async function getJob(
+  stack: TestStack,
+  key: string,
+  jobId: string,
+  query = "",
+): Promise<{ status: number; body: JobJson }> {
+  const res = await stack.call("GET", `/v1/jobs/${jobId}${query}`, { key });
+  return { status: res.status, body: (await res.json()) as JobJson };
+}
+
+/** Polls the job until its status is one of `statuses`; throws with the last status after `timeoutMs`. */
+export async function waitForJob(
+  stack: TestStack,
+  key: string,
+  jobId: string,
+  statuses: string[],
+  timeoutMs = 20_000,
+): Promise<JobJson> {
+  const deadline = Date.now() + timeoutMs;
+  let last = "";
+  while (Date.now() < deadline) {
+    const { status, body } = await getJob(stack, key, jobId);
+    if (status === 200 && statuses.includes(body.status)) return body;
+    last = status === 200 ? body.status : `HTTP ${status}`;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`job ${jobId} did not reach ${statuses.join("/")} in ${timeoutMs} ms (last: ${last})`);
+}
+
+/** POST /v1/chat/async; returns status and body. */
+export async function startJob(
+  stack: TestStack,
+  key: string,
+  body: Record<string, unknown>,
+): Promise<{
+  status: number;
+  body: { job_id: string; session_id: string; status: string; message: string; usage: { monthly_used: number } };
+}> {
+  const res = await stack.call("POST", "/v1/chat/async", { key, body });
+  return { status: res.status, body: await res.json() };
+}
+
+/** One server-sent event. */
+export interface SseEvent {
+  id?: string;
+  event: string;
+  data: Record<string, unknown>;
+}
+
+/** A read stream: its response headers, the events, and how many comment lines came. */
+export interface SseRead {
+  status: number;
+  headers: Headers;
+  events: SseEvent[];
+  comments: number;
+  /** True when the server ended the stream (false: we stopped reading at `stopAfter` or the timeout). */
+  ended: boolean;
+}
+
+/**
+ * Reads an SSE response until the server ends it, `stopAfter` returns true for an event, or
+ * `timeoutMs` passes. `url` is a gateway path with query.
+ */
+export async function readSse(
+  stack: TestStack,
+  path: string,
+  opts: { headers?: Record<string, string>; timeoutMs?: number; stopAfter?: (e: SseEvent) => boolean } = {},
+): Promise<SseRead> {
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(), opts.timeoutMs ?? 20_000);
+  const res = await fetch(`${stack.url}${path}`, { headers: opts.headers, signal: controller.signal });
+  const out: SseRead = { status: res.status, headers: res.headers, events: [], comments: 0, ended: false };
+  if (!res.body || !(res.headers.get("content-type") ?? "").startsWith("text/event-stream")) {
+    clearTimeout(timer);
+    return out;
+  }
+  const reader = res.body.getReader();
+  const decoder = new TextDecoder();
+  let buffer = "";
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) {
+        out.ended = true;
+        break;
+      }
+      buffer += decoder.decode(value, { stream: true });
+      let cut = buffer.indexOf("\n\n");
+      let stop = false;
+      while (cut >= 0) {
+        const block = buffer.slice(0, cut);
+        buffer = buffer.slice(cut + 2);
+        cut = buffer.indexOf("\n\n");
+        const event: SseEvent = { event: "message", data: {} };
+        let isComment = true;
+        for (const line of block.split("\n")) {
+          if (line.startsWith(":")) continue;
+          isComment = false;
+          const i = line.indexOf(":");
+          const field = line.slice(0, i);
+          const value = line.slice(i + 1).trimStart();
+          if (field === "id") event.id = value;
+          else if (field === "event") event.event = value;
+          else if (field === "data") event.data = JSON.parse(value) as Record<string, unknown>;
+        }
+        if (isComment) out.comments++;
+        else {
+          out.events.push(event);
+          if (opts.stopAfter?.(event)) stop = true;
+        }
+      }
+      if (stop) break;
+    }
+  } catch (err) {
+    if (!controller.signal.aborted) throw err;
+  } finally {
+    clearTimeout(timer);
+    controller.abort();
+  }
+  return out;
+}
