@@ -162,20 +162,30 @@ export const uploadDocumentBase64Route = defineRoute({
   async handle({ body }, call) {
     const content = Buffer.from(normalizeBase64(body.file_base64), "base64");
     const converted = await convertUpload(call, body.filename, content);
-    if (!body.session_id) {
-      return {
-        body: {
-          title: converted.title,
-          format: converted.format,
-          page_setup: pageSetup(converted.pageSetupJson),
-          html: converted.html,
-          warnings: converted.warnings,
-        },
-      };
-    }
-    return { body: await loadIntoSession(call, converted, body.session_id, body.open_mode, body.return_html) };
+    return { body: await conversionReply(call, converted, body) };
   },
 });
+
+/**
+ * The reply of the base64 and pre-signed upload routes: the conversion alone without a session,
+ * else the document loaded into the session (open_mode as for multipart).
+ */
+async function conversionReply(
+  call: RouteCall,
+  converted: ingestV1.ConvertDocumentResponse,
+  opts: { session_id?: string | null; open_mode: OpenMode; return_html: boolean },
+) {
+  if (!opts.session_id) {
+    return {
+      title: converted.title,
+      format: converted.format,
+      page_setup: pageSetup(converted.pageSetupJson),
+      html: converted.html,
+      warnings: converted.warnings,
+    };
+  }
+  return loadIntoSession(call, converted, opts.session_id, opts.open_mode, opts.return_html);
+}
 
 /** POST /v1/uploads: a pre-signed PUT URL valid 300 s for one file of at most 100 MB. */
 export const createUploadRoute = defineRoute({
@@ -226,18 +236,7 @@ export const processUploadRoute = defineRoute({
   async handle({ params, body }, call) {
     const res = await call.ctx.files.convertUpload({ uploadId: params.upload_id }, call.rpc(CONVERT_TIMEOUT_MS));
     const converted = res.converted as ingestV1.ConvertDocumentResponse;
-    if (!body.session_id) {
-      return {
-        body: {
-          title: converted.title,
-          format: converted.format,
-          page_setup: pageSetup(converted.pageSetupJson),
-          html: converted.html,
-          warnings: converted.warnings,
-        },
-      };
-    }
-    return { body: await loadIntoSession(call, converted, body.session_id, body.open_mode, body.return_html) };
+    return { body: await conversionReply(call, converted, body) };
   },
 });
 
