@@ -15,7 +15,7 @@ import {
 } from "@redline/service-kit";
 import type { AgentContext } from "../context.js";
 import type { TurnInput, TurnOutput } from "../engines/index.js";
-import { attachmentImages, turnFiles } from "./turn-files.js";
+import { sessionAttachments, turnFiles } from "./turn-files.js";
 
 /** Sections per extra billed operation (interface-spec Limits: 1 more per 25 sections). */
 const SECTIONS_PER_EXTRA_OP = 25;
@@ -221,7 +221,7 @@ export async function prepareTurn(
   const session = ensured.session as sessionsV1.Session;
   const sessionId = session.sessionId;
   // Independent reads run together: each is a round trip, and they add up on every turn.
-  const [target, history, memory, images] = await Promise.all([
+  const [target, history, memory, attachments] = await Promise.all([
     resolveTarget(ctx, req, session.roster, opts),
     ctx.engine.name === "offline" || ensured.created
       ? []
@@ -233,7 +233,7 @@ export async function prepareTurn(
               .map((m) => ({ sender: m.sender as "user" | "ai", content: m.content })),
           ),
     ctx.workspace.getMemoryNote({ memoryKey: req.crossSessionMemoryKey }, opts),
-    ctx.engine.name === "offline" ? [] : attachmentImages(ctx, sessionId, opts, actor.log),
+    ctx.engine.name === "offline" ? { count: 0, images: [] } : sessionAttachments(ctx, sessionId, opts, actor.log),
   ]);
   return {
     req,
@@ -243,8 +243,8 @@ export async function prepareTurn(
     working: new WorkingDocument(target?.base ?? []),
     history,
     memoryNote: memory.note,
-    files: turnFiles(ctx, sessionId, opts, actor.log),
-    attachmentImages: images,
+    files: turnFiles(ctx, sessionId, opts, actor.log, attachments.count),
+    attachmentImages: attachments.images,
   };
 }
 

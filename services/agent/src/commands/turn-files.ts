@@ -6,9 +6,16 @@ import type { AgentContext } from "../context.js";
 import type { TurnFiles } from "../engines/files-tools.js";
 import type { TurnInput } from "../engines/types.js";
 
-/** TurnFiles bound to one session and caller. */
-export function turnFiles(ctx: AgentContext, sessionId: string, opts: CallOpts, log: Logger): TurnFiles {
+/** TurnFiles bound to one session and caller; `attachmentCount` as sessionAttachments found it. */
+export function turnFiles(
+  ctx: AgentContext,
+  sessionId: string,
+  opts: CallOpts,
+  log: Logger,
+  attachmentCount: number,
+): TurnFiles {
   return {
+    attachmentCount,
     async searchAttachments(query, filename, limit) {
       const res = await ctx.files.searchAttachments(
         { sessionId, query, filename: filename ?? "", limit: limit ?? 5 },
@@ -28,18 +35,22 @@ export function turnFiles(ctx: AgentContext, sessionId: string, opts: CallOpts, 
   };
 }
 
-/** Completed image attachments of the session, as vision input (empty when none or unavailable). */
-export async function attachmentImages(
+/**
+ * The session's completed attachments: how many, and the images among them as vision input
+ * (none when ingest is unavailable).
+ */
+export async function sessionAttachments(
   ctx: AgentContext,
   sessionId: string,
   opts: CallOpts,
   log: Logger,
-): Promise<TurnInput["images"]> {
+): Promise<{ count: number; images: TurnInput["images"] }> {
   try {
     const res = await ctx.files.searchAttachments({ sessionId, query: "", filename: "", limit: 1 }, opts);
-    return res.images.map((i) => ({ name: i.filename, mimeType: i.mimeType, base64Data: i.base64Data }));
+    const images = res.images.map((i) => ({ name: i.filename, mimeType: i.mimeType, base64Data: i.base64Data }));
+    return { count: res.attachmentCount, images };
   } catch (err) {
     log.warn({ err }, "attachment images unavailable");
-    return [];
+    return { count: 0, images: [] };
   }
 }

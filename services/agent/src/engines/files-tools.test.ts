@@ -4,6 +4,7 @@ import { describe, expect, it } from "vitest";
 import { parseFilesInstruction, runFilesInstruction, runFilesTool, type TurnFiles } from "./files-tools.js";
 
 const files: TurnFiles = {
+  attachmentCount: 1,
   async searchAttachments(query, filename) {
     if (query === "none") return [];
     return [

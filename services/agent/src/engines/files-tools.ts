@@ -13,6 +13,8 @@ export interface AttachmentPassage {
 
 /** What the engines may ask about the session's files (bound to the session and caller). */
 export interface TurnFiles {
+  /** Completed attachments of the session; the model is offered attachment tools only when > 0. */
+  attachmentCount: number;
   /** Full-text search over completed attachments; `filename` narrows to names containing it. */
   searchAttachments(query: string, filename?: string, limit?: number): Promise<AttachmentPassage[]>;
   /** A template's name and HTML by id or name, or null when there is none. */

@@ -72,7 +72,8 @@ async function runTurn(client: OpenAI, cfg: OpenAiEngineConfig, input: TurnInput
 
   const maxSteps = scaledSteps(cfg.maxSteps, input.thinkingDepth);
   const model = cfg.models[input.modelTier];
-  const tools: ChatTool[] = input.files ? [...TOOLS, ...FILES_TOOLS] : TOOLS;
+  // Tool schemas ride along on every request: offer the attachment tools only when they can find something.
+  const tools: ChatTool[] = input.files && input.files.attachmentCount > 0 ? [...TOOLS, ...FILES_TOOLS] : TOOLS;
   const toolsBytes = Buffer.byteLength(JSON.stringify(tools));
   let bytesSentToModel = 0;
   let toolCalls = 0;

@@ -238,18 +238,15 @@ async function finishCommitted(
       turnIndex,
       engine: ctx.engine.name,
     };
-    await saveState(ctx, row, guard, { committed: { ...turn, result: agentV1.ChatResponse.toJSON(result) } });
   }
-  await transition(
-    ctx,
-    row.id,
-    guard,
-    { status: "completed", progress: 100, result: agentV1.ChatResponse.toJSON(result) },
-    [
-      { type: "final", data: finalEvent(result) },
-      { type: "usage", data: usageEvent(result.usage) },
-    ],
-  );
+  const resultJson = agentV1.ChatResponse.toJSON(result);
+  // One transaction marks the turn recorded and completes the job: a crash before it re-records
+  // the turn exactly as a separate save would have allowed, and it saves a round trip per job.
+  row.state = { ...row.state, committed: { ...turn, result: resultJson } };
+  await transition(ctx, row.id, guard, { status: "completed", progress: 100, result: resultJson, state: row.state }, [
+    { type: "final", data: finalEvent(result) },
+    { type: "usage", data: usageEvent(result.usage) },
+  ]);
 }
 
 /** Merges `patch` into the job's worker state while this worker holds the lease. */

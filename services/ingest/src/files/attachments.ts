@@ -306,6 +306,10 @@ export function searchAttachmentsHandler(ctx: FilesContext) {
         .orderBy([{ column: "a.created_at" }, { column: "c.seq" }])
         .limit(limit);
     }
+    const [{ count }] = await db("attachments")
+      .where({ owner_id: principal.ownerId, session_id: req.sessionId, status: "completed" })
+      .whereNull("deleted_at")
+      .count<{ count: string }[]>("* as count");
     const images = await db<AttachmentRow>("attachments")
       .where({ owner_id: principal.ownerId, session_id: req.sessionId, status: "completed", kind: "image" })
       .whereNull("deleted_at")
@@ -326,6 +330,7 @@ export function searchAttachmentsHandler(ctx: FilesContext) {
           base64Data: (await store.get(i.object_key)).toString("base64"),
         })),
       ),
+      attachmentCount: Number(count),
     };
   };
 }
