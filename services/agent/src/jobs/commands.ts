@@ -49,11 +49,21 @@ export async function createChatJob(
   const chat = req.request;
   if (!chat?.message.trim()) throw new InputError("message must not be empty");
   const opts = call.forward();
-  const ensured = await ctx.sessions.ensureSession({ sessionId: chat.sessionId }, opts);
-  const sessionId = ensured.session?.sessionId ?? chat.sessionId;
   const id = `job_${randomBytes(12).toString("hex")}`;
   const chargeKey = `job:${id}`;
-  const reserved = await ctx.billing.reserveOperations({ chargeKey, operations: 1 }, opts);
+  // Two independent round trips on the request's critical path: run them together, and release
+  // the reservation when the session is refused.
+  const [ensuredResult, reservedResult] = await Promise.allSettled([
+    ctx.sessions.ensureSession({ sessionId: chat.sessionId }, opts),
+    ctx.billing.reserveOperations({ chargeKey, operations: 1 }, opts),
+  ]);
+  if (reservedResult.status === "rejected") throw reservedResult.reason;
+  const reserved = reservedResult.value;
+  if (ensuredResult.status === "rejected") {
+    await ctx.billing.settleOperations({ chargeKey, operations: 0 }, opts).catch(() => {});
+    throw ensuredResult.reason;
+  }
+  const sessionId = ensuredResult.value.session?.sessionId ?? chat.sessionId;
   try {
     const [row] = await ctx
       .db<JobRow>(T.jobs)

@@ -121,7 +121,11 @@ export async function runJob(ctx: JobsContext, row: JobRow, worker: string, sign
     return;
   }
   if (prepared.target?.load) {
-    await emit(ctx, row.id, [{ type: "document_sync", data: { content: prepared.base.toHtml() } }], 10);
+    // First on the chain, so it still precedes every progress event, without holding up the engine.
+    const content = prepared.base.toHtml();
+    chain = chain
+      .then(() => emit(ctx, row.id, [{ type: "document_sync", data: { content } }], 10))
+      .catch((err) => actor.log.warn({ err }, "recording document_sync failed"));
   }
   progressEvent("Reading the document");
 
