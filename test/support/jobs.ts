@@ -108,7 +108,7 @@ export interface SseRead {
  * `timeoutMs` passes. `url` is a gateway path with query.
  */
 export async function readSse(
-  stack: TestStack,
+  stack: Pick<TestStack, "url">,
   path: string,
   opts: { headers?: Record<string, string>; timeoutMs?: number; stopAfter?: (e: SseEvent) => boolean } = {},
 ): Promise<SseRead> {
