@@ -146,6 +146,26 @@ describe("async chat jobs", () => {
     ).toBe(422);
     expect((await stack.call("POST", "/v1/chat/async", { body: { message: "x" } })).status).toBe(401);
   });
+
+  it("refuses an upload ingest cannot convert with 415 at creation, creating no job and charging nothing", async () => {
+    const k = await stack.createKey("uma");
+    const res = await stack.call("POST", "/v1/chat/async", {
+      key: k,
+      body: {
+        message: "tidy it up",
+        upload_document_base64: { filename: "old.doc", file_base64: Buffer.from("legacy").toString("base64") },
+      },
+    });
+    expect(res.status).toBe(415);
+    const body = (await res.json()) as { detail: string };
+    for (const ext of [".pdf", ".docx", ".txt", ".rtf", ".md", ".html", ".htm"]) expect(body.detail).toContain(ext);
+    const jobs = (await (await stack.call("GET", "/v1/jobs", { key: k })).json()) as { total: number };
+    expect(jobs.total).toBe(0);
+    const usage = (await (await stack.call("POST", "/v1/chat", { key: k, body: { message: "hello" } })).json()) as {
+      usage: { monthly_used: number };
+    };
+    expect(usage.usage.monthly_used).toBe(0);
+  });
 });
 
 describe("human approval", () => {

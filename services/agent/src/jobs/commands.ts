@@ -5,11 +5,13 @@ import { type agentJobsV1, agentV1, type billingV1, type documentsV1 } from "@re
 import type { ChunkOperation } from "@redline/html-chunks";
 import {
   type CallContext,
+  type CallOpts,
   ConflictError,
   InputError,
   NotFoundError,
   type Principal,
   requirePrincipal,
+  UnsupportedMediaTypeError,
 } from "@redline/service-kit";
 import { billedOperations, chunkOpToProto, summarizeOperations } from "../commands/chat-turn.js";
 import type { JobRow, JobState, StagedChange } from "../tables.js";
@@ -49,6 +51,7 @@ export async function createChatJob(
   const chat = req.request;
   if (!chat?.message.trim()) throw new InputError("message must not be empty");
   const opts = call.forward();
+  if (chat.upload) await refuseUnsupportedUpload(ctx, chat.upload.filename, opts);
   const id = `job_${randomBytes(12).toString("hex")}`;
   const chargeKey = `job:${id}`;
   // Two independent round trips on the request's critical path: run them together, and release
@@ -93,6 +96,17 @@ export async function createChatJob(
     await ctx.billing.settleOperations({ chargeKey, operations: 0 }, opts).catch(() => {});
     throw err;
   }
+}
+
+/**
+ * 415 at job creation for an upload whose extension ingest does not convert (interface-spec
+ * Errors rule 1), so the caller is not handed a job that can only fail.
+ */
+async function refuseUnsupportedUpload(ctx: JobsContext, filename: string, opts: CallOpts): Promise<void> {
+  const { extensions } = await ctx.ingest.listFormats({}, opts);
+  const dot = filename.lastIndexOf(".");
+  const extension = dot > 0 ? filename.slice(dot).toLowerCase() : "";
+  if (!extensions.includes(extension)) throw new UnsupportedMediaTypeError(extension, extensions);
 }
 
 /** GET /v1/jobs/{id}: NOT_FOUND when unknown, cleaned up or another owner's. */
