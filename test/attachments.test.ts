@@ -92,6 +92,29 @@ describe("attachments", () => {
     expect(done.find((a) => a.filename === "dot.png")).toMatchObject({ kind: "image", error: null });
   });
 
+  it("answers the job endpoints for attachment_processing jobs, scoped to the owner", async () => {
+    const created = await attachBase64("brief.md", Buffer.from("# Brief\n\nShip it on Friday."), "att-jobs");
+    const jobId = String(created.body.job_id);
+    await settled("att-jobs");
+    const res = await stack.call("GET", `/v1/jobs/${jobId}`, { key });
+    expect(res.status).toBe(200);
+    const job = (await res.json()) as Record<string, unknown>;
+    expect(job).toMatchObject({
+      job_id: jobId,
+      session_id: "att-jobs",
+      job_type: "attachment_processing",
+      status: "completed",
+      progress: 100,
+      result: { attachment_id: jobId, session_id: "att-jobs" },
+      metadata: { filename: "brief.md" },
+    });
+    expect(job).not.toHaveProperty("error");
+    const list = await stack.call("GET", "/v1/sessions/att-jobs/jobs", { key });
+    const listed = (await list.json()) as { jobs: { job_id: string; job_type: string }[]; total: number };
+    expect(listed.jobs.map((j) => [j.job_id, j.job_type])).toContainEqual([jobId, "attachment_processing"]);
+    expect((await stack.call("GET", `/v1/jobs/${jobId}`, { key: otherKey })).status).toBe(404);
+  });
+
   it("fails damaged files with an actionable error and refuses other types with 415", async () => {
     const bad = await attachBase64("locked.pdf", corpusFile("pdf/pdf2json-i43_err_encrypted.pdf"), "att-2");
     expect(bad.status).toBe(200);

@@ -1,5 +1,6 @@
 // Proto Job → the spec's Job JSON.
-import type { agentJobsV1 } from "@redline/grpc-stubs";
+import type { agentJobsV1, ingestFilesV1 } from "@redline/grpc-stubs";
+import type { Principal } from "@redline/service-kit";
 import { changeRecordToJson, chatResponseToJson } from "./mappers.js";
 import type { JobJson } from "./schemas-jobs.js";
 import { JOB_STATUSES } from "./schemas-jobs.js";
@@ -19,6 +20,47 @@ export function eventData(event: agentJobsV1.JobEvent): Record<string, unknown> 
   } catch {
     return {};
   }
+}
+
+const ATTACHMENT_STATUS: Record<string, JobJson["status"]> = {
+  pending: "pending",
+  processing: "in_progress",
+  completed: "completed",
+  failed: "failed",
+};
+
+/**
+ * An attachment_processing job as JSON, from ingest's attachment record: attachment states map
+ * onto job statuses (processing → in_progress); `result` when completed, `error` when failed.
+ */
+export function attachmentJobToJson(att: ingestFilesV1.Attachment, principal: Principal | null): JobJson {
+  const status = ATTACHMENT_STATUS[att.status] ?? "pending";
+  const done = status === "completed" || status === "failed";
+  return {
+    job_id: att.attachmentId,
+    session_id: att.sessionId,
+    job_type: "attachment_processing",
+    status,
+    created_at: iso(att.createdAt),
+    updated_at: iso(att.updatedAt),
+    progress: done ? 100 : status === "in_progress" ? 50 : 0,
+    organization_id: principal?.organizationId || null,
+    user_id: principal?.organizationId ? null : (principal?.userId ?? null),
+    ...(status === "completed" && {
+      result: {
+        response: `Processed ${att.filename}: ${att.textLength} characters of text in ${att.chunkCount} chunks.`,
+        session_id: att.sessionId,
+        attachment_id: att.attachmentId,
+      },
+    }),
+    ...(status === "failed" && { error: att.error }),
+    metadata: {
+      message: "",
+      document_html_provided: false,
+      filename: att.filename,
+      file_size: Number(att.sizeBytes),
+    },
+  };
 }
 
 /**

@@ -64,6 +64,15 @@ export const JobMetadataSchema = z
   })
   .register(apiSchemas, { id: "JobMetadata" });
 
+/** The result of a completed attachment_processing job (interface-spec, Job result). */
+export const AttachmentJobResultSchema = z
+  .object({
+    response: z.string().meta({ description: "What processing produced, in words." }),
+    session_id: z.string(),
+    attachment_id: z.string(),
+  })
+  .register(apiSchemas, { id: "AttachmentJobResult" });
+
 /** A job (interface-spec, Job). */
 export const JobSchema = z
   .object({
@@ -76,7 +85,10 @@ export const JobSchema = z
     progress: z.number().int().min(0).max(100),
     organization_id: z.string().nullable(),
     user_id: z.string().nullable(),
-    result: ChatResponseSchema.optional().meta({ description: "Only when completed (omitted with compact=true)." }),
+    result: z
+      .union([ChatResponseSchema, AttachmentJobResultSchema])
+      .optional()
+      .meta({ description: "Only when completed (omitted with compact=true)." }),
     error: z.string().nullable().optional().meta({ description: "Only when failed." }),
     metadata: JobMetadataSchema,
   })

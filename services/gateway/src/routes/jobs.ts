@@ -1,7 +1,7 @@
 // Job routes (interface-spec endpoints 20-22 and the cancel of unshown-parts.md, Jobs): reads
 // and cancels of the caller's own jobs on the agent's JobsService.
 
-import { jobToJson } from "../job-mappers.js";
+import { attachmentJobToJson, jobToJson } from "../job-mappers.js";
 import { defineRoute } from "../route-registry.js";
 import {
   CancelJobResponseSchema,
@@ -28,6 +28,11 @@ export const getJobRoute = defineRoute({
   response: { description: "The job.", schema: JobSchema },
   errors: [404],
   async handle({ params, query }, call) {
+    // Attachment processing jobs live with their attachments in ingest (att_ ids).
+    if (params.job_id.startsWith("att_")) {
+      const res = await call.ctx.files.getAttachmentJob({ attachmentId: params.job_id }, call.rpc());
+      return { body: attachmentJobToJson(res.attachment as NonNullable<typeof res.attachment>, call.principal) };
+    }
     const res = await call.ctx.jobs.getJob({ jobId: params.job_id, compact: query.compact }, call.rpc());
     return { body: jobToJson(res.job as NonNullable<typeof res.job>, call.principal?.plan ?? "", query.compact) };
   },
@@ -67,14 +72,21 @@ export const sessionJobsRoute = defineRoute({
   errors: [404],
   async handle({ params, query }, call) {
     // An unknown or foreign session is 404, like the session's other routes.
-    const [, res] = await Promise.all([
+    const [, res, attachments] = await Promise.all([
       call.ctx.sessions.getSession({ sessionId: params.session_id }, call.rpc()),
       call.ctx.jobs.listJobs(
         { status: "", sessionId: params.session_id, limit: query.limit, compact: query.compact },
         call.rpc(),
       ),
+      call.ctx.files.listAttachments({ sessionId: params.session_id }, call.rpc()),
     ]);
-    const jobs = res.jobs.map((j) => jobToJson(j, call.principal?.plan ?? "", query.compact));
+    // Chat jobs and the session's attachment_processing jobs, most recent first.
+    const jobs = [
+      ...res.jobs.map((j) => jobToJson(j, call.principal?.plan ?? "", query.compact)),
+      ...attachments.attachments.map((a) => attachmentJobToJson(a, call.principal)),
+    ]
+      .sort((a, b) => b.created_at.localeCompare(a.created_at))
+      .slice(0, query.limit);
     return { body: { jobs, total: jobs.length } };
   },
 });
