@@ -32,6 +32,7 @@ export function isHeadingHtml(html: string): boolean {
   return /^\s*<h[1-6][\s>]/i.test(html);
 }
 
+/** Inserts a document row (page_setup stored as JSON). */
 export async function insertDocument(
   db: Db,
   row: Omit<DocumentRow, "created_at" | "updated_at" | "archived_at">,
@@ -39,6 +40,7 @@ export async function insertDocument(
   await db(T.documents).insert({ ...row, page_setup: row.page_setup ? JSON.stringify(row.page_setup) : null });
 }
 
+/** Moves the document's head to a new version with its counts (and title/page setup when given). */
 export async function updateHead(
   db: Db,
   id: string,
@@ -64,10 +66,12 @@ export async function updateHead(
     });
 }
 
+/** Inserts a version row. */
 export async function insertVersion(db: Db, row: Omit<VersionRow, "created_at">): Promise<void> {
   await db(T.versions).insert(row);
 }
 
+/** A version of the document by id, or undefined. */
 export function findVersion(db: Db, documentId: string, versionId: string): Promise<VersionRow | undefined> {
   if (!isUuid(versionId)) return Promise.resolve(undefined);
   return db<VersionRow>(T.versions).where({ document_id: documentId, id: versionId }).first();
@@ -111,6 +115,7 @@ export async function chunksChangedSince(db: Db, documentId: string, seq: number
   return new Set(rows.map((r) => r.chunk_id));
 }
 
+/** Inserts chunk revision rows in batches of 500. */
 export async function insertRevisions(db: Db, rows: ChunkRevisionRow[]): Promise<void> {
   for (let i = 0; i < rows.length; i += INSERT_BATCH) await db(T.chunks).insert(rows.slice(i, i + INSERT_BATCH));
 }
@@ -141,10 +146,12 @@ export async function appendOutbox(
   return String(inserted.id);
 }
 
+/** The oldest `limit` outbox rows not yet published to NATS, in id order. */
 export function unpublishedEvents(db: Db, limit: number): Promise<OutboxRow[]> {
   return db<OutboxRow>(T.outbox).whereNull("published_at").orderBy("id", "asc").limit(limit);
 }
 
+/** Marks outbox rows as published (after JetStream acked them). */
 export async function markPublished(db: Db, ids: string[]): Promise<void> {
   await db(T.outbox).whereIn("id", ids).update({ published_at: db.fn.now() });
 }
@@ -252,6 +259,7 @@ export function eventsAfter(
   return query.orderBy("id", "asc").limit(q.limit + 1);
 }
 
+/** Records concurrent writes that lost to another session's change of the same chunk. */
 export async function insertConflicts(
   db: Db,
   rows: Omit<ConflictRow, "created_at" | "resolved_at" | "resolved_version_id">[],
@@ -270,6 +278,7 @@ export function openConflicts(db: Db, ownerId: string, documentIds: string[], ch
     .orderBy("created_at", "desc");
 }
 
+/** The owner's conflict by id, or undefined. */
 export function findConflict(db: Db, ownerId: string, id: string): Promise<ConflictRow | undefined> {
   if (!isUuid(id)) return Promise.resolve(undefined);
   return db<ConflictRow>(T.conflicts).where({ id, owner_id: ownerId }).first();
