@@ -87,6 +87,7 @@ async function benchCommit(stack: TestStack, documentsAddr: string, key: string)
         sessionId: "bench",
         summary: "bench",
         returnChunks: false,
+        idempotencyKey: "",
         operations: ops.map((op) => ({
           kind: documentsV1.OperationKind.OPERATION_KIND_REPLACE,
           chunkId: op.chunkId,

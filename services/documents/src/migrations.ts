@@ -107,4 +107,22 @@ export const migrations: Migration[] = [
       await db.schema.withSchema(SCHEMA).dropTableIfExists("conflicts");
     },
   },
+  {
+    name: "20261121T1100_version_idempotency_keys",
+    async up(db: Knex) {
+      // A job that lost its worker after committing must not commit its turn a second time.
+      await db.schema.withSchema(SCHEMA).alterTable("versions", (t) => {
+        t.text("idempotency_key").nullable();
+      });
+      await db.raw(
+        `create unique index versions_idempotency_key on ${SCHEMA}.versions (document_id, idempotency_key) where idempotency_key is not null`,
+      );
+    },
+    async down(db: Knex) {
+      await db.raw(`drop index if exists ${SCHEMA}.versions_idempotency_key`);
+      await db.schema.withSchema(SCHEMA).alterTable("versions", (t) => {
+        t.dropColumn("idempotency_key");
+      });
+    },
+  },
 ];

@@ -162,12 +162,14 @@ export function documentsHandlers(db: Knex, afterCommit: () => void) {
         returnChunks: req.returnChunks,
         recordConflicts: req.recordConflicts ?? false,
         writer: "chat",
+        idempotencyKey: req.idempotencyKey,
       });
       if (result.committed) afterCommit();
       return {
         document: rowMeta(result.row),
         changes: result.changes,
         chunks: result.chunks,
+        replayed: result.replayed,
         merged: result.merged,
         conflicts: result.conflicts.map(conflictRecord),
         mergedChunkIds: result.mergedChunkIds,

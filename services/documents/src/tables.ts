@@ -23,6 +23,8 @@ export interface VersionRow {
   session_id: string;
   kind: "create" | "replace" | "edit";
   summary: string;
+  /** Set by commits that asked for idempotency (unique per document). */
+  idempotency_key?: string | null;
   created_at: Date;
 }
 

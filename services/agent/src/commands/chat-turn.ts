@@ -187,6 +187,8 @@ export interface TurnActor {
   principal: Principal;
   opts: CallOpts;
   log: Logger;
+  /** Idempotency key of the turn's commit (jobs: a rerun after a crash must not commit twice). */
+  commitKey?: string;
 }
 
 /** A turn after its inputs are resolved and before the engine runs (nothing written yet but the session). */
@@ -399,6 +401,7 @@ export async function commitTurn(
         // Edits of chunks another session changed since the base are recorded as conflicts
         // (concurrent_merges, resolved by re-edit) instead of failing the whole turn.
         recordConflicts: true,
+        idempotencyKey: actor.commitKey ?? "",
       },
       opts,
     );

@@ -368,6 +368,11 @@ async function decideLocked(
         operations: ops.map(chunkOpToProto),
         summary: summarizeOperations(ops),
         returnChunks: false,
+        // The same decision applied twice (a retried request) commits once.
+        idempotencyKey: `${row.id}:approve:${approved
+          .map((c) => c.change_id)
+          .sort()
+          .join(",")}`,
       },
       opts,
     );

@@ -41,6 +41,8 @@ export function jobActor(ctx: JobsContext, row: JobRow): TurnActor {
     principal: row.principal,
     opts: { principal: row.principal, requestId: row.id },
     log: ctx.log.child({ jobId: row.id }),
+    // One key per committing turn of the job: each continue cycle that commits raises opsCount.
+    commitKey: `${row.id}:${row.state.paused?.opsCount ?? 0}`,
   };
 }
 

@@ -4,6 +4,7 @@ import { randomUUID } from "node:crypto";
 import { ChunkError, type ChunkOperation, type ChunkRecord, validateChunkHtml } from "@redline/html-chunks";
 import { ConflictError, InputError, type Knex, NotFoundError } from "@redline/service-kit";
 import { generateKeyBetween } from "fractional-indexing";
+import { SCHEMA } from "../migrations.js";
 import {
   appendOutbox,
   chunksAt,
@@ -21,7 +22,7 @@ import {
   nextLivePosition,
   updateHead,
 } from "../store.js";
-import type { ChunkRevisionRow, ConflictRow, DocumentRow } from "../tables.js";
+import type { ChunkRevisionRow, ConflictRow, DocumentRow, VersionRow } from "../tables.js";
 
 /** A change record (unshown-parts.md, Change records). */
 export interface ChangeRecordView {
@@ -52,6 +53,8 @@ export interface CommitResult {
   conflicts: NewConflict[];
   /** False when every operation was a conflict: no version was written. */
   committed: boolean;
+  /** True when the idempotency key matched an earlier commit: nothing was written. */
+  replayed: boolean;
 }
 
 /** What a commit writes; see commitOperations. */
@@ -68,6 +71,8 @@ export interface CommitInput {
   writer?: "chat" | "save";
   /** `payload.kind` of the outbox event (default "edit"). */
   eventKind?: string;
+  /** A second commit with the same key on this document writes nothing (replayed). */
+  idempotencyKey?: string;
 }
 
 const MAX_MERGED_LISTED = 200;
@@ -134,6 +139,27 @@ export async function commitInTransaction(
       suggested_action: "unarchive",
     });
   }
+  if (input.idempotencyKey) {
+    // The document row is locked above, so a concurrent commit with the same key waits here.
+    const earlier = await trx<VersionRow>(`${SCHEMA}.versions`)
+      .where({ document_id: doc.id, idempotency_key: input.idempotencyKey })
+      .first();
+    if (earlier) {
+      const chunks = input.returnChunks
+        ? (await chunksAt(trx, doc.id)).map((r) => ({ chunkId: r.chunk_id, html: r.html }))
+        : [];
+      return {
+        row: doc,
+        changes: [],
+        chunks,
+        merged: false,
+        mergedChunkIds: [],
+        conflicts: [],
+        committed: false,
+        replayed: true,
+      };
+    }
+  }
   let merged = false;
   let mergedChunkIds: string[] = [];
   let operations = input.operations;
@@ -189,7 +215,7 @@ export async function commitInTransaction(
     mergedChunkIds = [...changed].filter((id) => !clashing.has(id)).slice(0, MAX_MERGED_LISTED);
   }
   if (operations.length === 0) {
-    return { row: doc, changes: [], chunks: [], merged, mergedChunkIds, conflicts, committed: false };
+    return { row: doc, changes: [], chunks: [], merged, mergedChunkIds, conflicts, committed: false, replayed: false };
   }
 
   const seq = doc.head_seq + 1;
@@ -303,6 +329,7 @@ export async function commitInTransaction(
     session_id: input.sessionId,
     kind: "edit",
     summary: input.summary.slice(0, 500),
+    idempotency_key: input.idempotencyKey || null,
   });
   let chunkCount = doc.chunk_count;
   let sectionCount = doc.section_count;
@@ -329,5 +356,5 @@ export async function commitInTransaction(
   const chunks = input.returnChunks
     ? (await chunksAt(trx, doc.id)).map((r) => ({ chunkId: r.chunk_id, html: r.html }))
     : [];
-  return { row, changes, chunks, merged, mergedChunkIds, conflicts, committed: true };
+  return { row, changes, chunks, merged, mergedChunkIds, conflicts, committed: true, replayed: false };
 }
