@@ -305,6 +305,48 @@ function reanchor(ops: ChunkOperation[], denied: Map<string, ChunkOperation>): C
   });
 }
 
+/** The caller's job in `sessionId`; NotFoundError for an unknown job, another owner's or another session's. */
+async function sessionJob(ctx: JobsContext, call: CallContext, jobId: string, sessionId: string): Promise<JobRow> {
+  const row = await ownJob(ctx, requirePrincipal(call), jobId);
+  if (row.session_id !== sessionId) throw new NotFoundError("Job not found in this session");
+  return row;
+}
+
+/** 409 when a job left the state a decision was made in (another request got there first). */
+function jobBusy(): ConflictError {
+  return new ConflictError("The job changed state; reload it", { code: "job_busy" });
+}
+
+/**
+ * Completes a job that was awaiting approval with `result`, merging `metadata` into its
+ * metadata, and emits final and usage; 409 job_busy when it is no longer awaiting.
+ */
+async function completeAwaiting(
+  ctx: JobsContext,
+  jobId: string,
+  result: agentV1.ChatResponse,
+  metadata: Partial<JobRow["metadata"]>,
+): Promise<JobRow> {
+  const done = await transition(
+    ctx,
+    jobId,
+    { status: ["awaiting_approval"] },
+    (current) => ({
+      status: "completed",
+      progress: 100,
+      result: agentV1.ChatResponse.toJSON(result),
+      metadata: { ...current.metadata, ...metadata },
+      state: {},
+    }),
+    [
+      { type: "final", data: finalEvent(result) },
+      { type: "usage", data: usageEvent(result.usage) },
+    ],
+  );
+  if (!done) throw jobBusy();
+  return done;
+}
+
 /**
  * POST /v1/chat/{session_id}/approve: decides pending changes of a job awaiting approval. The
  * approved ones of this call commit atomically as one version; denied ones are dropped and their
@@ -326,9 +368,7 @@ async function decideLocked(
   call: CallContext,
   req: agentJobsV1.DecideChangesRequest,
 ): Promise<agentJobsV1.DecideChangesResponse> {
-  const principal = requirePrincipal(call);
-  const row = await ownJob(ctx, principal, req.jobId);
-  if (row.session_id !== req.sessionId) throw new NotFoundError("Job not found in this session");
+  const row = await sessionJob(ctx, call, req.jobId, req.sessionId);
   const staged = row.state.staged;
   const pending = row.metadata.pending_changes ?? [];
   if (row.status !== "awaiting_approval" || row.metadata.awaiting_kind !== "changes" || !staged) {
@@ -390,7 +430,7 @@ async function decideLocked(
       metadata: { ...current.metadata, pending_changes: remaining, feedback: allFeedback },
       state: { staged: newStaged },
     }));
-    if (!updated) throw new ConflictError("The job changed state; reload it", { code: "job_busy" });
+    if (!updated) throw jobBusy();
     return {
       job: await view(ctx, updated, false),
       applied: approved.map((c) => c.change_id),
@@ -437,23 +477,11 @@ async function decideLocked(
     turnIndex,
     engine: ctx.engine.name,
   };
-  const done = await transition(
-    ctx,
-    row.id,
-    { status: ["awaiting_approval"] },
-    (current) => ({
-      status: "completed",
-      progress: 100,
-      result: agentV1.ChatResponse.toJSON(result),
-      metadata: { ...current.metadata, pending_changes: undefined, awaiting_kind: undefined, feedback: allFeedback },
-      state: {},
-    }),
-    [
-      { type: "final", data: finalEvent(result) },
-      { type: "usage", data: usageEvent(settled.usage) },
-    ],
-  );
-  if (!done) throw new ConflictError("The job changed state; reload it", { code: "job_busy" });
+  const done = await completeAwaiting(ctx, row.id, result, {
+    pending_changes: undefined,
+    awaiting_kind: undefined,
+    feedback: allFeedback,
+  });
   return {
     job: await view(ctx, done, false),
     applied: approved.map((c) => c.change_id),
@@ -498,9 +526,7 @@ async function continueLocked(
   call: CallContext,
   req: agentJobsV1.ContinueJobRequest,
 ): Promise<agentJobsV1.ContinueJobResponse> {
-  const principal = requirePrincipal(call);
-  const row = await ownJob(ctx, principal, req.jobId);
-  if (row.session_id !== req.sessionId) throw new NotFoundError("Job not found in this session");
+  const row = await sessionJob(ctx, call, req.jobId, req.sessionId);
   const paused = row.state.paused;
   if (row.status !== "awaiting_approval" || row.metadata.awaiting_kind !== "continue_prompt" || !paused) {
     throw new ConflictError(`Job is ${row.status}, not waiting at a continue prompt`, {
@@ -513,7 +539,7 @@ async function continueLocked(
       status: "pending",
       metadata: { ...current.metadata, awaiting_kind: undefined },
     }));
-    if (!updated) throw new ConflictError("The job changed state; reload it", { code: "job_busy" });
+    if (!updated) throw jobBusy();
     ctx.wake();
     return { job: await view(ctx, updated, false) };
   }
@@ -543,22 +569,6 @@ async function continueLocked(
     turnIndex: turn.turnIndex,
     engine: ctx.engine.name,
   };
-  const done = await transition(
-    ctx,
-    row.id,
-    { status: ["awaiting_approval"] },
-    (current) => ({
-      status: "completed",
-      progress: 100,
-      result: agentV1.ChatResponse.toJSON(result),
-      metadata: { ...current.metadata, awaiting_kind: undefined },
-      state: {},
-    }),
-    [
-      { type: "final", data: finalEvent(result) },
-      { type: "usage", data: usageEvent(settled.usage) },
-    ],
-  );
-  if (!done) throw new ConflictError("The job changed state; reload it", { code: "job_busy" });
+  const done = await completeAwaiting(ctx, row.id, result, { awaiting_kind: undefined });
   return { job: await view(ctx, done, false) };
 }
