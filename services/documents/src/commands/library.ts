@@ -125,55 +125,59 @@ export async function updateDocument(
 }
 
 /**
+ * Moves the owner's document to `archived` (true) or back, with a `document_updated` event
+ * (`payload.kind` "archived" / "unarchived") in the same transaction. `row` is undefined for an
+ * unknown or foreign id; `changed` is false when it already was in that state.
+ */
+async function setArchiveState(
+  db: Knex,
+  ownerId: string,
+  input: { documentId: string; sessionId: string },
+  archived: boolean,
+): Promise<{ row?: DocumentRow; changed: boolean }> {
+  return db.transaction(async (trx) => {
+    const doc = await findDocument(trx, ownerId, input.documentId, true);
+    if (!doc) return { changed: false };
+    if ((doc.archived_at !== null) === archived) return { row: doc, changed: false };
+    await setArchived(trx, doc.id, archived);
+    await appendOutbox(trx, {
+      event_type: "document_updated",
+      owner_id: ownerId,
+      document_id: doc.id,
+      version_id: doc.head_version_id,
+      session_id: input.sessionId,
+      payload: { kind: archived ? "archived" : "unarchived" },
+    });
+    return { row: (await findDocument(trx, ownerId, doc.id)) as DocumentRow, changed: true };
+  });
+}
+
+/**
  * Archives a document (endpoint 7; the gateway did the in-use check). Already archived: no
  * change. The `document_updated` event (`payload.kind` "archived") tells the sessions that held it.
+ * NotFoundError for an unknown or foreign id.
  */
 export async function archiveDocument(
   db: Knex,
   ownerId: string,
   input: { documentId: string; sessionId: string },
 ): Promise<{ row: DocumentRow; alreadyArchived: boolean }> {
-  return db.transaction(async (trx) => {
-    const doc = await findDocument(trx, ownerId, input.documentId, true);
-    if (!doc) throw new NotFoundError("Document not found");
-    if (doc.archived_at) return { row: doc, alreadyArchived: true };
-    await setArchived(trx, doc.id, true);
-    await appendOutbox(trx, {
-      event_type: "document_updated",
-      owner_id: ownerId,
-      document_id: doc.id,
-      version_id: doc.head_version_id,
-      session_id: input.sessionId,
-      payload: { kind: "archived" },
-    });
-    return { row: (await findDocument(trx, ownerId, doc.id)) as DocumentRow, alreadyArchived: false };
-  });
+  const { row, changed } = await setArchiveState(db, ownerId, input, true);
+  if (!row) throw new NotFoundError("Document not found");
+  return { row, alreadyArchived: !changed };
 }
 
 /**
  * Restores an archived document (endpoints 8 and 12). Idempotent: an active document is left as
- * it is, and an unknown or foreign id is a no-op (`found` false, nothing revealed).
+ * it is, and an unknown or foreign id is a no-op (`row` undefined, nothing revealed).
  */
 export async function unarchiveDocument(
   db: Knex,
   ownerId: string,
   input: { documentId: string; sessionId: string },
 ): Promise<{ row?: DocumentRow; unarchived: boolean }> {
-  return db.transaction(async (trx) => {
-    const doc = await findDocument(trx, ownerId, input.documentId, true);
-    if (!doc) return { unarchived: false };
-    if (!doc.archived_at) return { row: doc, unarchived: false };
-    await setArchived(trx, doc.id, false);
-    await appendOutbox(trx, {
-      event_type: "document_updated",
-      owner_id: ownerId,
-      document_id: doc.id,
-      version_id: doc.head_version_id,
-      session_id: input.sessionId,
-      payload: { kind: "unarchived" },
-    });
-    return { row: (await findDocument(trx, ownerId, doc.id)) as DocumentRow, unarchived: true };
-  });
+  const { row, changed } = await setArchiveState(db, ownerId, input, false);
+  return { row, unarchived: changed };
 }
 
 /**
