@@ -75,7 +75,8 @@ export function sectionsChanged(base: WorkingDocument, result: WorkingDocument, 
   return Math.max(1, keys.size);
 }
 
-function summarize(ops: ChunkOperation[]): string {
+/** One-line summary of operations ("2 chunks edited, 1 chunk added"; "No changes"). */
+export function summarizeOperations(ops: ChunkOperation[]): string {
   if (ops.length === 0) return "No changes";
   const n = (kind: ChunkOperation["kind"]) => ops.filter((o) => o.kind === kind).length;
   const parts = [
@@ -360,11 +361,6 @@ export function chunkOpToProto(op: ChunkOperation): documentsV1.ChunkOperation {
   return toProtoOp(op);
 }
 
-/** One-line summary of operations ("2 chunks edited, 1 chunk added"). */
-export function summarizeOperations(ops: ChunkOperation[]): string {
-  return summarize(ops);
-}
-
 /** Operations billed for a turn: 1, plus 1 per 25 sections changed; 0 when nothing changed. */
 export function billedOperations(sections: number, opsCount: number): number {
   return opsCount > 0 ? 1 + Math.floor(sections / SECTIONS_PER_EXTRA_OP) : 0;
@@ -396,7 +392,7 @@ export async function commitTurn(
         baseVersionId: stored.versionId,
         sessionId,
         operations: ops.map(toProtoOp),
-        summary: summarize(ops),
+        summary: summarizeOperations(ops),
         returnChunks: false,
         // Edits of chunks another session changed since the base are recorded as conflicts
         // (concurrent_merges, resolved by re-edit) instead of failing the whole turn.
@@ -422,7 +418,7 @@ export async function commitTurn(
     documentChanges: {
       updatedHtml: req.responseMode === "compact" ? undefined : html,
       versionId,
-      changesSummary: summarize(ops),
+      changesSummary: summarizeOperations(ops),
       requiresApproval: false,
       changes,
       chunkDiffs: changes,
