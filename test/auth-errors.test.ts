@@ -134,6 +134,23 @@ describe("validation (interface-spec Errors)", () => {
     });
   }
 
+  it("drops NUL characters from a turn's message and document instead of failing on them", async () => {
+    const res = await stack.call("POST", "/v1/chat", {
+      key,
+      body: {
+        message: "Shorten\u0000 the notice period",
+        document_html: "<h1>Ter\u0000ms</h1><p>Notice: 30\u0000 days.</p>",
+      },
+    });
+    expect(res.status).toBe(200);
+    const json = (await res.json()) as { session_id: string; document_changes: { updated_html: string } };
+    expect(json.document_changes.updated_html).toContain("Terms");
+    expect(json.document_changes.updated_html).not.toContain("\u0000");
+    const history = await stack.call("GET", `/v1/sessions/${json.session_id}/history`, { key });
+    const messages = ((await history.json()) as { messages: { content: string }[] }).messages;
+    expect(messages[0].content).toBe("Shorten the notice period");
+  });
+
   it("422 for malformed JSON, 404 JSON for unknown routes", async () => {
     const res = await stack.call("POST", "/v1/chat", { key, body: "{not json" });
     expect(res.status).toBe(422);

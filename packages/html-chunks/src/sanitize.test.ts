@@ -2,6 +2,9 @@ import { describe, expect, it } from "vitest";
 import { sanitizeHtml } from "./sanitize.js";
 
 describe("sanitizeHtml", () => {
+  it("drops NUL characters, which Postgres text cannot store", () => {
+    expect(sanitizeHtml("<p>Pay\u0000 in <b>30\u0000</b> days.</p>")).toBe("<p>Pay in <b>30</b> days.</p>");
+  });
   it("removes scripts, event handlers and javascript: URLs", () => {
     const out = sanitizeHtml(
       `<p onclick="steal()" onmouseover="x()">Hi <a href="javascript:alert(1)">a</a><a href=" JaVaScRiPt:alert(1)">b</a><a href="vbscript:msgbox">c</a></p><script>alert("x")</script>`,

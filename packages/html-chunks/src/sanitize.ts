@@ -94,10 +94,11 @@ const OPTIONS: sanitize.IOptions = {
  * `vbscript:` URLs and `data:` URLs other than `data:image/*` in `<img src>`;
  * keeps tables (with colspan/rowspan/width/align), inline styles verbatim,
  * classes, ids, every `data-*` attribute and ordinary formatting.
- * Comments, doctype and the document <head> are removed. Never throws.
+ * Comments, doctype and the document <head> are removed, and so are NUL characters (HTML
+ * parsers drop them, and Postgres text cannot store them). Never throws.
  */
 export function sanitizeHtml(html: string): string {
-  return sanitize(html, OPTIONS);
+  return sanitize(html.replaceAll("\0", ""), OPTIONS);
 }
 
 function screenAttributes(tagName: string, attribs: sanitize.Attributes): sanitize.Tag {

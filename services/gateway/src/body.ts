@@ -63,9 +63,16 @@ function asBodyParserError(err: unknown): BodyParserError | null {
  * Parses JSON bodies (content type application/json, application/*+json, or none) up to the
  * cap. Over the cap → PayloadTooLargeError (413); malformed → SchemaError (422) with
  * `{type: "json_invalid", loc: ["body", <offset>], msg}`; unsupported charset or encoding → 415.
+ * NUL characters are removed from every string.
  */
 export function jsonBody(cfg: GatewayConfig): RequestHandler {
-  const parse = express.json({ limit: maxRequestBytes(cfg), strict: false, type: isJsonContentType });
+  const parse = express.json({
+    limit: maxRequestBytes(cfg),
+    strict: false,
+    type: isJsonContentType,
+    // NUL never means anything in text and Postgres text cannot store it: drop it at the edge.
+    reviver: (_key, value) => (typeof value === "string" && value.includes("\0") ? value.replaceAll("\0", "") : value),
+  });
   return (req, res, next) => {
     parse(req, res, (err?: unknown) => {
       if (!err) return next();
