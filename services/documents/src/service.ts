@@ -129,6 +129,7 @@ export function documentsHandlers(db: Knex, afterCommit: () => void) {
         title: req.title,
         pageSetup: parsePageSetup(req.pageSetupJson) ?? null,
         sessionId: req.sessionId,
+        idempotencyKey: req.idempotencyKey,
       });
       afterCommit();
       return { document: meta(view), chunks: view.chunks };

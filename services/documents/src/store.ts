@@ -32,14 +32,6 @@ export function isHeadingHtml(html: string): boolean {
   return /^\s*<h[1-6][\s>]/i.test(html);
 }
 
-/** Inserts a document row (page_setup stored as JSON). */
-export async function insertDocument(
-  db: Db,
-  row: Omit<DocumentRow, "created_at" | "updated_at" | "archived_at">,
-): Promise<void> {
-  await db(T.documents).insert({ ...row, page_setup: row.page_setup ? JSON.stringify(row.page_setup) : null });
-}
-
 /** Moves the document's head to a new version with its counts (and title/page setup when given). */
 export async function updateHead(
   db: Db,
@@ -131,6 +123,9 @@ export async function closeRevisions(db: Db, documentId: string, chunkIds: strin
   }
 }
 
+/** Takes the transaction-scoped lock every outbox writer holds from before its id is drawn to commit. */
+const OUTBOX_LOCK = "select pg_advisory_xact_lock(hashtext('redline.documents.outbox'))";
+
 /**
  * Appends an event to the outbox. The advisory lock makes outbox ids commit in id order, so a
  * poller reading `id > cursor` never skips an event that commits late.
@@ -139,11 +134,78 @@ export async function appendOutbox(
   db: Knex.Transaction,
   row: Omit<OutboxRow, "id" | "created_at" | "published_at">,
 ): Promise<string> {
-  await db.raw("select pg_advisory_xact_lock(hashtext('redline.documents.outbox'))");
+  await db.raw(OUTBOX_LOCK);
   const [inserted] = await db(T.outbox)
     .insert({ ...row, payload: JSON.stringify(row.payload) })
     .returning("id");
   return String(inserted.id);
+}
+
+/** A new document at version 1, as insertNewDocument writes it. */
+export interface NewDocument {
+  id: string;
+  ownerId: string;
+  title: string;
+  pageSetup: Record<string, unknown> | null;
+  versionId: string;
+  sessionId: string;
+  sectionCount: number;
+  /** Chunks in document order with their fractional positions. */
+  chunks: { chunkId: string; html: string; position: string }[];
+  /** Payload of the `document_created` event. */
+  eventPayload: Record<string, unknown>;
+}
+
+/**
+ * Writes a new document in ONE statement: the document row, version 1, its chunk revisions and
+ * its `document_created` outbox event. Creating a document is on the critical path of every chat
+ * turn that loads one, so it costs one round trip (autocommit) instead of eight. The document
+ * insert skips an existing id (ON CONFLICT DO NOTHING) and every other insert reads from it, so
+ * an id already taken writes nothing at all and answers undefined; otherwise the inserted row.
+ */
+export async function insertNewDocument(db: Db, doc: NewDocument): Promise<DocumentRow | undefined> {
+  // The outbox insert takes the advisory lock in its FROM (OFFSET 0 keeps the subquery from being
+  // flattened) so the lock is held before nextval draws the event's id, as in appendOutbox.
+  // Chunks travel as three parallel text arrays: no bind-parameter limit, and text is encoded
+  // exactly as the column inserts did before.
+  const { rows } = await db.raw<{ rows: DocumentRow[] }>(
+    `with doc as (
+       insert into ${T.documents}
+         (id, owner_id, title, page_setup, head_version_id, head_seq, chunk_count, section_count)
+       values (?, ?, ?, ?::jsonb, ?, 1, ?, ?)
+       on conflict (id) do nothing
+       returning *
+     ), version as (
+       insert into ${T.versions} (id, document_id, seq, parent_id, session_id, kind, summary)
+       select ?, doc.id, 1, null, ?, 'create', 'created' from doc
+     ), chunks as (
+       insert into ${T.chunks} (document_id, chunk_id, position, html, valid_from, valid_to)
+       select doc.id, c.chunk_id, c.position, c.html, 1, null
+       from doc cross join unnest(?::text[], ?::text[], ?::text[]) as c(chunk_id, position, html)
+     ), event as (
+       insert into ${T.outbox} (event_type, owner_id, document_id, version_id, session_id, payload)
+       select 'document_created', doc.owner_id, doc.id, doc.head_version_id, ?, ?::jsonb
+       from doc cross join (${OUTBOX_LOCK} offset 0) lock
+     )
+     select * from doc`,
+    [
+      doc.id,
+      doc.ownerId,
+      doc.title,
+      doc.pageSetup ? JSON.stringify(doc.pageSetup) : null,
+      doc.versionId,
+      doc.chunks.length,
+      doc.sectionCount,
+      doc.versionId,
+      doc.sessionId,
+      doc.chunks.map((c) => c.chunkId),
+      doc.chunks.map((c) => c.position),
+      doc.chunks.map((c) => c.html),
+      doc.sessionId,
+      JSON.stringify(doc.eventPayload),
+    ],
+  );
+  return rows[0];
 }
 
 /** The oldest `limit` outbox rows not yet published to NATS, in id order. */

@@ -1,5 +1,5 @@
 // Loading HTML into documents: create a document, or replace one's content as a new version.
-import { randomUUID } from "node:crypto";
+import { createHash, randomUUID } from "node:crypto";
 import { type ChunkRecord, chunkHtml, sections, textOf } from "@redline/html-chunks";
 import { type Knex, NotFoundError } from "@redline/service-kit";
 import { generateKeyBetween, generateNKeysBetween } from "fractional-indexing";
@@ -8,13 +8,14 @@ import {
   chunksAt,
   closeRevisions,
   findDocument,
-  insertDocument,
+  insertNewDocument,
   insertRevisions,
   insertVersion,
   isHeadingHtml,
   updateHead,
 } from "../store.js";
 import type { ChunkRevisionRow, DocumentRow } from "../tables.js";
+import { getDocument } from "./read.js";
 
 /** A document as returned by the commands: its row and (when read) its chunks in order. */
 export interface DocumentView {
@@ -32,62 +33,64 @@ export function deriveTitle(chunks: ChunkRecord[]): string {
   return first ? first.split(/\s+/).slice(0, 8).join(" ").slice(0, 200) : "Untitled document";
 }
 
+/** UUID namespace of idempotent document ids (fixed forever: changing it breaks replays). */
+const DOCUMENT_ID_NAMESPACE = Buffer.from("4f0c6a1e-8b2d-4c7a-9e35-d1b07a6c2f48".replaceAll("-", ""), "hex");
+
+/**
+ * The id of the document created for (owner, idempotency key): a name-based UUID v5 (RFC 9562)
+ * over `ownerId NUL key`. The owner is part of the name, so two owners using the same key get
+ * different documents and a key never reaches another tenant's document.
+ */
+export function idempotentDocumentId(ownerId: string, key: string): string {
+  const hash = createHash("sha1").update(DOCUMENT_ID_NAMESPACE).update(`${ownerId}\0${key}`, "utf8").digest();
+  hash[6] = (hash[6] & 0x0f) | 0x50; // version 5
+  hash[8] = (hash[8] & 0x3f) | 0x80; // RFC variant
+  const hex = hash.subarray(0, 16).toString("hex");
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}
+
 /**
  * Creates a document from raw HTML (sanitized and chunked) as version 1, with a
- * `document_created` outbox event in the same transaction.
+ * `document_created` outbox event, in one statement (insertNewDocument).
+ *
+ * With an `idempotencyKey`, the id is derived from (owner, key): a retry with the same key (the
+ * agent's job rerun after its worker died right after storing) writes nothing and returns that
+ * document as it is now (head version and chunks), whatever HTML the retry carried. Without one,
+ * every call creates a new document with a random id.
  */
 export async function createDocument(
   db: Knex,
   ownerId: string,
-  input: { html: string; title?: string; pageSetup?: Record<string, unknown> | null; sessionId: string },
+  input: {
+    html: string;
+    title?: string;
+    pageSetup?: Record<string, unknown> | null;
+    sessionId: string;
+    idempotencyKey?: string;
+  },
 ): Promise<DocumentView> {
   const { chunks } = chunkHtml(input.html);
-  const id = randomUUID();
+  const id = input.idempotencyKey ? idempotentDocumentId(ownerId, input.idempotencyKey) : randomUUID();
   const versionId = randomUUID();
   const positions = generateNKeysBetween(null, null, chunks.length);
-  return db.transaction(async (trx) => {
-    const title = input.title?.trim() || deriveTitle(chunks);
-    await insertDocument(trx, {
-      id,
-      owner_id: ownerId,
-      title,
-      page_setup: input.pageSetup ?? null,
-      head_version_id: versionId,
-      head_seq: 1,
-      chunk_count: chunks.length,
-      section_count: chunks.filter((c) => isHeadingHtml(c.html)).length,
-    });
-    await insertVersion(trx, {
-      id: versionId,
-      document_id: id,
-      seq: 1,
-      parent_id: null,
-      session_id: input.sessionId,
-      kind: "create",
-      summary: "created",
-    });
-    await insertRevisions(
-      trx,
-      chunks.map((c, i) => ({
-        document_id: id,
-        chunk_id: c.chunkId,
-        position: positions[i],
-        html: c.html,
-        valid_from: 1,
-        valid_to: null,
-      })),
-    );
-    await appendOutbox(trx, {
-      event_type: "document_created",
-      owner_id: ownerId,
-      document_id: id,
-      version_id: versionId,
-      session_id: input.sessionId,
-      payload: { title, chunk_count: chunks.length },
-    });
-    const row = (await findDocument(trx, ownerId, id)) as DocumentRow;
-    return { row, chunks, versionId };
+  const title = input.title?.trim() || deriveTitle(chunks);
+  const row = await insertNewDocument(db, {
+    id,
+    ownerId,
+    title,
+    pageSetup: input.pageSetup ?? null,
+    versionId,
+    sessionId: input.sessionId,
+    sectionCount: chunks.filter((c) => isHeadingHtml(c.html)).length,
+    chunks: chunks.map((c, i) => ({ chunkId: c.chunkId, html: c.html, position: positions[i] })),
+    eventPayload: { title, chunk_count: chunks.length },
   });
+  if (row) return { row, chunks, versionId };
+  // Nothing was written: the id exists. A random id colliding is not a replay.
+  if (!input.idempotencyKey) throw new Error("document id collision");
+  // A replay: read it in a fresh snapshot (a concurrent first call may have committed after the
+  // insert's snapshot was taken). The id embeds the owner, so it is never another owner's.
+  return getDocument(db, ownerId, { documentId: id, includeChunks: true });
 }
 
 /**
