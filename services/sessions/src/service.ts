@@ -14,20 +14,20 @@ import {
   startGrpcServer,
 } from "@redline/service-kit";
 import { checkpointsHandlers } from "./checkpoints-handlers.js";
+import { clearMemoryNote, getMemoryNote, remember } from "./commands/memory.js";
 import {
   appendTurn,
   attachDocument,
   ensureSession,
   getHistory,
   getSession,
+  getTurnContext,
   listSessions,
   type SessionView,
 } from "./commands/sessions.js";
 import {
-  clearMemoryNote,
   closeDocument,
   focusDocument,
-  getMemoryNote,
   listDocumentHolders,
   listEditorActions,
   listWatchedDocuments,
@@ -35,12 +35,11 @@ import {
   openBlank,
   openDocuments,
   recordEditorActions,
-  remember,
   resolveDocument,
   unlinkDocument,
 } from "./commands/workspace.js";
 import { migrations, SCHEMA } from "./migrations.js";
-import type { EditorActionRow, RosterRow } from "./tables.js";
+import type { EditorActionRow, MessageRow, RosterRow } from "./tables.js";
 
 /** Sessions configuration. */
 export interface SessionsConfig {
@@ -83,6 +82,17 @@ function session(v: SessionView): sessionsV1.Session {
   };
 }
 
+function message(m: MessageRow): sessionsV1.Message {
+  return {
+    id: m.id,
+    sender: m.sender,
+    content: m.content,
+    timestamp: m.created_at,
+    turnIndex: m.turn_index,
+    checkpointId: m.checkpoint_id,
+  };
+}
+
 /** Handlers of sessions.v1.SessionsService. */
 export function sessionsHandlers(db: Knex) {
   return bindService(sessionsV1.SessionsServiceService, {
@@ -112,16 +122,15 @@ export function sessionsHandlers(db: Knex) {
     },
     async getHistory(req, ctx) {
       const { view, messages } = await getHistory(db, ownerOf(ctx), req.sessionId);
+      return { session: session(view), messages: messages.map(message) };
+    },
+    async getTurnContext(req, ctx) {
+      const turn = await getTurnContext(db, ownerOf(ctx), req);
       return {
-        session: session(view),
-        messages: messages.map((m) => ({
-          id: m.id,
-          sender: m.sender,
-          content: m.content,
-          timestamp: m.created_at,
-          turnIndex: m.turn_index,
-          checkpointId: m.checkpoint_id,
-        })),
+        session: session(turn.view),
+        created: turn.created,
+        messages: turn.messages.map(message),
+        memoryNote: turn.memoryNote,
       };
     },
   });

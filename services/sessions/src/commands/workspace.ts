@@ -3,7 +3,7 @@
 import { randomBytes } from "node:crypto";
 import { InputError, type Knex, NotFoundError } from "@redline/service-kit";
 import { SCHEMA } from "../migrations.js";
-import type { EditorActionRow, MemoryNoteRow, RosterRow, SessionRow } from "../tables.js";
+import type { EditorActionRow, RosterRow, SessionRow } from "../tables.js";
 import { getSession, type SessionView } from "./sessions.js";
 
 type Db = Knex | Knex.Transaction;
@@ -11,13 +11,8 @@ const T = {
   sessions: `${SCHEMA}.sessions`,
   roster: `${SCHEMA}.roster`,
   actions: `${SCHEMA}.editor_actions`,
-  memory: `${SCHEMA}.memory_notes`,
 };
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-/** Lines kept in a memory note, and the note's size bound in characters. */
-export const MEMORY_MAX_LINES = 12;
-export const MEMORY_MAX_CHARS = 2000;
-const MEMORY_LINE_CHARS = 300;
 /** Editor actions returned by a history read. */
 const MAX_EDITOR_ACTIONS = 500;
 
@@ -352,42 +347,4 @@ export async function listEditorActions(db: Knex, ownerId: string, sessionId: st
     .orderBy("id", "desc")
     .limit(MAX_EDITOR_ACTIONS);
   return rows.reverse();
-}
-
-/** The owner's memory note for `memoryKey` ("" = account level); "" when none. */
-export async function getMemoryNote(db: Knex, ownerId: string, memoryKey: string): Promise<string> {
-  const row = await db<MemoryNoteRow>(T.memory).where({ owner_id: ownerId, memory_key: memoryKey }).first();
-  return row?.note ?? "";
-}
-
-/** `note` with `line` appended, keeping the last 12 lines and at most 2,000 characters. */
-export function appendMemoryLine(note: string, line: string): string {
-  const clean = line.replace(/\s+/g, " ").trim().slice(0, MEMORY_LINE_CHARS);
-  const lines = note ? note.split("\n") : [];
-  if (clean && lines.at(-1) !== clean) lines.push(clean);
-  let kept = lines.slice(-MEMORY_MAX_LINES);
-  while (kept.join("\n").length > MEMORY_MAX_CHARS && kept.length > 1) kept = kept.slice(1);
-  return kept.join("\n").slice(-MEMORY_MAX_CHARS);
-}
-
-/** Adds a line to a memory note (bounded); concurrent turns serialize on the note's row. */
-export async function remember(db: Knex, ownerId: string, memoryKey: string, line: string): Promise<string> {
-  return db.transaction(async (trx) => {
-    await trx(T.memory)
-      .insert({ owner_id: ownerId, memory_key: memoryKey, note: "" })
-      .onConflict(["owner_id", "memory_key"])
-      .ignore();
-    const row = (await trx<MemoryNoteRow>(T.memory)
-      .where({ owner_id: ownerId, memory_key: memoryKey })
-      .forUpdate()
-      .first()) as MemoryNoteRow;
-    const note = appendMemoryLine(row.note, line);
-    await trx(T.memory).where({ owner_id: ownerId, memory_key: memoryKey }).update({ note, updated_at: trx.fn.now() });
-    return note;
-  });
-}
-
-/** Deletes one memory note (endpoint 4); returns how many were removed (0 or 1). */
-export async function clearMemoryNote(db: Knex, ownerId: string, memoryKey: string): Promise<number> {
-  return db(T.memory).where({ owner_id: ownerId, memory_key: memoryKey }).delete();
 }

@@ -1,0 +1,57 @@
+// Cross-session memory notes: a bounded list of an account's (or an end-customer's) recent
+// instructions, read at the start of every turn and appended to at its end.
+import type { Knex } from "@redline/service-kit";
+import { SCHEMA } from "../migrations.js";
+import type { MemoryNoteRow } from "../tables.js";
+
+const T = { memory: `${SCHEMA}.memory_notes` };
+/** Lines kept in a memory note, and the note's size bound in characters. */
+export const MEMORY_MAX_LINES = 12;
+export const MEMORY_MAX_CHARS = 2000;
+const MEMORY_LINE_CHARS = 300;
+
+/** The owner's memory note for `memoryKey` ("" = account level); "" when none. */
+export async function getMemoryNote(db: Knex, ownerId: string, memoryKey: string): Promise<string> {
+  const row = await db<MemoryNoteRow>(T.memory).where({ owner_id: ownerId, memory_key: memoryKey }).first();
+  return row?.note ?? "";
+}
+
+/** `note` with `line` appended, keeping the last 12 lines and at most 2,000 characters. */
+export function appendMemoryLine(note: string, line: string): string {
+  const clean = line.replace(/\s+/g, " ").trim().slice(0, MEMORY_LINE_CHARS);
+  const lines = note ? note.split("\n") : [];
+  if (clean && lines.at(-1) !== clean) lines.push(clean);
+  let kept = lines.slice(-MEMORY_MAX_LINES);
+  while (kept.join("\n").length > MEMORY_MAX_CHARS && kept.length > 1) kept = kept.slice(1);
+  return kept.join("\n").slice(-MEMORY_MAX_CHARS);
+}
+
+/** Adds a line to a memory note (bounded); concurrent turns serialize on the note's row. */
+export async function remember(db: Knex, ownerId: string, memoryKey: string, line: string): Promise<string> {
+  return db.transaction((trx) => rememberIn(trx, ownerId, memoryKey, line));
+}
+
+/** remember() inside the caller's transaction. */
+export async function rememberIn(
+  trx: Knex.Transaction,
+  ownerId: string,
+  memoryKey: string,
+  line: string,
+): Promise<string> {
+  await trx(T.memory)
+    .insert({ owner_id: ownerId, memory_key: memoryKey, note: "" })
+    .onConflict(["owner_id", "memory_key"])
+    .ignore();
+  const row = (await trx<MemoryNoteRow>(T.memory)
+    .where({ owner_id: ownerId, memory_key: memoryKey })
+    .forUpdate()
+    .first()) as MemoryNoteRow;
+  const note = appendMemoryLine(row.note, line);
+  await trx(T.memory).where({ owner_id: ownerId, memory_key: memoryKey }).update({ note, updated_at: trx.fn.now() });
+  return note;
+}
+
+/** Deletes one memory note (endpoint 4); returns how many were removed (0 or 1). */
+export async function clearMemoryNote(db: Knex, ownerId: string, memoryKey: string): Promise<number> {
+  return db(T.memory).where({ owner_id: ownerId, memory_key: memoryKey }).delete();
+}
