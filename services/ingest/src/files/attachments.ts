@@ -293,29 +293,30 @@ export function searchAttachmentsHandler(ctx: FilesContext) {
       if (req.filename) q.whereILike("a.filename", `%${req.filename.replace(/[\\%_]/g, "\\$&")}%`);
       return q;
     };
-    let rows: PassageRow[];
-    if (req.query.trim()) {
-      rows = await base()
-        .whereRaw("c.tsv @@ websearch_to_tsquery('simple', ?)", [req.query])
-        .select("c.attachment_id", "a.filename", "c.seq", "c.text")
-        .orderByRaw("ts_rank(c.tsv, websearch_to_tsquery('simple', ?)) desc, c.seq", [req.query])
-        .limit(limit);
-    } else {
-      rows = await base()
-        .select("c.attachment_id", "a.filename", "c.seq", "c.text")
-        .orderBy([{ column: "a.created_at" }, { column: "c.seq" }])
-        .limit(limit);
-    }
-    const [{ count }] = await db("attachments")
-      .where({ owner_id: principal.ownerId, session_id: req.sessionId, status: "completed" })
-      .whereNull("deleted_at")
-      .count<{ count: string }[]>("* as count");
-    const images = await db<AttachmentRow>("attachments")
-      .where({ owner_id: principal.ownerId, session_id: req.sessionId, status: "completed", kind: "image" })
-      .whereNull("deleted_at")
-      .where("size_bytes", "<=", MAX_VISION_BYTES)
-      .orderBy("created_at")
-      .limit(MAX_VISION_IMAGES);
+    const query = req.query.trim();
+    // Independent reads, run together: a chat turn waits on this call before its engine starts.
+    const [rows, [{ count }], images] = await Promise.all([
+      query
+        ? base()
+            .whereRaw("c.tsv @@ websearch_to_tsquery('simple', ?)", [req.query])
+            .select<PassageRow[]>("c.attachment_id", "a.filename", "c.seq", "c.text")
+            .orderByRaw("ts_rank(c.tsv, websearch_to_tsquery('simple', ?)) desc, c.seq", [req.query])
+            .limit(limit)
+        : base()
+            .select<PassageRow[]>("c.attachment_id", "a.filename", "c.seq", "c.text")
+            .orderBy([{ column: "a.created_at" }, { column: "c.seq" }])
+            .limit(limit),
+      db("attachments")
+        .where({ owner_id: principal.ownerId, session_id: req.sessionId, status: "completed" })
+        .whereNull("deleted_at")
+        .count<{ count: string }[]>("* as count"),
+      db<AttachmentRow>("attachments")
+        .where({ owner_id: principal.ownerId, session_id: req.sessionId, status: "completed", kind: "image" })
+        .whereNull("deleted_at")
+        .where("size_bytes", "<=", MAX_VISION_BYTES)
+        .orderBy("created_at")
+        .limit(MAX_VISION_IMAGES),
+    ]);
     return {
       passages: rows.map((r) => ({
         attachmentId: r.attachment_id,
