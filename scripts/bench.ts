@@ -534,25 +534,36 @@ async function benchAsyncOverhead(infra: Parameters<typeof startTestStack>[0]) {
   }
 }
 
+/** `pnpm bench [letters]`: run only the named benchmarks (e.g. `pnpm bench f`); all by default. */
+const only = new Set(
+  process.argv
+    .slice(2)
+    .join("")
+    .replace(/[^a-i]/g, ""),
+);
+const wanted = (...letters: string[]) => only.size === 0 || letters.some((l) => only.has(l));
+
 async function main() {
   const dataDir = mkdtempSync(join(tmpdir(), "redline-bench-"));
   // Embedded Postgres runs as the postgres user, which must be able to enter the directory.
   chmodSync(dataDir, 0o755);
   const infra = await startLocalInfra({ dataDir, persistent: false });
   try {
-    const stack = await startTestStack(infra, { name: "bench" });
-    try {
-      const key = await stack.createKey("bench", { plan: "pro" });
-      await benchCommit(stack, stack.addrs.documents, key);
-      await benchSessions(stack, key);
-      await benchDocEvents(stack, key);
-      await benchSaves(stack, key);
-    } finally {
-      await stack.close();
+    if (wanted("a", "c", "d", "e")) {
+      const stack = await startTestStack(infra, { name: "bench" });
+      try {
+        const key = await stack.createKey("bench", { plan: "pro" });
+        if (wanted("a")) await benchCommit(stack, stack.addrs.documents, key);
+        if (wanted("c")) await benchSessions(stack, key);
+        if (wanted("d")) await benchDocEvents(stack, key);
+        if (wanted("e")) await benchSaves(stack, key);
+      } finally {
+        await stack.close();
+      }
     }
-    await benchModelBytes(infra);
-    await benchAsyncOverhead(infra);
-    await benchIngest(results);
+    if (wanted("b")) await benchModelBytes(infra);
+    if (wanted("f")) await benchAsyncOverhead(infra);
+    if (wanted("g", "h", "i")) await benchIngest(results);
   } finally {
     await infra.stop();
     rmSync(dataDir, { recursive: true, force: true });

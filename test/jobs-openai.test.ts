@@ -46,9 +46,12 @@ async function cancel(s: TestStack, k: string, jobId: string) {
 describe("cancel", () => {
   it("stops a running job here and a pending one before it starts; nothing is charged", async () => {
     model.push(delayed(20_000, { content: "too late" }));
+    const asked = model.requests.length;
     const running = await startJob(stack, key, { message: "Rewrite everything", document_html: sampleContract() });
     const queued = await startJob(stack, key, { message: "Then this", session_id: running.body.session_id });
     await waitForJob(stack, key, running.body.job_id, ["in_progress"]);
+    // Cancel mid-answer: once the model has the request (so its scripted step is used up).
+    while (model.requests.length === asked) await new Promise((r) => setTimeout(r, 20));
     expect((await waitForJob(stack, key, queued.body.job_id, ["pending"])).status).toBe("pending");
 
     const stopped = await cancel(stack, key, queued.body.job_id);
@@ -69,6 +72,59 @@ describe("cancel", () => {
     // Both reservations were released.
     const usage = await stack.billing.getUsage({}, { principal: await principalOf(stack, key) });
     expect(usage.usage?.monthlyUsed).toBe(0);
+  });
+});
+
+describe("dispatch", () => {
+  it("hands a job to an idle worker at once, queues the next while it is busy, and runs both once", async () => {
+    model.push(delayed(2500, { content: "First done." }));
+    model.push({ content: "Second done." });
+    const first = await startJob(stack, key, { message: "First", document_html: sampleContract() });
+    const second = await startJob(stack, key, { message: "Second", document_html: sampleContract() });
+    expect(first.body.status).toBe("pending");
+    // The only worker took the first job at its creation: the row is leased to it.
+    const leases = await stack
+      .agentDb("agent.jobs")
+      .whereIn("id", [first.body.job_id, second.body.job_id])
+      .select("id", "lease_owner");
+    const leaseOf = new Map(leases.map((r: { id: string; lease_owner: string | null }) => [r.id, r.lease_owner]));
+    expect(leaseOf.get(first.body.job_id)).toMatch(/\/0$/);
+    expect((await waitForJob(stack, key, second.body.job_id, ["pending"])).status).toBe("pending");
+    const done = await Promise.all([
+      waitForJob(stack, key, first.body.job_id, ["completed"]),
+      waitForJob(stack, key, second.body.job_id, ["completed"]),
+    ]);
+    expect(done.map((j) => j.result?.response)).toEqual(["First done.", "Second done."]);
+    const attempts = await stack
+      .agentDb("agent.jobs")
+      .whereIn("id", [first.body.job_id, second.body.job_id])
+      .pluck("attempts");
+    expect(attempts.sort()).toEqual([1, 1]);
+  });
+
+  it("leaves a pending job leased to another worker alone until its lease lapses", async () => {
+    model.push({ content: "Picked up." });
+    // A job handed to a worker of an instance that died before claiming it: only the lease is left.
+    const queued = await startJob(stack, key, { message: "Orphan", session_id: "orphan-session" });
+    await waitForJob(stack, key, queued.body.job_id, ["completed"]);
+    const jobId = queued.body.job_id;
+    await stack
+      .agentDb("agent.jobs")
+      .where({ id: jobId })
+      .update({
+        status: "pending",
+        result: null,
+        completed_at: null,
+        lease_owner: "gone/0",
+        lease_expires_at: stack.agentDb.raw("now() + interval '1500 milliseconds'"),
+        attempts: 0,
+        state: JSON.stringify({}),
+      });
+    model.push({ content: "Picked up again." });
+    await new Promise((r) => setTimeout(r, 700));
+    expect((await stack.agentDb("agent.jobs").where({ id: jobId }).first()).status).toBe("pending");
+    const done = await waitForJob(stack, key, jobId, ["completed"]);
+    expect(done.result?.response).toBe("Picked up again.");
   });
 });
 

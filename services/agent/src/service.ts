@@ -93,6 +93,7 @@ export async function startAgentService(
     instanceId: `agent-${randomBytes(6).toString("hex")}`,
     running: new Map(),
     wake: () => {},
+    takeIdleWorker: () => null,
     checkpoints: createRpcClient(sessionsCheckpointsV1.SessionCheckpointsServiceService, cfg.addrs.sessions),
   };
   const pool = startWorkerPool(ctx);

@@ -72,12 +72,16 @@ export interface CommittedTurn {
   operations: number;
   title: string;
   checkpointVersionId: string;
+  /** The roster attach the record still owes a document the turn loaded. */
+  attach?: { focus: boolean; slotId: string };
   /** ChatResponse JSON once billed and recorded. */
   result?: unknown;
 }
 
 /** What the worker keeps between the staging and the decisions of an approval job. */
 export interface JobState {
+  /** The job's request minted its session: nothing was attached to it when the job started. */
+  newSession?: boolean;
   /** Set once the turn's edits are committed (approve_all). */
   committed?: CommittedTurn;
   /** Set when the turn's changes are staged (approval mode). */

@@ -89,10 +89,39 @@ export function summarizeOperations(ops: ChunkOperation[]): string {
   return parts.join(", ");
 }
 
+/** Content a turn loads (document_html or an upload), chunked: independent of the session. */
+interface LoadedContent {
+  load: NonNullable<Target["load"]>;
+  base: ChunkRecord[];
+}
+
+/** Converts an upload (415 for an unsupported type) or chunks document_html; undefined without either. */
+async function loadContent(
+  ctx: AgentContext,
+  req: agentV1.ChatRequest,
+  opts: CallOpts,
+): Promise<LoadedContent | undefined> {
+  let load: Target["load"];
+  if (req.upload) {
+    // Large files take longer to convert than the default RPC deadline.
+    const converted = await ctx.ingest.convertDocument(
+      { filename: req.upload.filename, content: req.upload.content },
+      { ...opts, timeoutMs: 120_000 },
+    );
+    load = { html: converted.html, title: converted.title, pageSetupJson: converted.pageSetupJson };
+  } else if (req.documentHtml !== undefined) {
+    load = { html: req.documentHtml, title: "", pageSetupJson: "" };
+  } else {
+    return undefined;
+  }
+  return { load, base: WorkingDocument.fromHtml(load.html).chunks() };
+}
+
 async function resolveTarget(
   ctx: AgentContext,
   req: agentV1.ChatRequest,
   roster: sessionsV1.RosterEntry[],
+  loaded: LoadedContent | undefined,
   opts: CallOpts,
 ): Promise<Target | null> {
   let slot: sessionsV1.RosterEntry | undefined;
@@ -105,19 +134,8 @@ async function resolveTarget(
     durableId = slot?.durableDocumentId ?? "";
   }
 
-  let load: Target["load"];
-  if (req.upload) {
-    // Large files take longer to convert than the default RPC deadline.
-    const converted = await ctx.ingest.convertDocument(
-      { filename: req.upload.filename, content: req.upload.content },
-      { ...opts, timeoutMs: 120_000 },
-    );
-    load = { html: converted.html, title: converted.title, pageSetupJson: converted.pageSetupJson };
-  } else if (req.documentHtml !== undefined) {
-    load = { html: req.documentHtml, title: "", pageSetupJson: "" };
-  }
-  if (load) {
-    const base = WorkingDocument.fromHtml(load.html).chunks();
+  if (loaded) {
+    const { load, base } = loaded;
     // Replacing a stored document: its head before the turn is the turn's restore point.
     const checkpointVersionId = durableId
       ? ((await ctx.documents.getDocument({ documentId: durableId, versionId: "", includeChunks: false }, opts))
@@ -157,8 +175,9 @@ async function persistLoad(
   ctx: AgentContext,
   target: Target,
   sessionId: string,
-  opts: CallOpts,
+  actor: TurnActor,
 ): Promise<{ durableId: string; versionId: string; title: string }> {
+  const { opts } = actor;
   const html = target.base.map((c) => c.html).join("\n");
   if (target.load && target.durableId) {
     const res = await ctx.documents.replaceDocument(
@@ -176,7 +195,14 @@ async function persistLoad(
   }
   if (target.durableId) return { durableId: target.durableId, versionId: target.baseVersionId, title: target.title };
   const res = await ctx.documents.createDocument(
-    { html, title: target.load?.title ?? "", pageSetupJson: target.load?.pageSetupJson ?? "", sessionId },
+    {
+      html,
+      title: target.load?.title ?? "",
+      pageSetupJson: target.load?.pageSetupJson ?? "",
+      sessionId,
+      // A job rerun after a crash gets the document its first run created, not a second copy.
+      idempotencyKey: actor.commitKey ? `${actor.commitKey}:load` : "",
+    },
     opts,
   );
   const meta = res.document as documentsV1.DocumentMeta;
@@ -211,44 +237,58 @@ export interface PreparedTurn {
 }
 
 /**
- * Phase 1: ensures the session (403 for a foreign id), resolves the target document (404; an
- * upload is converted, 415) and reads the recent history for the model.
+ * Phase 1: ensures the session (403 for a foreign id) with its recent history and memory note,
+ * loads the content to edit (an upload is converted, 415) and resolves the target document
+ * (404). Independent reads run together: each is a round trip on every turn.
  */
 export async function prepareTurn(
   ctx: AgentContext,
   actor: TurnActor,
   req: agentV1.ChatRequest,
+  opts: { newSession?: boolean; context?: sessionsV1.GetTurnContextResponse } = {},
 ): Promise<PreparedTurn> {
-  const { opts } = actor;
-  const ensured = await ctx.sessions.ensureSession({ sessionId: req.sessionId }, opts);
-  const session = ensured.session as sessionsV1.Session;
-  const sessionId = session.sessionId;
-  // Independent reads run together: each is a round trip, and they add up on every turn.
-  const [target, history, memory, attachments] = await Promise.all([
-    resolveTarget(ctx, req, session.roster, opts),
-    ctx.engine.name === "offline" || ensured.created
-      ? []
-      : ctx.sessions
-          .getHistory({ sessionId }, opts)
-          .then((h) =>
-            h.messages
-              .slice(-2 * ctx.cfg.historyTurns)
-              .map((m) => ({ sender: m.sender as "user" | "ai", content: m.content })),
-          ),
-    ctx.workspace.getMemoryNote({ memoryKey: req.crossSessionMemoryKey }, opts),
-    ctx.engine.name === "offline" ? { count: 0, images: [] } : sessionAttachments(ctx, sessionId, opts, actor.log),
+  const callOpts = actor.opts;
+  const modelEngine = ctx.engine.name !== "offline";
+  const [context, loaded, attachments] = await Promise.allSettled([
+    // A job created on this instance brings the context its creation read a moment ago.
+    opts.context ??
+      ctx.sessions.getTurnContext(
+        {
+          sessionId: req.sessionId,
+          historyLimit: turnHistoryLimit(ctx),
+          memoryKey: req.crossSessionMemoryKey,
+        },
+        callOpts,
+      ),
+    loadContent(ctx, req, callOpts),
+    // A session minted by this turn (or its job) has no attachments yet.
+    modelEngine && req.sessionId && !opts.newSession
+      ? sessionAttachments(ctx, req.sessionId, callOpts, actor.log)
+      : Promise.resolve({ count: 0, images: [] }),
   ]);
+  // The session's refusal wins, as when the session was ensured before anything else ran.
+  if (context.status === "rejected") throw context.reason;
+  if (loaded.status === "rejected") throw loaded.reason;
+  if (attachments.status === "rejected") throw attachments.reason;
+  const session = context.value.session as sessionsV1.Session;
+  const sessionId = session.sessionId;
+  const target = await resolveTarget(ctx, req, session.roster, loaded.value, callOpts);
   return {
     req,
     sessionId,
     target,
     base: new WorkingDocument(target?.base ?? []),
     working: new WorkingDocument(target?.base ?? []),
-    history,
-    memoryNote: memory.note,
-    files: turnFiles(ctx, sessionId, opts, actor.log, attachments.count),
-    attachmentImages: attachments.images,
+    history: context.value.messages.map((m) => ({ sender: m.sender as "user" | "ai", content: m.content })),
+    memoryNote: context.value.memoryNote,
+    files: turnFiles(ctx, sessionId, callOpts, actor.log, attachments.value.count),
+    attachmentImages: attachments.value.images,
   };
+}
+
+/** Messages of recent history a turn reads for its engine (none for the offline engine). */
+export function turnHistoryLimit(ctx: AgentContext): number {
+  return ctx.engine.name !== "offline" ? 2 * ctx.cfg.historyTurns : 0;
 }
 
 /** The turn's checkpoint: the version of its document before the turn ("" when it had none). */
@@ -314,9 +354,13 @@ export interface StoredDoc {
   title: string;
 }
 
+/** The roster attach a turn owes a document it stored (sessions.v1 RosterAttach). */
+export type PendingAttach = sessionsV1.RosterAttach;
+
 /**
- * Stores a loaded document (document_html or an upload; create or replace) and attaches it to
- * the roster; returns the stored document, or undefined when the turn has no document at all.
+ * Stores a loaded document (document_html or an upload; create or replace) and returns it, or
+ * undefined when the turn has no document at all, with the roster attach it needs: done here
+ * with `attachNow`, else returned for the turn's record to do (one round trip fewer per turn).
  * Used before staging changes, so the user's own content is saved even when the AI's is not.
  */
 export async function storeLoad(
@@ -324,36 +368,49 @@ export async function storeLoad(
   actor: TurnActor,
   prepared: PreparedTurn,
   force: boolean,
-): Promise<StoredDoc | undefined> {
+  attachNow = true,
+): Promise<{ stored?: StoredDoc; attach?: PendingAttach }> {
   const { target, sessionId } = prepared;
   if (!target?.load && !force)
     return target?.durableId
-      ? { durableId: target.durableId, versionId: target.baseVersionId, title: target.title }
-      : undefined;
+      ? { stored: { durableId: target.durableId, versionId: target.baseVersionId, title: target.title } }
+      : {};
   const loadTarget: Target = target ?? { durableId: "", baseVersionId: "", title: "", pageSetupJson: "", base: [] };
-  const stored = await persistLoad(ctx, loadTarget, sessionId, actor.opts);
-  if (target?.slot?.durableDocumentId !== stored.durableId) {
-    await ctx.sessions.attachDocument(
-      {
-        sessionId,
-        durableDocumentId: stored.durableId,
-        title: stored.title,
-        focus: true,
-        versionId: stored.versionId,
-        slotId: target?.slot?.documentId ?? "",
-      },
-      actor.opts,
-    );
-    if (target)
-      target.slot = {
-        documentId: target.slot?.documentId ?? "",
-        durableDocumentId: stored.durableId,
-        title: stored.title,
-        focused: true,
-        lastSeenVersionId: stored.versionId,
-      };
-  }
-  return stored;
+  const stored = await persistLoad(ctx, loadTarget, sessionId, actor);
+  if (target?.slot?.durableDocumentId === stored.durableId) return { stored };
+  const attach: PendingAttach = { focus: true, slotId: target?.slot?.documentId ?? "" };
+  if (target)
+    target.slot = {
+      documentId: target.slot?.documentId ?? "",
+      durableDocumentId: stored.durableId,
+      title: stored.title,
+      focused: true,
+      lastSeenVersionId: stored.versionId,
+    };
+  if (!attachNow) return { stored, attach };
+  await attachStored(ctx, actor, sessionId, stored, attach);
+  return { stored };
+}
+
+/** Puts a stored document in the session's roster now. */
+async function attachStored(
+  ctx: AgentContext,
+  actor: TurnActor,
+  sessionId: string,
+  stored: StoredDoc,
+  attach: PendingAttach,
+): Promise<void> {
+  await ctx.sessions.attachDocument(
+    {
+      sessionId,
+      durableDocumentId: stored.durableId,
+      title: stored.title,
+      focus: attach.focus,
+      versionId: stored.versionId,
+      slotId: attach.slotId,
+    },
+    actor.opts,
+  );
 }
 
 /** The documents service's operation from a html-chunks operation. */
@@ -370,17 +427,40 @@ export function billedOperations(sections: number, opsCount: number): number {
  * Phase 3 (approve_all): stores the loaded content and commits the turn's net operations as one
  * version (409 chunk_conflict from documents when a chunk changed since the base); returns the
  * response's document_changes, or undefined when the turn neither loaded nor changed a document.
+ * With `deferAttach`, a loaded document's roster attach is returned for recordTurn to do.
  */
 export async function commitTurn(
   ctx: AgentContext,
   actor: TurnActor,
   prepared: PreparedTurn,
-): Promise<{ documentChanges?: agentV1.DocumentChanges; stored?: StoredDoc }> {
-  const { req, target, working, sessionId } = prepared;
-  const { opts } = actor;
+  deferAttach = false,
+): Promise<{ documentChanges?: agentV1.DocumentChanges; stored?: StoredDoc; attach?: PendingAttach }> {
+  const { target, working, sessionId } = prepared;
   const ops = working.operations();
   if (!target?.load && ops.length === 0) return {};
-  const stored = (await storeLoad(ctx, actor, prepared, true)) as StoredDoc;
+  const { stored, attach } = (await storeLoad(ctx, actor, prepared, true, !deferAttach)) as {
+    stored: StoredDoc;
+    attach?: PendingAttach;
+  };
+  try {
+    return { ...(await commitStored(ctx, actor, prepared, stored)), stored, attach };
+  } catch (err) {
+    // The user's own content stays in the roster even when the AI's edits could not commit.
+    if (attach) await attachStored(ctx, actor, sessionId, stored, attach).catch(() => {});
+    throw err;
+  }
+}
+
+/** Commits the turn's operations on the stored document; the response's document_changes. */
+async function commitStored(
+  ctx: AgentContext,
+  actor: TurnActor,
+  prepared: PreparedTurn,
+  stored: StoredDoc,
+): Promise<{ documentChanges: agentV1.DocumentChanges }> {
+  const { req, working, sessionId } = prepared;
+  const { opts } = actor;
+  const ops = working.operations();
   let changes: documentsV1.ChangeRecord[] = [];
   let concurrentMerges: agentV1.ConcurrentMerge[] = [];
   let versionId = stored.versionId;
@@ -414,7 +494,6 @@ export async function commitTurn(
     }
   }
   return {
-    stored,
     documentChanges: {
       updatedHtml: req.responseMode === "compact" ? undefined : html,
       versionId,
@@ -446,8 +525,8 @@ function concurrentMergesOf(
 
 /**
  * Phase 4: settles the charge (`operations`, 0 releases it; idempotent per key) and records the
- * turn (user message, AI reply, checkpoint = the version before the turn). Returns the usage and
- * the turn index.
+ * turn (user message, AI reply, checkpoint = the version before the turn), with the roster
+ * attach a stored load still owes and the memory note line. Returns the usage and turn index.
  */
 export async function recordTurn(
   ctx: AgentContext,
@@ -463,9 +542,11 @@ export async function recordTurn(
     userMessage?: string;
     /** The version before the turn when it started earlier (a continued job). */
     checkpointVersionId?: string;
+    /** The roster attach commitTurn deferred. */
+    attach?: PendingAttach;
   },
 ): Promise<{ usage: billingV1.Usage; turnIndex: number }> {
-  // Settling (idempotent per key) and recording are independent writes: one round trip, not three.
+  // Settling (idempotent per key) and recording are independent writes: one round trip, not two.
   const [settled, turn] = await Promise.all([
     ctx.billing.settleOperations({ chargeKey: input.chargeKey, operations: input.operations }, actor.opts),
     ctx.sessions.appendTurn(
@@ -477,12 +558,12 @@ export async function recordTurn(
         durableDocumentId: input.documentChanges?.documentId ?? "",
         versionId: input.documentChanges?.versionId ?? "",
         title: input.title,
+        attach: input.documentChanges?.documentId ? input.attach : undefined,
+        // The memory note keeps the account's (or end-customer's) recent instructions, bounded.
+        remember: true,
+        memoryKey: prepared.req.crossSessionMemoryKey,
+        memoryNoteSeen: prepared.memoryNote,
       },
-      actor.opts,
-    ),
-    // The memory note keeps the account's (or end-customer's) recent instructions, bounded.
-    ctx.workspace.remember(
-      { memoryKey: prepared.req.crossSessionMemoryKey, line: input.userMessage ?? prepared.req.message },
       actor.opts,
     ),
   ]);
@@ -510,7 +591,7 @@ export async function runChatTurn(
     const prepared = await prepareTurn(ctx, actor, req);
     const output = await runEngine(ctx, prepared, call.log);
     const ops = prepared.working.operations();
-    const { documentChanges, stored } = await commitTurn(ctx, actor, prepared);
+    const { documentChanges, stored, attach } = await commitTurn(ctx, actor, prepared, true);
     // Edits that all met another session's commit (recorded as conflicts) changed nothing: free.
     const applied = ops.length > 0 && documentChanges?.changes.length === 0 ? 0 : ops.length;
     const operations = billedOperations(sectionsChanged(prepared.base, prepared.working, ops), applied);
@@ -520,6 +601,7 @@ export async function runChatTurn(
       reply: output.reply,
       documentChanges,
       title: stored?.title ?? prepared.target?.title ?? "",
+      attach,
     });
     charged = true;
     return {

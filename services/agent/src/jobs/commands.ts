@@ -1,7 +1,7 @@
 // The JobsService commands: create, read, list, cancel, stream replay, approval decisions and
 // the continue prompt. Every read and write is scoped to the caller's owner id.
 import { randomBytes } from "node:crypto";
-import { type agentJobsV1, agentV1, type billingV1, type documentsV1 } from "@redline/grpc-stubs";
+import { type agentJobsV1, agentV1, type billingV1, type documentsV1, type sessionsV1 } from "@redline/grpc-stubs";
 import type { ChunkOperation } from "@redline/html-chunks";
 import {
   type CallContext,
@@ -13,7 +13,7 @@ import {
   requirePrincipal,
   UnsupportedMediaTypeError,
 } from "@redline/service-kit";
-import { billedOperations, chunkOpToProto, summarizeOperations } from "../commands/chat-turn.js";
+import { billedOperations, chunkOpToProto, summarizeOperations, turnHistoryLimit } from "../commands/chat-turn.js";
 import type { JobRow, JobState, StagedChange } from "../tables.js";
 import { TERMINAL_STATUSES } from "../tables.js";
 import { finalEvent, usageEvent } from "./run-job.js";
@@ -40,7 +40,8 @@ async function view(ctx: JobsContext, row: JobRow, compact: boolean): Promise<ag
 /**
  * POST /v1/chat/async: ensures the session (so its id is known now; 403 for a foreign id),
  * holds one operation under a per-job charge key (429 when spent; settled once by whoever
- * finishes the job), stores the job as pending and wakes a local worker.
+ * finishes the job) and stores the job as pending: handed to an idle worker of this instance
+ * with the turn context, else woken for any worker to claim.
  */
 export async function createChatJob(
   ctx: JobsContext,
@@ -54,46 +55,69 @@ export async function createChatJob(
   if (chat.upload) await refuseUnsupportedUpload(ctx, chat.upload.filename, opts);
   const id = `job_${randomBytes(12).toString("hex")}`;
   const chargeKey = `job:${id}`;
-  // Two independent round trips on the request's critical path: run them together, and release
-  // the reservation when the session is refused.
-  const [ensuredResult, reservedResult] = await Promise.allSettled([
-    ctx.sessions.ensureSession({ sessionId: chat.sessionId }, opts),
-    ctx.billing.reserveOperations({ chargeKey, operations: 1 }, opts),
-  ]);
-  if (reservedResult.status === "rejected") throw reservedResult.reason;
-  const reserved = reservedResult.value;
-  if (ensuredResult.status === "rejected") {
-    await ctx.billing.settleOperations({ chargeKey, operations: 0 }, opts).catch(() => {});
-    throw ensuredResult.reason;
-  }
-  const sessionId = ensuredResult.value.session?.sessionId ?? chat.sessionId;
+  // With a worker idle here, the job goes straight to it with the turn context read now (the
+  // same call that ensures the session), instead of through a claim and a second read.
+  const worker = ctx.takeIdleWorker();
   try {
-    const [row] = await ctx
-      .db<JobRow>(T.jobs)
-      .insert({
-        id,
-        owner_id: principal.ownerId,
-        user_id: principal.organizationId ? null : principal.userId,
-        organization_id: principal.organizationId || null,
-        principal: JSON.stringify(principal) as unknown as JobRow["principal"],
-        session_id: sessionId,
-        job_type: "chat",
-        status: "pending",
-        progress: 0,
-        request: JSON.stringify(agentV1.ChatRequest.toJSON({ ...chat, sessionId })),
-        metadata: JSON.stringify({
-          message: chat.message,
-          document_html_provided: chat.documentHtml !== undefined || chat.upload !== undefined,
-          ...(chat.upload && { filename: chat.upload.filename, file_size: chat.upload.content.length }),
-          response_mode: chat.responseMode || "full",
-        }) as unknown as JobRow["metadata"],
-        charge_key: chargeKey,
-      })
-      .returning("*");
-    ctx.wake();
+    // Two independent round trips on the request's critical path: run them together, and
+    // release the reservation when the session is refused.
+    const [ensuredResult, reservedResult] = await Promise.allSettled([
+      worker
+        ? ctx.sessions.getTurnContext(
+            { sessionId: chat.sessionId, historyLimit: turnHistoryLimit(ctx), memoryKey: chat.crossSessionMemoryKey },
+            opts,
+          )
+        : ctx.sessions.ensureSession({ sessionId: chat.sessionId }, opts),
+      ctx.billing.reserveOperations({ chargeKey, operations: 1 }, opts),
+    ]);
+    if (reservedResult.status === "rejected") throw reservedResult.reason;
+    const reserved = reservedResult.value;
+    if (ensuredResult.status === "rejected") {
+      await ctx.billing.settleOperations({ chargeKey, operations: 0 }, opts).catch(() => {});
+      throw ensuredResult.reason;
+    }
+    const sessionId = ensuredResult.value.session?.sessionId ?? chat.sessionId;
+    let row: JobRow;
+    try {
+      [row] = await ctx
+        .db<JobRow>(T.jobs)
+        .insert({
+          id,
+          owner_id: principal.ownerId,
+          user_id: principal.organizationId ? null : principal.userId,
+          organization_id: principal.organizationId || null,
+          principal: JSON.stringify(principal) as unknown as JobRow["principal"],
+          session_id: sessionId,
+          job_type: "chat",
+          status: "pending",
+          progress: 0,
+          request: JSON.stringify(agentV1.ChatRequest.toJSON({ ...chat, sessionId })),
+          metadata: JSON.stringify({
+            message: chat.message,
+            document_html_provided: chat.documentHtml !== undefined || chat.upload !== undefined,
+            ...(chat.upload && { filename: chat.upload.filename, file_size: chat.upload.content.length }),
+            response_mode: chat.responseMode || "full",
+          }) as unknown as JobRow["metadata"],
+          charge_key: chargeKey,
+          state: JSON.stringify({ newSession: ensuredResult.value.created }) as unknown as JobRow["state"],
+          // Handed to a local worker: leased to it, so no other claims it; if this instance dies
+          // first, the lease lapses and any worker picks the job up.
+          ...(worker && {
+            lease_owner: worker.name,
+            lease_expires_at: ctx.db.raw("now() + (? * interval '1 millisecond')", [ctx.jobsCfg.leaseMs]),
+          }),
+        })
+        .returning("*");
+    } catch (err) {
+      await ctx.billing.settleOperations({ chargeKey, operations: 0 }, opts).catch(() => {});
+      throw err;
+    }
+    // With a worker taken, the session call above was GetTurnContext.
+    if (worker) worker.start(row, ensuredResult.value as sessionsV1.GetTurnContextResponse);
+    else ctx.wake();
     return { job: jobToProto(row, [], true), usage: reserved.usage };
   } catch (err) {
-    await ctx.billing.settleOperations({ chargeKey, operations: 0 }, opts).catch(() => {});
+    worker?.release();
     throw err;
   }
 }
@@ -229,6 +253,7 @@ async function cancelWaiting(ctx: JobsContext, row: JobRow): Promise<JobRow | nu
       row,
       staged,
       `${staged.reply}\n\n(Cancelled: ${applied.length} change${applied.length === 1 ? "" : "s"} applied, the rest discarded.)`,
+      { remember: false, memoryKey: "" },
     ).catch((err) => ctx.log.warn({ err, jobId: row.id }, "recording the cancelled turn failed"));
   } else if (row.state.paused && row.state.paused.opsCount > 0) {
     // A long edit paused at its continue prompt: what it committed stays, billed and recorded.
@@ -245,6 +270,9 @@ async function cancelWaiting(ctx: JobsContext, row: JobRow): Promise<JobRow | nu
           durableDocumentId: changes?.documentId ?? "",
           versionId: changes?.versionId ?? "",
           title: "",
+          // A cancelled instruction is not one to carry into later turns.
+          remember: false,
+          memoryKey: "",
         },
         { principal: row.principal, requestId: row.id },
       )
@@ -271,7 +299,18 @@ async function finishCancelledKeepingCharge(ctx: JobsContext, row: JobRow): Prom
 
 type Staged = NonNullable<JobState["staged"]>;
 
-async function recordApprovalTurn(ctx: JobsContext, row: JobRow, staged: Staged, reply: string): Promise<number> {
+/** The memory note a job's turn adds its message to, as a completed sync turn does. */
+function jobMemory(row: JobRow): { remember: boolean; memoryKey: string } {
+  return { remember: true, memoryKey: agentV1.ChatRequest.fromJSON(row.request).crossSessionMemoryKey };
+}
+
+async function recordApprovalTurn(
+  ctx: JobsContext,
+  row: JobRow,
+  staged: Staged,
+  reply: string,
+  memory = jobMemory(row),
+): Promise<number> {
   const last = staged.applied.length > 0 ? staged.headVersionId : "";
   const res = await ctx.sessions.appendTurn(
     {
@@ -282,6 +321,7 @@ async function recordApprovalTurn(ctx: JobsContext, row: JobRow, staged: Staged,
       durableDocumentId: last ? staged.durableId : "",
       versionId: last,
       title: staged.title,
+      ...memory,
     },
     { principal: row.principal, requestId: row.id },
   );
@@ -558,6 +598,7 @@ async function continueLocked(
       durableDocumentId: documentChanges?.documentId ?? "",
       versionId: documentChanges?.versionId ?? "",
       title: "",
+      ...jobMemory(row),
     },
     opts,
   );

@@ -19,8 +19,8 @@ import {
   turnCheckpoint,
 } from "../commands/chat-turn.js";
 import type { CommittedTurn, JobRow, JobState, StagedChange } from "../tables.js";
-import type { JobsContext } from "./runtime.js";
-import { T } from "./store.js";
+import type { HandedContext, JobsContext } from "./runtime.js";
+import { claimHandedJob, T } from "./store.js";
 import { emit, type Guard, transition } from "./transition.js";
 
 /** What the engine is told when a caller answers a continue_prompt with continue=true. */
@@ -89,7 +89,13 @@ export function stageRecords(
  * Runs the job's turn under the wall-clock cap and `signal` (cancel or a lost lease). Ends in
  * exactly one guarded transition, so a job cancelled or reclaimed meanwhile is left alone.
  */
-export async function runJob(ctx: JobsContext, row: JobRow, worker: string, signal: AbortSignal): Promise<void> {
+export async function runJob(
+  ctx: JobsContext,
+  row: JobRow,
+  worker: string,
+  signal: AbortSignal,
+  handed?: HandedContext,
+): Promise<void> {
   const actor = jobActor(ctx, row);
   const original = agentV1.ChatRequest.fromJSON(row.request);
   const paused = row.state.paused;
@@ -99,8 +105,13 @@ export async function runJob(ctx: JobsContext, row: JobRow, worker: string, sign
     : original;
   const guard: Guard = { status: ["in_progress"], leaseOwner: worker };
   let progress = 10;
+  // A job handed over at creation is claimed while its turn starts; events and writes wait for it.
+  const claimed = handed ? claimHandedJob(ctx.db, row.id, worker, ctx.jobsCfg.leaseMs) : Promise.resolve(row);
   // Progress events are appended in order, one at a time, without holding up the engine.
-  let chain: Promise<void> = Promise.resolve();
+  let chain: Promise<void> = claimed.then(
+    () => {},
+    () => {},
+  );
   const progressEvent = (content: string) => {
     progress = Math.min(90, progress + 5);
     const p = progress;
@@ -116,7 +127,10 @@ export async function runJob(ctx: JobsContext, row: JobRow, worker: string, sign
       .catch((err) => actor.log.warn({ err }, "recording a progress event failed"));
   };
 
-  const prepared = await prepareTurn(ctx, actor, req);
+  const prepared = await prepareTurn(ctx, actor, req, {
+    newSession: row.state.newSession === true && !paused,
+    context: handed,
+  });
   if (row.state.committed) {
     // An earlier run committed this turn and then lost its worker: finish, do not redo.
     await finishCommitted(ctx, row, guard, actor, prepared, row.state.committed);
@@ -162,6 +176,8 @@ export async function runJob(ctx: JobsContext, row: JobRow, worker: string, sign
   }
   await chain;
   if (signal.aborted) throw new JobAborted(signal.reason === "lease_lost" ? "lease_lost" : "cancelled");
+  // Cancelled (or taken over) before it was claimed: nothing of the turn may be written.
+  if (!(await claimed)) throw new JobAborted("lease_lost");
 
   const ops = prepared.working.operations();
   if (req.approvalMode === "ask_every_time" && ops.length > 0) {
@@ -194,7 +210,8 @@ async function completeTurn(
 ): Promise<void> {
   const ops = prepared.working.operations();
   const paused = row.state.paused;
-  const committed = await commitTurn(ctx, actor, prepared);
+  // The roster attach of a loaded document rides on the turn's record (finishCommitted).
+  const committed = await commitTurn(ctx, actor, prepared, true);
   const documentChanges =
     committed.documentChanges ??
     (paused?.documentChanges ? agentV1.DocumentChanges.fromJSON(paused.documentChanges) : undefined);
@@ -206,9 +223,13 @@ async function completeTurn(
     operations: billedOperations(sections, ops.length + (paused?.opsCount ?? 0)),
     title: committed.stored?.title ?? prepared.target?.title ?? "",
     checkpointVersionId: paused?.checkpointVersionId ?? turnCheckpoint(prepared),
+    attach: committed.attach,
   };
-  // From here on a rerun (this worker killed) must not run the engine and commit again.
-  await saveState(ctx, row, guard, { committed: turn });
+  // From here on a rerun (this worker killed) must not run the engine and commit again. A turn
+  // that committed no edits needs no such mark: a rerun stores the same load again (idempotent
+  // per job) and its reply describes what it did.
+  if (ops.length > 0 || paused) await saveState(ctx, row, guard, { committed: turn });
+  else row.state = { ...row.state, committed: turn };
   await finishCommitted(ctx, row, guard, actor, prepared, turn);
 }
 
@@ -235,6 +256,7 @@ async function finishCommitted(
       title: turn.title,
       userMessage: agentV1.ChatRequest.fromJSON(row.request).message,
       checkpointVersionId: turn.checkpointVersionId,
+      attach: turn.attach,
     });
     result = {
       response: turn.reply,
@@ -276,7 +298,7 @@ async function stageChanges(
   timedOut: boolean,
 ): Promise<void> {
   const ops = prepared.working.operations();
-  const stored = await storeLoad(ctx, actor, prepared, true);
+  const { stored } = await storeLoad(ctx, actor, prepared, true);
   if (!stored) throw new Error("staging needs a stored document");
   const records = stageRecords(ops, prepared.base, prepared.working, stored.durableId);
   const operations: Record<string, ChunkOperation> = {};

@@ -1,9 +1,9 @@
 // What the job commands and the worker pool share: the agent's context plus the jobs database,
 // NATS, the pool's config, this instance's id and the jobs it runs right now.
-import type { sessionsCheckpointsV1 } from "@redline/grpc-stubs";
+import type { sessionsCheckpointsV1, sessionsV1 } from "@redline/grpc-stubs";
 import type { Knex, NatsConnection, RpcClient } from "@redline/service-kit";
 import type { AgentContext, JobsConfig } from "../context.js";
-import type { JobEventRow } from "../tables.js";
+import type { JobEventRow, JobRow } from "../tables.js";
 
 /** A job this instance is running: abort it to cancel; `done` settles when the worker let go. */
 export interface RunningJob {
@@ -22,8 +22,28 @@ export interface JobsContext extends AgentContext {
   running: Map<string, RunningJob>;
   /** Wakes an idle worker (a job was created or released here). */
   wake(): void;
+  /**
+   * Takes an idle worker of this instance for a job about to be created, or null when every
+   * worker is busy (or there is no pool). The job is inserted leased to it, so no other worker
+   * claims it, and started with the turn context its creation read: no claim round trip and no
+   * second session read before the engine starts.
+   */
+  takeIdleWorker(): IdleWorker | null;
   /** The sessions service's revert side (revert and redo-revert). */
   checkpoints: RpcClient<typeof sessionsCheckpointsV1.SessionCheckpointsServiceService>;
+}
+
+/** What a job's creation read for its turn (sessions.v1 GetTurnContext). */
+export type HandedContext = sessionsV1.GetTurnContextResponse;
+
+/** An idle worker taken for a job being created. */
+export interface IdleWorker {
+  /** Its lease owner name. */
+  name: string;
+  /** Starts the inserted job (leased to `name`, still pending) on it. */
+  start(row: JobRow, context: HandedContext): void;
+  /** Gives it back: the job was not created. */
+  release(): void;
 }
 
 /** NATS subject of one job's events (core NATS; Postgres keeps them for replay). */

@@ -66,7 +66,8 @@ export async function appendEvents(trx: Knex.Transaction, jobId: string, events:
 }
 
 /**
- * Claims the oldest runnable job for `worker`: a pending one, or an in_progress one whose lease
+ * Claims the oldest runnable job for `worker`: a pending one (not handed to a live worker at its
+ * creation, see claimHandedJob), or an in_progress one whose lease
  * expired (its worker died) with attempts left. FOR UPDATE SKIP LOCKED lets several workers and
  * instances claim concurrently without waiting on each other.
  */
@@ -82,12 +83,29 @@ export async function claimJob(db: Knex, worker: string, leaseMs: number, maxAtt
       where j.id = (
         select id from ${T.jobs}
          where not cancel_requested
-           and (status = 'pending' or (status = 'in_progress' and lease_expires_at < now() and attempts < ?))
+           and ((status = 'pending' and (lease_expires_at is null or lease_expires_at < now()))
+                or (status = 'in_progress' and lease_expires_at < now() and attempts < ?))
          order by created_at
          for update skip locked
          limit 1)
       returning j.*`,
     [worker, leaseMs, maxAttempts],
+  );
+  return res.rows[0] ?? null;
+}
+
+/**
+ * Claims a job handed to `worker` at its creation (pending, leased to it): null when it was
+ * cancelled or its lease lapsed meanwhile (another worker may own it now).
+ */
+export async function claimHandedJob(db: Knex, jobId: string, worker: string, leaseMs: number): Promise<JobRow | null> {
+  const res = await db.raw<{ rows: JobRow[] }>(
+    `update ${T.jobs}
+        set status = 'in_progress', updated_at = now(), heartbeat_at = now(), attempts = attempts + 1,
+            lease_expires_at = now() + (? * interval '1 millisecond')
+      where id = ? and status = 'pending' and lease_owner = ? and not cancel_requested
+      returning *`,
+    [leaseMs, jobId, worker],
   );
   return res.rows[0] ?? null;
 }

@@ -1,6 +1,6 @@
 // Status changes of a job: one transaction locks the row, checks the expected state, applies the
 // change and appends its events; the events go to NATS after commit.
-import type { JobRow, JobStatus } from "../tables.js";
+import type { JobEventRow, JobRow, JobStatus } from "../tables.js";
 import { TERMINAL_STATUSES } from "../tables.js";
 import { type JobsContext, publishEvents } from "./runtime.js";
 import { appendEvents, type NewEvent, T } from "./store.js";
@@ -41,6 +41,11 @@ export async function transition(
   patch: JobPatch | ((row: JobRow) => JobPatch),
   events: NewEvent[] | ((row: JobRow) => NewEvent[]) = [],
 ): Promise<JobRow | null> {
+  if (typeof patch !== "function" && typeof events !== "function" && changesStatus(guard, patch)) {
+    const out = await transitionStatement(ctx, jobId, guard, patch, events);
+    if (out) publishEvents(ctx, out.stored);
+    return out?.updated ?? null;
+  }
   const out = await ctx.db.transaction(async (trx) => {
     const row = await trx<JobRow>(T.jobs).where({ id: jobId }).forUpdate().first();
     if (!row) return null;
@@ -69,13 +74,93 @@ export async function transition(
   return out.updated;
 }
 
-/** Appends events without a status change (progress text). */
+/** True when the guard admits only statuses other than the patch's: the status surely changes. */
+function changesStatus(guard: Guard, patch: JobPatch): patch is JobPatch & { status: JobStatus } {
+  return patch.status !== undefined && (guard.status?.length ?? 0) > 0 && !guard.status?.includes(patch.status);
+}
+
+/**
+ * The insert of `events` as a CTE after the CTE `upd` (which returns the job's id and its
+ * next_sequence already advanced by the count), with its bindings.
+ */
+function eventsCte(events: NewEvent[]): { sql: string; bindings: unknown[] } {
+  return {
+    sql: `ev as (
+       insert into ${T.events} (job_id, sequence, type, data)
+       select upd.id, upd.next_sequence - ? + e.ord - 1, e.item->>'type', e.item->'data'
+         from upd cross join jsonb_array_elements(cast(? as jsonb)) with ordinality as e(item, ord)
+       returning *
+     )`,
+    bindings: [events.length, JSON.stringify(events)],
+  };
+}
+
+/**
+ * A status change as one statement (no transaction round trips): the guarded update, the
+ * sequence advance and the events' insert; null when the guard failed. The hot path of every
+ * job (claim → completed) goes through here.
+ */
+async function transitionStatement(
+  ctx: JobsContext,
+  jobId: string,
+  guard: Guard,
+  patch: JobPatch & { status: JobStatus },
+  events: NewEvent[],
+): Promise<{ updated: JobRow; stored: JobEventRow[] } | null> {
+  const fields: Record<string, unknown> = { ...patch };
+  const terminal = TERMINAL_STATUSES.includes(patch.status);
+  if (terminal) {
+    for (const k of ["lease_owner", "lease_expires_at", "cancel_requested"]) delete fields[k];
+  }
+  const sets: string[] = [];
+  const bindings: unknown[] = [];
+  for (const [column, value] of Object.entries(fields)) {
+    if (value === undefined) continue;
+    sets.push(`"${column}" = ?`);
+    bindings.push(JSON_COLUMNS.has(column) && value !== null ? JSON.stringify(value) : value);
+  }
+  sets.push("updated_at = now()");
+  if (terminal)
+    sets.push("completed_at = now()", "lease_owner = null", "lease_expires_at = null", "cancel_requested = false");
+  if (events.length > 0) {
+    sets.push("next_sequence = next_sequence + ?");
+    bindings.push(events.length);
+  }
+  const where = ["id = ?", `status in (${(guard.status ?? []).map(() => "?").join(", ")})`];
+  bindings.push(jobId, ...(guard.status ?? []));
+  if (guard.leaseOwner !== undefined) {
+    where.push("lease_owner = ?");
+    bindings.push(guard.leaseOwner);
+  }
+  const ev = eventsCte(events);
+  const res = await ctx.db.raw<{ rows: (JobRow & { stored_events: JobEventRow[] })[] }>(
+    `with upd as (update ${T.jobs} set ${sets.join(", ")} where ${where.join(" and ")} returning *),
+     ${ev.sql}
+     select upd.*, coalesce((select json_agg(ev order by ev.sequence) from ev), '[]'::json) as stored_events from upd`,
+    [...bindings, ...ev.bindings],
+  );
+  const row = res.rows[0];
+  if (!row) return null;
+  const { stored_events, ...updated } = row;
+  return { updated: updated as JobRow, stored: stored_events };
+}
+
+const JSON_COLUMNS = new Set(["result", "metadata", "state"]);
+
+/** Appends events without a status change (progress text), in one statement. */
 export async function emit(ctx: JobsContext, jobId: string, events: NewEvent[], progress?: number): Promise<void> {
-  const stored = await ctx.db.transaction(async (trx) => {
-    if (progress !== undefined) {
-      await trx(T.jobs).where({ id: jobId }).andWhere("progress", "<", progress).update({ progress });
-    }
-    return appendEvents(trx, jobId, events);
-  });
-  publishEvents(ctx, stored);
+  if (events.length === 0) return;
+  const ev = eventsCte(events);
+  const res = await ctx.db.raw<{ rows: { stored_events: JobEventRow[] }[] }>(
+    `with upd as (
+       update ${T.jobs}
+          set next_sequence = next_sequence + ?${progress !== undefined ? ", progress = greatest(progress, ?)" : ""}
+        where id = ?
+       returning id, next_sequence
+     ),
+     ${ev.sql}
+     select coalesce((select json_agg(ev order by ev.sequence) from ev), '[]'::json) as stored_events`,
+    [events.length, ...(progress !== undefined ? [progress] : []), jobId, ...ev.bindings],
+  );
+  publishEvents(ctx, res.rows[0]?.stored_events ?? []);
 }

@@ -1,6 +1,6 @@
 import type { JobRow } from "../tables.js";
 import { failureText, JobAborted, jobActor, runJob } from "./run-job.js";
-import type { JobsContext } from "./runtime.js";
+import type { HandedContext, JobsContext } from "./runtime.js";
 import { claimJob, deleteExpired, heartbeat, strandedJobs } from "./store.js";
 import { transition } from "./transition.js";
 
@@ -14,27 +14,50 @@ export interface WorkerPool {
 export function startWorkerPool(ctx: JobsContext): WorkerPool {
   const cfg = ctx.jobsCfg;
   let closed = false;
-  let wakeups: (() => void)[] = [];
-  // A wake while every worker is busy claiming must not be lost: the next idle returns at once.
+  // Idle workers, oldest first; each waits for a wake (claim from Postgres) or a hand-off.
+  const idleWorkers: { name: string; resume: (handed?: Handed) => void; hold: () => void }[] = [];
+  // One wake (one new job) claims with one idle worker, not all of them. A wake while every
+  // worker is busy must not be lost: the next idle returns at once.
   let woken = false;
   ctx.wake = () => {
-    const w = wakeups;
-    wakeups = [];
-    woken = w.length === 0;
-    for (const resolve of w) resolve();
+    const next = idleWorkers.shift();
+    if (next) next.resume();
+    else woken = true;
   };
-  const idle = () =>
-    new Promise<void>((resolve) => {
+  ctx.takeIdleWorker = () => {
+    if (closed) return null;
+    const next = idleWorkers.shift();
+    if (!next) return null;
+    // Taken: its poll timer must not send it claiming while the job is being created.
+    next.hold();
+    return {
+      name: next.name,
+      start: (row, context) => next.resume({ row, context }),
+      release: () => next.resume(),
+    };
+  };
+  const idle = (name: string) =>
+    new Promise<Handed | undefined>((resolve) => {
       if (woken) {
         woken = false;
-        resolve();
+        resolve(undefined);
         return;
       }
-      const timer = setTimeout(resolve, cfg.pollMs);
-      wakeups.push(() => {
-        clearTimeout(timer);
-        resolve();
-      });
+      const entry = {
+        name,
+        resume: (handed?: Handed) => {
+          clearTimeout(timer);
+          resolve(handed);
+        },
+        hold: () => clearTimeout(timer),
+      };
+      // A poll that times out leaves the queue, so a later wake reaches a worker still idle.
+      const timer = setTimeout(() => {
+        const at = idleWorkers.indexOf(entry);
+        if (at >= 0) idleWorkers.splice(at, 1);
+        resolve(undefined);
+      }, cfg.pollMs);
+      idleWorkers.push(entry);
     });
 
   const loop = async (index: number) => {
@@ -46,11 +69,12 @@ export function startWorkerPool(ctx: JobsContext): WorkerPool {
       } catch (err) {
         if (!closed) ctx.log.warn({ err }, "claiming a job failed");
       }
-      if (!row) {
-        await idle();
+      if (row) {
+        await execute(ctx, row, worker, () => closed);
         continue;
       }
-      await execute(ctx, row, worker, () => closed);
+      const handed = await idle(worker);
+      if (handed) await execute(ctx, handed.row, worker, () => closed, handed.context);
     }
   };
   const loops = Array.from({ length: cfg.concurrency }, (_, i) => loop(i));
@@ -69,7 +93,7 @@ export function startWorkerPool(ctx: JobsContext): WorkerPool {
     async close() {
       closed = true;
       clearInterval(sweepTimer);
-      ctx.wake();
+      for (const w of idleWorkers.splice(0)) w.resume();
       // Running jobs are abandoned with their lease: a kill and a shutdown look alike to the others.
       for (const job of ctx.running.values()) job.controller.abort("lease_lost");
       await Promise.allSettled([...loops, ...[...ctx.running.values()].map((j) => j.done)]);
@@ -77,8 +101,23 @@ export function startWorkerPool(ctx: JobsContext): WorkerPool {
   };
 }
 
-/** Runs one claimed job with its heartbeat, then records how it ended. */
-async function execute(ctx: JobsContext, row: JobRow, worker: string, shuttingDown: () => boolean): Promise<void> {
+/** A job handed to an idle worker at its creation, with the turn context read then. */
+interface Handed {
+  row: JobRow;
+  context: HandedContext;
+}
+
+/**
+ * Runs one claimed job with its heartbeat, then records how it ended. A handed job (`context`)
+ * is leased to `worker` but still pending: runJob claims it while the turn starts.
+ */
+async function execute(
+  ctx: JobsContext,
+  row: JobRow,
+  worker: string,
+  shuttingDown: () => boolean,
+  context?: HandedContext,
+): Promise<void> {
   const cfg = ctx.jobsCfg;
   const controller = new AbortController();
   let release: () => void = () => {};
@@ -97,7 +136,7 @@ async function execute(ctx: JobsContext, row: JobRow, worker: string, shuttingDo
   }, cfg.heartbeatMs);
   const log = jobActor(ctx, row).log;
   try {
-    await runJob(ctx, row, worker, controller.signal);
+    await runJob(ctx, row, worker, controller.signal, context);
   } catch (err) {
     if (err instanceof JobAborted && err.reason === "lease_lost" && shuttingDown()) {
       // A graceful stop hands the job back at once instead of letting its lease run out.
