@@ -1,13 +1,5 @@
 // One place that wires the agent: clients of the services it calls, the engine, the logger.
-import {
-  billingV1,
-  documentsLibraryV1,
-  documentsV1,
-  ingestFilesV1,
-  ingestV1,
-  sessionsV1,
-  sessionsWorkspaceV1,
-} from "@redline/grpc-stubs";
+import { billingV1, documentsLibraryV1, documentsV1, ingestFilesV1, ingestV1, sessionsV1 } from "@redline/grpc-stubs";
 import { createLogger, createRpcClient, type Logger, type RpcClient, type ServiceAddrs } from "@redline/service-kit";
 import { type Engine, type OpenAiEngineConfig, selectEngine } from "./engines/index.js";
 
@@ -72,8 +64,6 @@ export interface AgentContext {
   files: RpcClient<typeof ingestFilesV1.FilesServiceService>;
   /** Conflicts and their resolution (documents service), for re-edit. */
   library: RpcClient<typeof documentsLibraryV1.DocumentLibraryServiceService>;
-  /** Memory notes (sessions service). */
-  workspace: RpcClient<typeof sessionsWorkspaceV1.SessionWorkspaceServiceService>;
 }
 
 /** Builds the context; `overrides` lets tests swap a piece (e.g. the engine). */
@@ -88,13 +78,11 @@ export function createAgentContext(cfg: AgentConfig, overrides: Partial<AgentCon
     ingest: createRpcClient(ingestV1.IngestServiceService, cfg.addrs.ingest),
     files: createRpcClient(ingestFilesV1.FilesServiceService, cfg.addrs.ingest),
     library: createRpcClient(documentsLibraryV1.DocumentLibraryServiceService, cfg.addrs.documents),
-    workspace: createRpcClient(sessionsWorkspaceV1.SessionWorkspaceServiceService, cfg.addrs.sessions),
     ...overrides,
   };
 }
 
 /** Closes every client. */
 export function closeAgentContext(ctx: AgentContext): void {
-  for (const client of [ctx.documents, ctx.sessions, ctx.billing, ctx.ingest, ctx.files, ctx.library, ctx.workspace])
-    client.close();
+  for (const client of [ctx.documents, ctx.sessions, ctx.billing, ctx.ingest, ctx.files, ctx.library]) client.close();
 }

@@ -14,7 +14,7 @@ import {
   startGrpcServer,
 } from "@redline/service-kit";
 import { checkpointsHandlers } from "./checkpoints-handlers.js";
-import { clearMemoryNote, getMemoryNote, remember } from "./commands/memory.js";
+import { clearMemoryNote } from "./commands/memory.js";
 import {
   appendTurn,
   attachDocument,
@@ -230,12 +230,6 @@ export function workspaceHandlers(db: Knex) {
     },
     async listEditorActions(req, ctx) {
       return { actions: (await listEditorActions(db, ownerOf(ctx), req.sessionId)).map(editorAction) };
-    },
-    async getMemoryNote(req, ctx) {
-      return { note: await getMemoryNote(db, ownerOf(ctx), req.memoryKey) };
-    },
-    async remember(req, ctx) {
-      return { note: await remember(db, ownerOf(ctx), req.memoryKey, req.line) };
     },
     async clearMemoryNote(req, ctx) {
       return { removed: await clearMemoryNote(db, ownerOf(ctx), req.memoryKey) };

@@ -1,5 +1,5 @@
 // Cross-session memory notes: a bounded list of an account's (or an end-customer's) recent
-// instructions, read at the start of every turn and appended to at its end.
+// instructions, read at the start of every turn (GetTurnContext) and appended to at its end.
 import type { Knex } from "@redline/service-kit";
 import { SCHEMA } from "../migrations.js";
 import type { MemoryNoteRow } from "../tables.js";
@@ -9,12 +9,6 @@ const T = { memory: `${SCHEMA}.memory_notes` };
 export const MEMORY_MAX_LINES = 12;
 export const MEMORY_MAX_CHARS = 2000;
 const MEMORY_LINE_CHARS = 300;
-
-/** The owner's memory note for `memoryKey` ("" = account level); "" when none. */
-export async function getMemoryNote(db: Knex, ownerId: string, memoryKey: string): Promise<string> {
-  const row = await db<MemoryNoteRow>(T.memory).where({ owner_id: ownerId, memory_key: memoryKey }).first();
-  return row?.note ?? "";
-}
 
 /** `note` with `line` appended, keeping the last 12 lines and at most 2,000 characters. */
 export function appendMemoryLine(note: string, line: string): string {
