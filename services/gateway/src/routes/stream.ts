@@ -108,7 +108,8 @@ async function streamJob(
     wake();
   });
   const write = (chunk: string) => {
-    if (!closed && !sealed) res.write(chunk);
+    // A late key re-check may answer after the end; a write then would be an error on `res`.
+    if (!closed && !sealed && !res.writableEnded) res.write(chunk);
   };
   const send = (event: string, data: unknown, id?: number) =>
     write(`${id !== undefined ? `id: ${id}\n` : ""}event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
