@@ -110,7 +110,13 @@ export interface SseRead {
 export async function readSse(
   stack: Pick<TestStack, "url">,
   path: string,
-  opts: { headers?: Record<string, string>; timeoutMs?: number; stopAfter?: (e: SseEvent) => boolean } = {},
+  opts: {
+    headers?: Record<string, string>;
+    timeoutMs?: number;
+    stopAfter?: (e: SseEvent) => boolean;
+    /** Called as each event arrives (e.g. to note when). */
+    onEvent?: (e: SseEvent) => void;
+  } = {},
 ): Promise<SseRead> {
   const controller = new AbortController();
   const timer = setTimeout(() => controller.abort(), opts.timeoutMs ?? 20_000);
@@ -152,6 +158,7 @@ export async function readSse(
         if (isComment) out.comments++;
         else {
           out.events.push(event);
+          opts.onEvent?.(event);
           if (opts.stopAfter?.(event)) stop = true;
         }
       }

@@ -4,7 +4,7 @@
 import { createHash } from "node:crypto";
 import { status as GrpcStatus } from "@grpc/grpc-js";
 import { type Principal, RedlineError } from "@redline/service-kit";
-import type { RequestHandler } from "express";
+import type { RequestHandler, Response } from "express";
 import type { GatewayContext } from "./context.js";
 import { requestState } from "./request-context.js";
 
@@ -89,6 +89,19 @@ export function createKeyResolver(ctx: GatewayContext, ttlMs: number): KeyResolv
   };
 }
 
+/** Per response: resolves the request's key again (through the resolver and its cache). */
+const rechecks = new WeakMap<Response, () => Promise<ResolvedKey>>();
+
+/**
+ * Resolves again the key that authenticated `res`'s request, for long-lived responses (the
+ * progress stream) that must stop once the key is revoked. Answers come from the resolver's
+ * cache, so a revocation shows within authCacheTtlMs. Rejects with a 401 RedlineError when the
+ * key no longer resolves (503 when billing is down); null when the request had no key.
+ */
+export function recheckKey(res: Response): Promise<ResolvedKey> | null {
+  return rechecks.get(res)?.() ?? null;
+}
+
 /**
  * Middleware for every /v1 route: requires `Authorization: Bearer <key>` exactly (scheme case
  * and a single space included); missing, malformed, unknown or revoked → 401 `{detail}`.
@@ -108,6 +121,7 @@ export function authenticate(resolver: KeyResolver, opts: { queryKey?: boolean }
         const resolved = await resolver.resolve(key, state.requestId);
         state.principal = resolved.principal;
         state.keyId = resolved.keyId;
+        rechecks.set(res, () => resolver.resolve(key, state.requestId));
         next();
         return;
       }
@@ -117,9 +131,11 @@ export function authenticate(resolver: KeyResolver, opts: { queryKey?: boolean }
     if (!match || match[1].length > MAX_KEY_CHARS) {
       throw unauthenticated("Invalid authorization header: expected 'Bearer <API_KEY>'");
     }
-    const resolved = await resolver.resolve(match[1], state.requestId);
+    const key = match[1];
+    const resolved = await resolver.resolve(key, state.requestId);
     state.principal = resolved.principal;
     state.keyId = resolved.keyId;
+    rechecks.set(res, () => resolver.resolve(key, state.requestId));
     next();
   };
 }

@@ -31,6 +31,7 @@ describe("readIngestEnv", () => {
         SMTP_URL: "smtp://mail:25",
         MAIL_FROM: "Docs <docs@example.com>",
         REDLINE_DATA_DIR: "/data",
+        EMAIL_EXPORTS_PER_HOUR: "5",
       }),
     ).toEqual({
       grpcAddress: "0.0.0.0:6000",
@@ -51,11 +52,15 @@ describe("readIngestEnv", () => {
         region: "us-east-1",
       },
       s3PublicEndpoint: "https://files.example.com",
+      emailExportsPerHour: 5,
       mail: { smtpUrl: "smtp://mail:25", sinkDir: join("/data", "mail"), from: "Docs <docs@example.com>" },
     });
   });
 
   it("names the variable that is malformed", () => {
+    expect(() => readIngestEnv({ EMAIL_EXPORTS_PER_HOUR: "0" })).toThrow(
+      'EMAIL_EXPORTS_PER_HOUR must be an integer >= 1, got "0"',
+    );
     expect(() => readIngestEnv({ MAX_UPLOAD_MB: "lots" })).toThrow(
       'MAX_UPLOAD_MB must be a positive number, got "lots"',
     );

@@ -14,8 +14,8 @@ type Env = Record<string, string | undefined>;
  * DATABASE_URL and S3_ENDPOINT/S3_ACCESS_KEY/S3_SECRET_KEY/S3_BUCKET/S3_REGION (files storage;
  * without both, exports and conversions still work and the stored-file RPCs answer 503),
  * S3_PUBLIC_ENDPOINT (pre-signed URLs' host, default S3_ENDPOINT), SMTP_URL (unset: messages
- * are written as .eml files to $REDLINE_DATA_DIR/mail, default .redline/mail), MAIL_FROM and
- * LOG_LEVEL (info).
+ * are written as .eml files to $REDLINE_DATA_DIR/mail, default .redline/mail), MAIL_FROM,
+ * EMAIL_EXPORTS_PER_HOUR (20 per account, an integer >= 1) and LOG_LEVEL (info).
  * Throws an Error naming the variable when a number is malformed or out of range.
  */
 export function readIngestEnv(env: Env): IngestConfig {
@@ -23,6 +23,12 @@ export function readIngestEnv(env: Env): IngestConfig {
   const timeoutMs = numberVar(env, "CONVERT_TIMEOUT_MS", (n) => Number.isInteger(n) && n > 0, "a positive integer");
   const exportMaxMb = numberVar(env, "EXPORT_MAX_MB", (n) => n > 0, "a positive number");
   const attachmentMb = numberVar(env, "MAX_ATTACHMENT_MB", (n) => n > 0, "a positive number");
+  const emailPerHour = numberVar(
+    env,
+    "EMAIL_EXPORTS_PER_HOUR",
+    (n) => Number.isInteger(n) && n >= 1,
+    "an integer >= 1",
+  );
   const workers = numberVar(env, "CONVERTER_WORKERS", (n) => Number.isInteger(n) && n > 0, "a positive integer");
   return {
     grpcAddress: env.INGEST_ADDR || DEFAULT_ADDRS.ingest,
@@ -47,6 +53,7 @@ export function readIngestEnv(env: Env): IngestConfig {
       },
     }),
     ...(env.S3_PUBLIC_ENDPOINT && { s3PublicEndpoint: env.S3_PUBLIC_ENDPOINT }),
+    ...(emailPerHour !== undefined && { emailExportsPerHour: emailPerHour }),
     mail: {
       ...(env.SMTP_URL && { smtpUrl: env.SMTP_URL }),
       sinkDir: join(env.REDLINE_DATA_DIR || ".redline", "mail"),

@@ -91,4 +91,18 @@ export const migrations: Migration[] = [
         await db.schema.withSchema(SCHEMA).dropTableIfExists(table);
     },
   },
+  {
+    name: "20261123T2000_exports_owner_kind_created_index",
+    // The email export cap counts an owner's email exports of the last hour on every request.
+    async up(db: Knex) {
+      await db.schema.withSchema(SCHEMA).alterTable("exports", (t) => {
+        t.index(["owner_id", "kind", "created_at"], "exports_owner_kind_created");
+      });
+    },
+    async down(db: Knex) {
+      await db.schema.withSchema(SCHEMA).alterTable("exports", (t) => {
+        t.dropIndex(["owner_id", "kind", "created_at"], "exports_owner_kind_created");
+      });
+    },
+  },
 ];

@@ -23,6 +23,7 @@ import {
   searchAttachmentsHandler,
 } from "./files/attachments.js";
 import { createDownloadHandler, queueEmailExportHandler } from "./files/deliveries.js";
+import { DEFAULT_EMAIL_EXPORTS_PER_HOUR } from "./files/email-limits.js";
 import type { FilesContext, FilesStorage } from "./files/files-context.js";
 import { createMailer, type MailConfig } from "./files/mailer.js";
 import { getMediaHandler } from "./files/media.js";
@@ -70,6 +71,8 @@ export interface IngestConfig {
   maxAttachmentBytes?: number;
   /** Mail for email exports: SMTP URL, or the .eml sink directory (default .redline/mail). */
   mail?: MailConfig;
+  /** Email exports one account (owner) may request per hour, counted in Postgres (default 20). */
+  emailExportsPerHour?: number;
 }
 
 /** Default export cap per format, in MB. */
@@ -123,6 +126,7 @@ export function filesContext(
     exportMaxBytes,
     chromiumPath: cfg.chromiumPath,
     mailer: createMailer(cfg.mail ?? {}),
+    emailExportsPerHour: cfg.emailExportsPerHour ?? DEFAULT_EMAIL_EXPORTS_PER_HOUR,
     publicS3Endpoint: cfg.s3PublicEndpoint,
   };
 }

@@ -2,9 +2,9 @@
 // or a pre-signed upload) is resolved here, ingest's FilesService builds the file, and the
 // bytes go out with Content-Type, Content-Disposition and X-Export-Warnings. Never billable.
 import type { documentsV1, ingestFilesV1 } from "@redline/grpc-stubs";
-import { InputError, NotFoundError, SchemaError } from "@redline/service-kit";
+import { InputError, NotFoundError, RedlineError, SchemaError } from "@redline/service-kit";
 import { z } from "zod";
-import { chunksToHtml, pickRosterEntry } from "../mappers.js";
+import { chunksToHtml, pickRosterEntry, usageHeaders, usageToJson } from "../mappers.js";
 import { defineRoute, type RouteCall } from "../route-registry.js";
 import {
   DownloadRequestSchema,
@@ -165,6 +165,20 @@ function exportMessage(
   };
 }
 
+/**
+ * An application 429 also carries X-Usage-* (interface-spec, Errors rule 2): ingest's email cap
+ * does not know the monthly usage, so it is added here; without billing the 429 goes as it is.
+ */
+async function withUsageHeaders(err: RedlineError, call: RouteCall): Promise<RedlineError> {
+  try {
+    const { usage } = await call.ctx.billing.getUsage({}, call.rpc());
+    const headers = { ...usageHeaders(usageToJson(usage, call.principal?.plan ?? "")), ...err.headers };
+    return new RedlineError(err.httpStatus, err.grpcCode, err.detail, { body: err.body, headers });
+  } catch {
+    return err;
+  }
+}
+
 /** POST /v1/documents/export/email-request: the fallback for exports over the cap. */
 export const emailExportRoute = defineRoute({
   method: "post",
@@ -173,27 +187,33 @@ export const emailExportRoute = defineRoute({
   summary: "Export by email",
   description:
     "Queues the export of a session's document; the file is stored and a download link valid 7 days is mailed to " +
-    "recipient_email (default: the caller's user id when it is an email address). No size cap. Not billable.",
+    "recipient_email (default: the caller's user id when it is an email address) under a fixed subject. The filename " +
+    "is sanitized and takes the format's extension. Each account may request a limited number per hour (default 20): " +
+    "past it, 429 `{detail}` with Retry-After in seconds. No size cap. Not billable.",
   tags: ["documents"],
   auth: true,
   body: EmailExportSchema,
   response: { status: 202, description: "The queued job.", schema: EmailExportResponseSchema },
-  errors: [400, 404, 503],
+  errors: [400, 404, 429, 503],
   async handle({ body }, call) {
     const userId = call.principal?.userId ?? "";
     const recipient = body.recipient_email ?? (/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(userId) ? userId : "");
     if (!recipient) throw new InputError("recipient_email is required: the account has no email address on file");
     const source = await resolveExportSource({ session_id: body.session_id, document_id: body.document_id }, call);
     const filename = downloadName(body.filename, source.title, EXTENSIONS[body.format]);
-    const res = await call.ctx.files.queueEmailExport(
-      {
-        export: exportMessage(source, body.format, body.options, body.filename),
-        filename,
-        recipientEmail: recipient,
-        sessionId: body.session_id,
-      },
-      call.rpc(),
-    );
+    const res = await call.ctx.files
+      .queueEmailExport(
+        {
+          export: exportMessage(source, body.format, body.options, body.filename),
+          filename,
+          recipientEmail: recipient,
+          sessionId: body.session_id,
+        },
+        call.rpc(),
+      )
+      .catch(async (err: unknown) => {
+        throw err instanceof RedlineError && err.httpStatus === 429 ? await withUsageHeaders(err, call) : err;
+      });
     return {
       body: {
         job_id: res.jobId,

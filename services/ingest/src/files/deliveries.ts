@@ -8,6 +8,7 @@ import { escapeHtml } from "../converters/html-util.js";
 import { exportDocument } from "../export/export-document.js";
 import { EXPORT_FORMATS, type ExportedFile, type ExportFormat } from "../export/export-formats.js";
 import type { ExportRow } from "../tables.js";
+import { EMAIL_EXPORT_SUBJECT, insertWithinEmailCap, safeExportFilename } from "./email-limits.js";
 import { exportJobFromRequest } from "./export-request.js";
 import { type FilesContext, newId, publicUrl, requireStorage } from "./files-context.js";
 import { mediaResolver } from "./media.js";
@@ -16,7 +17,10 @@ import { mediaResolver } from "./media.js";
 export const DOWNLOAD_TTL_SECONDS = 900;
 /** Seconds a mailed link is valid (7 days, also the longest S3 pre-signature). */
 export const EMAIL_LINK_TTL_SECONDS = 7 * 24 * 3600;
-const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+/** One plain address: no display name, comma, angle bracket or quote that a mailer could read as more. */
+const EMAIL =
+  /^[A-Za-z0-9.!#$%&'*+/=?^_`{|}~-]{1,64}@(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+[A-Za-z][A-Za-z0-9-]{0,62}$/;
+const MAX_EMAIL_CHARS = 254;
 
 /** Exports without the size cap (the file is stored, not sent in the response). */
 async function exportUncapped(
@@ -65,15 +69,16 @@ export function createDownloadHandler(ctx: FilesContext) {
     const principal = requirePrincipal(call);
     const { db } = requireStorage(ctx);
     const { file, format } = await exportUncapped(ctx, principal.ownerId, req.export ?? emptyExport());
+    const filename = safeExportFilename(req.filename, format);
     const id = newId("dl");
     const key = `exports/${id}${file.extension}`;
-    const url = await storeAndSign(ctx, key, file, req.filename, DOWNLOAD_TTL_SECONDS);
+    const url = await storeAndSign(ctx, key, file, filename, DOWNLOAD_TTL_SECONDS);
     await db<ExportRow>("exports").insert({
       id,
       owner_id: principal.ownerId,
       kind: "download",
       format,
-      filename: req.filename,
+      filename,
       status: "stored",
       object_key: key,
     });
@@ -81,7 +86,7 @@ export function createDownloadHandler(ctx: FilesContext) {
       downloadUrl: url,
       expiresAt: new Date(Date.now() + DOWNLOAD_TTL_SECONDS * 1000),
       expiresInSeconds: DOWNLOAD_TTL_SECONDS,
-      filename: req.filename,
+      filename,
       format,
     };
   };
@@ -92,8 +97,10 @@ function emptyExport(): ingestFilesV1.ExportDocumentRequest {
 }
 
 /**
- * FilesService.QueueEmailExport: 400 for a malformed recipient; records the job as queued and
- * answers at once; the export, upload and mail happen in the background (status sent | failed).
+ * FilesService.QueueEmailExport: 400 for a malformed recipient; 429 with Retry-After when the
+ * account sent ctx.emailExportsPerHour in the last hour; records the job as queued and answers
+ * at once; the export, upload and mail happen in the background (status sent | failed). The
+ * filename is sanitized (safeExportFilename) and the subject is fixed.
  */
 export function queueEmailExportHandler(ctx: FilesContext) {
   return async (
@@ -103,23 +110,27 @@ export function queueEmailExportHandler(ctx: FilesContext) {
     const principal = requirePrincipal(call);
     const { db } = requireStorage(ctx);
     const recipient = req.recipientEmail.trim();
-    if (!EMAIL.test(recipient)) throw new InputError("recipient_email is not a valid email address");
+    if (recipient.length > MAX_EMAIL_CHARS || !EMAIL.test(recipient))
+      throw new InputError("recipient_email is not a valid email address");
     const exportReq = req.export ?? emptyExport();
     // Validates the format and options now, so the caller gets the 422 instead of a failed mail.
-    exportJobFromRequest(exportReq);
+    const { format } = exportJobFromRequest(exportReq);
+    const filename = safeExportFilename(req.filename, format);
     const id = newId("exp");
-    await db<ExportRow>("exports").insert({
-      id,
-      owner_id: principal.ownerId,
-      session_id: req.sessionId,
-      kind: "email",
-      format: exportReq.format,
-      filename: req.filename,
-      recipient_email: recipient,
-      status: "queued",
-    });
+    await insertWithinEmailCap(
+      db,
+      {
+        id,
+        owner_id: principal.ownerId,
+        session_id: req.sessionId,
+        format: exportReq.format,
+        filename,
+        recipient_email: recipient,
+      },
+      ctx.emailExportsPerHour,
+    );
     setImmediate(() => {
-      void deliver(ctx, principal.ownerId, id, exportReq, req.filename, recipient);
+      void deliver(ctx, principal.ownerId, id, exportReq, filename, recipient);
     });
     return { jobId: id, recipientEmail: recipient, status: "queued", eta: new Date(Date.now() + 60_000) };
   };
@@ -141,7 +152,7 @@ async function deliver(
     const expires = new Date(Date.now() + EMAIL_LINK_TTL_SECONDS * 1000).toUTCString();
     await ctx.mailer.send({
       to: recipient,
-      subject: `Your Redline export is ready: ${filename}`,
+      subject: EMAIL_EXPORT_SUBJECT,
       text: `Your export "${filename}" is ready.\n\nDownload it here (the link is valid for 7 days, until ${expires}):\n${url}\n`,
       html: `<p>Your export <b>${escapeHtml(filename)}</b> is ready.</p><p><a href="${escapeHtml(url)}">Download it</a> (the link is valid for 7 days, until ${escapeHtml(expires)}).</p>`,
     });

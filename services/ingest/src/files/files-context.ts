@@ -27,6 +27,8 @@ export interface FilesContext {
   exportMaxBytes: Record<ExportFormat, number>;
   chromiumPath?: string;
   mailer: Mailer;
+  /** Email exports one account may request per hour (IngestConfig.emailExportsPerHour). */
+  emailExportsPerHour: number;
   /** Optional public base URL of the object store for pre-signed links (e.g. behind a proxy). */
   publicS3Endpoint?: string;
 }
