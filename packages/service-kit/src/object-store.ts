@@ -18,6 +18,13 @@ export interface ObjectStore {
   ensureBucket(): Promise<void>;
   put(key: string, body: Buffer, contentType: string): Promise<void>;
   get(key: string): Promise<Buffer>;
+  /**
+   * A GET link valid `ttlSeconds` (at most 604800) whose response the store sends as a download:
+   * the link is signed with response-content-disposition (attachment, sanitized `filename`) and
+   * response-content-type overrides, which S3, MinIO and s3rver honour. The link is a bearer
+   * credential for the object until it expires (README, "Security model").
+   */
+  presignDownload(key: string, ttlSeconds: number, file: { filename: string; contentType: string }): Promise<string>;
   /** Health probe. */
   ping(): Promise<void>;
 }
@@ -50,8 +57,91 @@ export function createObjectStore(cfg: S3Config): ObjectStore {
       for await (const part of stream) parts.push(part as Buffer);
       return Buffer.concat(parts);
     },
+    presignDownload(key, ttlSeconds, file) {
+      return client.presignedGetObject(cfg.bucket, key, ttlSeconds, {
+        "response-content-disposition": signableDisposition(file.filename),
+        "response-content-type": file.contentType,
+      });
+    },
     async ping() {
       await client.bucketExists(cfg.bucket);
     },
+  };
+}
+
+/**
+ * Headers that make a browser treat a stored object as inert data: no scripts, plugins, forms or
+ * subresources (CSP sandbox) and no type sniffing. Sent with every object the services serve.
+ */
+export const INERT_CONTENT_HEADERS = {
+  "Content-Security-Policy": "default-src 'none'; sandbox",
+  "X-Content-Type-Options": "nosniff",
+} as const;
+
+/**
+ * A file name safe inside a header: the last path segment, without control characters, quotes,
+ * backslashes or separators that break `filename="..."`, at most 200 characters; "download"
+ * when nothing is left.
+ */
+export function safeFilename(name: string): string {
+  const base = name.split(/[\\/]/).pop() ?? "";
+  const kept = [...base].filter((ch) => {
+    const code = ch.codePointAt(0) ?? 0;
+    // C0/C1 controls, and bidi controls that can disguise an extension (e.g. "fdp.exe" shown reversed).
+    if (code < 0x20 || (code >= 0x7f && code < 0xa0)) return false;
+    if ((code >= 0x200e && code <= 0x200f) || (code >= 0x202a && code <= 0x202e) || (code >= 0x2066 && code <= 0x2069))
+      return false;
+    // Lone surrogates cannot be percent-encoded for filename*.
+    if (code >= 0xd800 && code <= 0xdfff) return false;
+    return !'"\\;'.includes(ch);
+  });
+  // Sliced by code point, so no surrogate pair is cut in half.
+  const clean = kept.slice(0, 200).join("").trim();
+  return clean.replace(/^\.+/, "").trim() || "download";
+}
+
+/**
+ * `Content-Disposition` of `disposition` with a sanitized name (safeFilename): an ASCII
+ * fallback in `filename` and the UTF-8 name in `filename*` (RFC 6266 / RFC 5987).
+ */
+export function contentDisposition(disposition: "attachment" | "inline", filename: string): string {
+  const name = safeFilename(filename);
+  const ascii = name.replace(/[^\x20-\x7e]/g, "_");
+  const encoded = encodeURIComponent(name).replace(/['()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+  return `${disposition}; filename="${ascii}"; filename*=UTF-8''${encoded}`;
+}
+
+/**
+ * `attachment; filename="..."` for a signed response-content-disposition: ASCII only, without
+ * `!'()*` (so no RFC 5987 `filename*`). s3rver canonicalizes query values with
+ * encodeURIComponent where SigV4 clients (minio) escape those characters too, so a link whose
+ * override holds one of them would fail its own signature check.
+ */
+function signableDisposition(filename: string): string {
+  return `attachment; filename="${safeFilename(filename).replace(/[^\x20-\x7e]|[!'()*]/g, "_")}"`;
+}
+
+/** Raster image types a browser only ever decodes (never runs): the media served inline. */
+const PASSIVE_IMAGE_EXTENSIONS: Record<string, string> = {
+  "image/png": "png",
+  "image/jpeg": "jpg",
+  "image/gif": "gif",
+  "image/webp": "webp",
+  "image/avif": "avif",
+  "image/bmp": "bmp",
+};
+
+/**
+ * How to serve a stored image (`GET /v1/media/{id}`): passive raster types inline under their
+ * own type; anything else (SVG, which can carry scripts, and types browsers do not draw, such
+ * as EMF) as an `application/octet-stream` attachment. Always with INERT_CONTENT_HEADERS.
+ */
+export function mediaResponseHeaders(id: string, contentType: string): Record<string, string> {
+  const type = contentType.split(";")[0].trim().toLowerCase();
+  const ext = PASSIVE_IMAGE_EXTENSIONS[type];
+  return {
+    ...INERT_CONTENT_HEADERS,
+    "Content-Type": ext ? type : "application/octet-stream",
+    "Content-Disposition": contentDisposition(ext ? "inline" : "attachment", `${id}.${ext ?? "bin"}`),
   };
 }

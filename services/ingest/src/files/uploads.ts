@@ -98,7 +98,7 @@ export function convertUploadHandler(ctx: FilesContext) {
     } else {
       const result = await convertDocument(row.filename, bytes, ctx.limits, ctx.pool);
       converted = {
-        html: await extractMedia(requireStorage(ctx), principal.ownerId, result.html),
+        html: await extractMedia(requireStorage(ctx), principal.ownerId, result.html, result.warnings),
         title: result.title,
         pageSetupJson: result.pageSetup ? JSON.stringify(result.pageSetup) : "",
         warnings: result.warnings,
