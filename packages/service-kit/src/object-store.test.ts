@@ -48,13 +48,17 @@ describe("mediaResponseHeaders", () => {
     expect(mediaResponseHeaders(id, "image/jpeg")["Content-Disposition"]).toContain(`${id}.jpg`);
   });
 
-  it("serves SVG and anything else as an octet-stream attachment", () => {
-    for (const type of ["image/svg+xml", "image/x-emf", "text/html", ""]) {
+  it("serves SVG and non-image types as an octet-stream attachment, undrawable images as attachments", () => {
+    for (const type of ["image/svg+xml", "IMAGE/SVG", "image/foo+xml", "text/html", "image/png x", ""]) {
       const headers = mediaResponseHeaders(id, type);
       expect(headers["Content-Type"]).toBe("application/octet-stream");
       expect(headers["Content-Disposition"]).toMatch(/^attachment; filename="a+\.bin"/);
       expect(headers["Content-Security-Policy"]).toBe("default-src 'none'; sandbox");
       expect(headers["X-Content-Type-Options"]).toBe("nosniff");
     }
+    expect(mediaResponseHeaders(id, "image/x-wmf")).toMatchObject({
+      "Content-Type": "image/x-wmf",
+      "Content-Disposition": expect.stringMatching(/^attachment; /),
+    });
   });
 });

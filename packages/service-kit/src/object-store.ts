@@ -132,16 +132,18 @@ const PASSIVE_IMAGE_EXTENSIONS: Record<string, string> = {
 };
 
 /**
- * How to serve a stored image (`GET /v1/media/{id}`): passive raster types inline under their
- * own type; anything else (SVG, which can carry scripts, and types browsers do not draw, such
- * as EMF) as an `application/octet-stream` attachment. Always with INERT_CONTENT_HEADERS.
+ * How to serve a stored image (`GET /v1/media/{id}`), always with INERT_CONTENT_HEADERS: passive
+ * raster types (PNG, JPEG, GIF, WebP, AVIF, BMP) inline; other image types browsers do not draw
+ * (EMF, WMF, TIFF from Office files) under their type as an attachment; SVG (it can carry
+ * scripts) and anything that is not a plain image type as an `application/octet-stream` attachment.
  */
 export function mediaResponseHeaders(id: string, contentType: string): Record<string, string> {
   const type = contentType.split(";")[0].trim().toLowerCase();
   const ext = PASSIVE_IMAGE_EXTENSIONS[type];
+  const otherImage = /^image\/[a-z0-9.+-]+$/.test(type) && !/svg|xml/.test(type);
   return {
     ...INERT_CONTENT_HEADERS,
-    "Content-Type": ext ? type : "application/octet-stream",
+    "Content-Type": ext || otherImage ? type : "application/octet-stream",
     "Content-Disposition": contentDisposition(ext ? "inline" : "attachment", `${id}.${ext ?? "bin"}`),
   };
 }

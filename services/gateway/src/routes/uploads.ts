@@ -250,7 +250,7 @@ export const getMediaRoute = defineRoute({
     "Images of uploaded documents are stored once by content hash and referenced from the HTML as " +
     "/v1/media/{sha256}. Only the owner (or their organization) can read them; 404 otherwise. Served with " +
     "Content-Security-Policy `default-src 'none'; sandbox` and nosniff; PNG, JPEG, GIF, WebP, AVIF and BMP inline, " +
-    "other types as an application/octet-stream attachment. SVG is never stored (its images are removed on upload).",
+    "other image types (EMF, WMF) as attachments. SVG is never stored (its images are removed on upload).",
   tags: ["documents"],
   auth: true,
   params: MediaPathSchema,
@@ -261,8 +261,8 @@ export const getMediaRoute = defineRoute({
     return {
       body: "",
       headers: {
-        // Raster images inline, anything else (SVG stored before it was refused) as an
-        // octet-stream attachment; always sandboxed and unsniffed (README, "Security model").
+        // Raster images inline, anything else as an attachment (SVG stored before it was refused
+        // as application/octet-stream); always sandboxed and unsniffed (README, "Security model").
         ...mediaResponseHeaders(params.media_id, media.contentType),
         "Content-Length": String(media.content.length),
         // Content-addressed: the bytes behind an id never change.
