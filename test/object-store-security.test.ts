@@ -4,6 +4,8 @@
 // GET /v1/media never serves active content: SVG images are removed on upload.
 // Real gateway, services, Postgres and the embedded S3 from test/global-setup.ts; plain fetch
 // against the store's endpoint for everything a stranger could send.
+import http from "node:http";
+import type { AddressInfo } from "node:net";
 import { createDb, createObjectStore, type Knex, type ObjectStore } from "@redline/service-kit";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { startTestStack, type TestStack } from "./support/stack.js";
@@ -144,6 +146,46 @@ describe("pre-signed download links", () => {
     });
     expect(processed.status).toBe(200);
     expect(((await processed.json()) as { html: string }).html).toContain("Uploaded.");
+  });
+});
+
+describe("S3_PUBLIC_ENDPOINT", () => {
+  it("signs links for the public origin, which a Host-preserving reverse proxy serves", async () => {
+    // A reverse proxy in front of the store that passes the client's Host through.
+    const target = new URL(infra.s3.endpoint);
+    const proxy = http.createServer((req, res) => {
+      const upstream = http.request(
+        { host: target.hostname, port: target.port, method: req.method, path: req.url, headers: req.headers },
+        (up) => {
+          res.writeHead(up.statusCode ?? 502, up.headers);
+          up.pipe(res);
+        },
+      );
+      req.pipe(upstream);
+    });
+    await new Promise<void>((resolve) => proxy.listen(0, "127.0.0.1", resolve));
+    try {
+      const publicEndpoint = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`;
+      const publicStore = createObjectStore(infra.s3, { publicEndpoint });
+      await publicStore.put("objstore-test/public.txt", Buffer.from("via proxy"), "text/plain");
+      const link = await publicStore.presignDownload("objstore-test/public.txt", 60, {
+        filename: "public.txt",
+        contentType: "text/plain",
+      });
+      expect(link.startsWith(`${publicEndpoint}/`)).toBe(true);
+      const res = await fetch(link);
+      expect(res.status).toBe(200);
+      expect(await res.text()).toBe("via proxy");
+      // The proxy is no way around the signature check.
+      await expectDenied(await fetch(withParam(link, "X-Amz-Signature", null)));
+      await expectDenied(await fetch(`${publicEndpoint}/${infra.s3.bucket}`));
+      const upload = await publicStore.presignUpload("objstore-test/public-upload.txt", 60);
+      expect((await fetch(upload, { method: "PUT", body: "uploaded via proxy" })).status).toBe(200);
+      expect((await store.get("objstore-test/public-upload.txt")).toString()).toBe("uploaded via proxy");
+    } finally {
+      proxy.closeAllConnections();
+      await new Promise((resolve) => proxy.close(resolve));
+    }
   });
 });
 

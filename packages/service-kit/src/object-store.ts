@@ -18,6 +18,8 @@ export interface ObjectStore {
   ensureBucket(): Promise<void>;
   put(key: string, body: Buffer, contentType: string): Promise<void>;
   get(key: string): Promise<Buffer>;
+  /** A PUT link valid `ttlSeconds` (at most 604800) for one object: a bearer credential to write it until then. */
+  presignUpload(key: string, ttlSeconds: number): Promise<string>;
   /**
    * A GET link valid `ttlSeconds` (at most 604800) whose response the store sends as a download:
    * the link is signed with response-content-disposition (attachment, sanitized `filename`) and
@@ -29,19 +31,31 @@ export interface ObjectStore {
   ping(): Promise<void>;
 }
 
-/** Builds an object store client from config (path-style addressing, as s3rver and MinIO need). */
-export function createObjectStore(cfg: S3Config): ObjectStore {
-  const url = new URL(cfg.endpoint);
+/** A minio client for `endpoint` (an origin such as http://127.0.0.1:49329; path-style addressing). */
+function minioClient(cfg: S3Config, endpoint: string): Client {
+  const url = new URL(endpoint);
   const useSSL = url.protocol === "https:";
-  const client = new Client({
+  return new Client({
     endPoint: url.hostname,
     port: url.port ? Number(url.port) : useSSL ? 443 : 80,
     useSSL,
     accessKey: cfg.accessKey,
     secretKey: cfg.secretKey,
+    // Set, so signing links never asks the store for the bucket's region.
     region: cfg.region,
     pathStyle: true,
   });
+}
+
+/**
+ * Builds an object store client from config (path-style addressing, as s3rver and MinIO need).
+ * `publicEndpoint` (S3_PUBLIC_ENDPOINT, an origin without a path) is the address clients reach
+ * the store at: pre-signed links are signed for it, since SigV4 signs the Host header (a link
+ * signed for the internal host and rewritten afterwards would fail its signature check).
+ */
+export function createObjectStore(cfg: S3Config, opts: { publicEndpoint?: string } = {}): ObjectStore {
+  const client = minioClient(cfg, cfg.endpoint);
+  const signer = opts.publicEndpoint ? minioClient(cfg, opts.publicEndpoint) : client;
   return {
     client,
     bucket: cfg.bucket,
@@ -57,8 +71,11 @@ export function createObjectStore(cfg: S3Config): ObjectStore {
       for await (const part of stream) parts.push(part as Buffer);
       return Buffer.concat(parts);
     },
+    presignUpload(key, ttlSeconds) {
+      return signer.presignedPutObject(cfg.bucket, key, ttlSeconds);
+    },
     presignDownload(key, ttlSeconds, file) {
-      return client.presignedGetObject(cfg.bucket, key, ttlSeconds, {
+      return signer.presignedGetObject(cfg.bucket, key, ttlSeconds, {
         "response-content-disposition": signableDisposition(file.filename),
         "response-content-type": file.contentType,
       });
