@@ -58,6 +58,9 @@ describe("startS3", () => {
     const second = await started({ dataDir: dir });
     expect({ a: second.accessKey, s: second.secretKey }).toEqual({ a: first.accessKey, s: first.secretKey });
     expect(JSON.parse(readFileSync(join(dir, ".credentials.json"), "utf8")).accessKey).toBe(first.accessKey);
+    // The secret travels in the child's environment, not its world-readable command line.
+    const pid = readFileSync(join(dir, ".s3rver.pid"), "utf8").trim();
+    expect(readFileSync(`/proc/${pid}/cmdline`, "utf8")).not.toContain(second.secretKey);
   });
 
   it("takes an explicit pair, and refuses s3rver's public default or half a pair", async () => {

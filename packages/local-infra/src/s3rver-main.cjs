@@ -52,7 +52,7 @@ function installCredentials(accessKey, secretKey) {
 }
 
 function main() {
-  const cfg = JSON.parse(process.env.REDLINE_S3RVER_CONFIG || process.argv[2] || "{}");
+  const cfg = JSON.parse(process.env.REDLINE_S3RVER_CONFIG || "{}");
   installCredentials(cfg.accessKey, cfg.secretKey);
   const server = new S3rver({
     port: cfg.port,
