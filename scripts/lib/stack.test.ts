@@ -1,5 +1,5 @@
 // The stack supervisor with fake services (tiny node servers) against the shared test infra.
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import net from "node:net";
 import os from "node:os";
 import { join } from "node:path";
@@ -120,6 +120,9 @@ describe("startStack", () => {
         addrs: { documents: env.DOCUMENTS_ADDR },
       });
       expect(Object.keys(info?.children ?? {}).sort()).toEqual([...SERVICE_NAMES].sort());
+      // It carries the object store's keys to scripts (admin, demo), so only its owner reads it.
+      expect(info?.s3).toMatchObject({ accessKey: infra.s3.accessKey, secretKey: infra.s3.secretKey });
+      expect(statSync(join(stack.dataDir, "stack.json")).mode & 0o777).toBe(0o600);
       expect(isStackRunning(stack.dataDir)).toBe(true);
       expect((await findRunningStack(stack.dataDir))?.gatewayUrl).toBe(stack.gatewayUrl);
 

@@ -415,7 +415,8 @@ export async function startStack(opts: StartStackOptions = {}): Promise<RunningS
   const writeStackFile = () => {
     if (stopped) return;
     const tmp = join(dataDir, `${STACK_FILE}.${process.pid}.tmp`);
-    writeFileSync(tmp, `${JSON.stringify(info(status), null, 2)}\n`);
+    // 0600: it carries the object store's secret key (and any password in DATABASE_URL).
+    writeFileSync(tmp, `${JSON.stringify(info(status), null, 2)}\n`, { mode: 0o600 });
     renameSync(tmp, join(dataDir, STACK_FILE));
   };
   writeStackFile();

@@ -33,5 +33,5 @@ export {
   terminate,
   waitForExit,
 } from "./proc.js";
-export type { EmbeddedS3Handle, StartS3Options } from "./s3.js";
-export { clearStaleS3, startS3 } from "./s3.js";
+export type { EmbeddedS3Handle, S3Credentials, StartS3Options } from "./s3.js";
+export { clearStaleS3, s3Credentials, startS3 } from "./s3.js";

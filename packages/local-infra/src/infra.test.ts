@@ -50,10 +50,10 @@ async function pgSelect1(url: string): Promise<number> {
 async function checkAll(infra: Pick<LocalInfra, "databaseUrl" | "natsUrl" | "s3">): Promise<void> {
   expect(await pgSelect1(infra.databaseUrl)).toBe(1);
   expect(await natsInfo(Number(new URL(infra.natsUrl).port))).toMatch(/^INFO \{.*"jetstream":true/);
-  // s3rver accepts unsigned requests: list the bucket.
+  // The embedded s3rver answers, and refuses an unsigned listing of the bucket.
   const res = await fetch(`${infra.s3.endpoint}/${infra.s3.bucket}`);
-  expect(res.status).toBe(200);
-  expect(await res.text()).toContain("<ListBucketResult");
+  expect(res.status).toBe(403);
+  expect(await res.text()).toContain("<Code>AccessDenied</Code>");
 }
 
 describe("startLocalInfra", () => {
@@ -87,11 +87,13 @@ describe("startLocalInfra", () => {
     const dir = tempDir();
     const infra = await startLocalInfra({ dataDir: dir, env: {}, persistent: false });
     expect(infra.embedded).toEqual({ postgres: true, nats: true, s3: true });
-    expect(infra.s3).toMatchObject({
-      accessKey: "S3RVER",
-      secretKey: "S3RVER",
-      bucket: "redline",
-      region: "us-east-1",
+    expect(infra.s3).toMatchObject({ bucket: "redline", region: "us-east-1" });
+    // A generated pair, never s3rver's public default.
+    expect(infra.s3.accessKey).toMatch(/^RL[0-9A-F]{18}$/);
+    expect(infra.s3.secretKey).toHaveLength(40);
+    expect(JSON.parse(readFileSync(join(dir, "s3", ".credentials.json"), "utf8"))).toEqual({
+      accessKey: infra.s3.accessKey,
+      secretKey: infra.s3.secretKey,
     });
     await checkAll(infra);
     await infra.stop();
@@ -145,6 +147,9 @@ setInterval(() => {}, 60_000);
     expect(second.databaseUrl).toBe(first.databaseUrl);
     expect(second.natsUrl).toBe(first.natsUrl);
     expect(second.s3.endpoint).toBe(first.s3.endpoint);
+    // The data dir's credentials survive the restart (services and signed links keep working).
+    expect(second.s3.accessKey).toBe(first.s3.accessKey);
+    expect(second.s3.secretKey).toBe(first.s3.secretKey);
     await checkAll(second);
     await second.stop();
     for (const port of Object.values(ports)) expect(await canConnect(port)).toBe(false);

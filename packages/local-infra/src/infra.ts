@@ -34,7 +34,12 @@ export interface LocalInfra {
 export interface StartLocalInfraOptions {
   /** Embedded data lives in <dataDir>/postgres, <dataDir>/nats and <dataDir>/s3. */
   dataDir: string;
-  /** DATABASE_URL, NATS_URL, S3_ENDPOINT (+ S3_ACCESS_KEY, S3_SECRET_KEY, S3_BUCKET, S3_REGION) replace embedded pieces. Default process.env. */
+  /**
+   * DATABASE_URL, NATS_URL, S3_ENDPOINT (+ S3_ACCESS_KEY, S3_SECRET_KEY, S3_BUCKET, S3_REGION)
+   * replace embedded pieces, used as given. Without S3_ENDPOINT, S3_ACCESS_KEY and S3_SECRET_KEY
+   * (both or neither) set the embedded store's keys; unset, it uses the pair generated for
+   * <dataDir>/s3. Default process.env.
+   */
   env?: NodeJS.ProcessEnv;
   /**
    * true (default): the fixed DEFAULT_PORTS and durable data. false: random free ports, fsync

@@ -1,4 +1,6 @@
 // Embedded S3: @20minutes/s3rver 4 in a child node process, objects stored as files under dataDir.
+// Only signed requests are served, with credentials generated per data dir (s3rver-main.cjs).
+import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -19,9 +21,12 @@ export interface StartS3Options {
   dataDir: string;
   /** TCP port on 127.0.0.1; 0 or undefined picks a free one. */
   port?: number;
-  /** Access key (default "S3RVER", which s3rver always accepts with secret "S3RVER"). */
+  /**
+   * Access key; with secretKey, replaces the generated pair of the data dir (see
+   * s3Credentials). s3rver's public default S3RVER/S3RVER is refused.
+   */
   accessKey?: string;
-  /** Secret key (default "S3RVER"); signatures (v2/v4) are verified against it. */
+  /** Secret key; signatures (v2/v4) are verified against it. */
   secretKey?: string;
   /** Bucket created at startup when missing (default "redline"). */
   bucket?: string;
@@ -41,6 +46,56 @@ export interface EmbeddedS3Handle {
 
 const RUNNER = fileURLToPath(new URL("./s3rver-main.cjs", import.meta.url));
 const PID_FILE = ".s3rver.pid";
+/** Generated credentials of a data dir; a file at the top is not a bucket, so S3 never serves it. */
+const CREDENTIALS_FILE = ".credentials.json";
+/** s3rver's built-in key pair: public knowledge, so never accepted by the embedded store. */
+const PUBLIC_DEFAULT_KEY = "S3RVER";
+
+/** An access key / secret key pair. */
+export interface S3Credentials {
+  accessKey: string;
+  secretKey: string;
+}
+
+/**
+ * The embedded store's credentials for `dataDir`: read from <dataDir>/.credentials.json, or
+ * generated (20-character access key, 40-character secret, from the CSPRNG) and written there with
+ * mode 0600 on first use, so a restart of `pnpm start` keeps the links and clients it signed.
+ * Errors: an unreadable or malformed credentials file (delete it to get a new pair).
+ */
+export function s3Credentials(dataDir: string): S3Credentials {
+  const directory = resolve(dataDir);
+  const file = join(directory, CREDENTIALS_FILE);
+  if (!existsSync(file)) {
+    mkdirSync(directory, { recursive: true });
+    const fresh: S3Credentials = {
+      accessKey: `RL${randomBytes(12).toString("hex").toUpperCase().slice(0, 18)}`,
+      secretKey: randomBytes(30).toString("base64url"),
+    };
+    try {
+      // wx: a concurrent first start keeps whichever pair was written first.
+      writeFileSync(file, `${JSON.stringify(fresh)}\n`, { mode: 0o600, flag: "wx" });
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
+    }
+  }
+  let parsed: Partial<S3Credentials>;
+  try {
+    parsed = JSON.parse(readFileSync(file, "utf8")) as Partial<S3Credentials>;
+  } catch (err) {
+    throw new Error(
+      `cannot read the embedded S3 credentials ${file} (${(err as Error).message}): delete it to generate new ones`,
+    );
+  }
+  if (
+    typeof parsed.accessKey !== "string" ||
+    !parsed.accessKey ||
+    typeof parsed.secretKey !== "string" ||
+    !parsed.secretKey
+  )
+    throw new Error(`${file} lacks accessKey/secretKey: delete it to generate new ones`);
+  return { accessKey: parsed.accessKey, secretKey: parsed.secretKey };
+}
 
 /** Stops an s3rver process that a dead owner (kill -9) left running on dataDir. */
 export async function clearStaleS3(dataDir: string, log: LogFn = () => {}): Promise<void> {
@@ -58,14 +113,29 @@ export async function clearStaleS3(dataDir: string, log: LogFn = () => {}): Prom
 /**
  * Starts an S3-compatible server (s3rver) on 127.0.0.1 in a child node process tied to this one
  * (it gets SIGTERM when this process exits or dies). The bucket is created when missing.
- * Signed requests must use accessKey/secretKey (v4 with any region: use us-east-1, path-style).
- * Unsigned requests are accepted too: a local development server, never expose it.
- * Errors: port in use (explicit port), startup failure or 20 s timeout (with its output).
+ * Requests must be signed with accessKey/secretKey (v4 with any region: use us-east-1,
+ * path-style), in a header or as a pre-signed URL; anything unsigned or badly signed gets a 403
+ * AccessDenied XML body. Object responses carry `Content-Security-Policy: default-src 'none';
+ * sandbox`, `X-Content-Type-Options: nosniff` and, unless the signed URL overrides it,
+ * `Content-Disposition: attachment`. Without opts.accessKey/secretKey the data dir's generated
+ * pair is used (s3Credentials).
+ * Errors: only one of accessKey/secretKey given, or the public S3RVER default; port in use
+ * (explicit port), startup failure or 20 s timeout (with its output).
  */
 export async function startS3(opts: StartS3Options): Promise<EmbeddedS3Handle> {
   const directory = resolve(opts.dataDir);
-  const accessKey = opts.accessKey ?? "S3RVER";
-  const secretKey = opts.secretKey ?? "S3RVER";
+  if (!opts.accessKey !== !opts.secretKey)
+    throw new Error(
+      "embedded S3: set both S3_ACCESS_KEY and S3_SECRET_KEY, or neither (then a generated pair is used)",
+    );
+  if (opts.accessKey === PUBLIC_DEFAULT_KEY || opts.secretKey === PUBLIC_DEFAULT_KEY)
+    throw new Error(
+      "embedded S3: S3RVER/S3RVER is s3rver's public default key pair and is refused; unset S3_ACCESS_KEY and S3_SECRET_KEY to use the generated pair",
+    );
+  const { accessKey, secretKey } =
+    opts.accessKey && opts.secretKey
+      ? { accessKey: opts.accessKey, secretKey: opts.secretKey }
+      : s3Credentials(directory);
   const bucket = opts.bucket ?? "redline";
   const log = opts.log ?? (() => {});
   mkdirSync(directory, { recursive: true });
@@ -78,18 +148,19 @@ export async function startS3(opts: StartS3Options): Promise<EmbeddedS3Handle> {
       `cannot start embedded S3: port ${port} on 127.0.0.1 is already in use by another process (free it, or set S3_ENDPOINT to use an external S3)`,
     );
   }
-  const child = spawnTied(
-    process.execPath,
-    [RUNNER, JSON.stringify({ port, directory, accessKey, secretKey, bucket })],
-    {
-      cwd: directory,
-      // Plain node: no tsx loader inherited through NODE_OPTIONS (see s3rver-main.cjs).
-      env: { ...process.env, NODE_OPTIONS: "" },
-      stdio: ["ignore", "pipe", "pipe"],
-      detached: true,
-      deathSignal: "SIGTERM",
+  const child = spawnTied(process.execPath, [RUNNER], {
+    cwd: directory,
+    // Plain node: no tsx loader inherited through NODE_OPTIONS (see s3rver-main.cjs). The
+    // config travels in the environment: argv (with the secret) is readable by every local user.
+    env: {
+      ...process.env,
+      NODE_OPTIONS: "",
+      REDLINE_S3RVER_CONFIG: JSON.stringify({ port, directory, accessKey, secretKey, bucket }),
     },
-  );
+    stdio: ["ignore", "pipe", "pipe"],
+    detached: true,
+    deathSignal: "SIGTERM",
+  });
   if (child.pid !== undefined) writeFileSync(pidFile, `${child.pid}\n`);
   const recent: string[] = [];
   let onReady: (port: number) => void = () => {};

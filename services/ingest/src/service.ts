@@ -164,7 +164,7 @@ export async function startIngestService(cfg: IngestConfig): Promise<RunningInge
   let storage: FilesStorage | null = null;
   if (cfg.databaseUrl && cfg.s3) {
     const db = createDb(cfg.databaseUrl, SCHEMA);
-    const store = createObjectStore(cfg.s3);
+    const store = createObjectStore(cfg.s3, { publicEndpoint: cfg.s3PublicEndpoint });
     try {
       await migrateLatest(db, SCHEMA, migrations);
       await store.ensureBucket();

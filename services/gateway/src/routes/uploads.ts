@@ -2,7 +2,7 @@
 // /v1/documents/upload (multipart, open_mode) and POST /v1/documents/upload-base64. One front
 // door: ingest converts (415/413/400), documents stores (sanitize + chunk), sessions opens it.
 import type { documentsV1, ingestV1, sessionsV1 } from "@redline/grpc-stubs";
-import { InputError } from "@redline/service-kit";
+import { InputError, mediaResponseHeaders } from "@redline/service-kit";
 import { z } from "zod";
 import { defineRoute, type RouteCall } from "../route-registry.js";
 import { normalizeBase64 } from "../schemas.js";
@@ -248,7 +248,9 @@ export const getMediaRoute = defineRoute({
   summary: "Read an image of a document",
   description:
     "Images of uploaded documents are stored once by content hash and referenced from the HTML as " +
-    "/v1/media/{sha256}. Only the owner (or their organization) can read them; 404 otherwise.",
+    "/v1/media/{sha256}. Only the owner (or their organization) can read them; 404 otherwise. Served with " +
+    "Content-Security-Policy `default-src 'none'; sandbox` and nosniff; PNG, JPEG, GIF, WebP, AVIF and BMP inline, " +
+    "other image types (EMF, WMF) as attachments. SVG is never stored (its images are removed on upload).",
   tags: ["documents"],
   auth: true,
   params: MediaPathSchema,
@@ -259,11 +261,12 @@ export const getMediaRoute = defineRoute({
     return {
       body: "",
       headers: {
-        "Content-Type": media.contentType,
+        // Raster images inline, anything else as an attachment (SVG stored before it was refused
+        // as application/octet-stream); always sandboxed and unsniffed (README, "Security model").
+        ...mediaResponseHeaders(params.media_id, media.contentType),
         "Content-Length": String(media.content.length),
         // Content-addressed: the bytes behind an id never change.
         "Cache-Control": "private, max-age=31536000, immutable",
-        "X-Content-Type-Options": "nosniff",
       },
       send: (res) => {
         res.end(media.content);

@@ -52,11 +52,8 @@ async function storeAndSign(
 ): Promise<string> {
   const { store } = requireStorage(ctx);
   await store.put(key, file.bytes, file.contentType);
-  const ascii = filename.replace(/[^\x20-\x7e]/g, "_").replace(/"/g, "");
-  const url = await store.client.presignedGetObject(store.bucket, key, ttlSeconds, {
-    "response-content-disposition": `attachment; filename="${ascii}"`,
-    "response-content-type": file.contentType,
-  });
+  // Signed overrides: the store serves it as an attachment under a sanitized name.
+  const url = await store.presignDownload(key, ttlSeconds, { filename, contentType: file.contentType });
   return publicUrl(ctx, url);
 }
 

@@ -29,7 +29,10 @@ export interface FilesContext {
   mailer: Mailer;
   /** Email exports one account may request per hour (IngestConfig.emailExportsPerHour). */
   emailExportsPerHour: number;
-  /** Optional public base URL of the object store for pre-signed links (e.g. behind a proxy). */
+  /**
+   * Public origin of the object store (S3_PUBLIC_ENDPOINT) that pre-signed links point at: a
+   * security boundary, see README "Security model".
+   */
   publicS3Endpoint?: string;
 }
 
@@ -45,7 +48,11 @@ export function newId(prefix: string): string {
   return `${prefix}_${crypto.randomUUID().replaceAll("-", "")}`;
 }
 
-/** Rewrites a pre-signed URL onto the public endpoint when one is configured (the signature covers path and query only for host-independent clients). */
+/**
+ * A pre-signed URL on the public endpoint's origin. The store signs links for that endpoint
+ * already (createObjectStore's publicEndpoint: SigV4 signs the Host), so this only guards
+ * against a link signed elsewhere; a rewritten host would fail the signature check.
+ */
 export function publicUrl(ctx: FilesContext, url: string): string {
   if (!ctx.publicS3Endpoint) return url;
   const u = new URL(url);

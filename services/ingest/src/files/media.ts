@@ -1,6 +1,12 @@
 // Images out of converted HTML: each data: image is stored once in the object store under its
 // content hash and referenced as /v1/media/{sha256}; the owner gets a row so only they (and
 // their organization) can read it back through the gateway.
+//
+// SVG is refused, never stored: an SVG is a document that can carry scripts, event handlers,
+// foreignObject HTML and external references, and sanitizing it needs an SVG-aware sanitizer we
+// would have to trust (and keep) on every path that serves it; rasterizing needs a native
+// renderer with its own attack surface. Office files carry a raster fallback for their SVGs
+// (mammoth reads that one), so what we lose is SVG pasted into HTML uploads.
 import { createHash } from "node:crypto";
 import type { ingestFilesV1 } from "@redline/grpc-stubs";
 import { type CallContext, NotFoundError, requirePrincipal } from "@redline/service-kit";
@@ -12,18 +18,47 @@ import { type FilesContext, type FilesStorage, requireStorage } from "./files-co
 export const MEDIA_PATH = "/v1/media/";
 const DATA_IMAGE = /(<img\b[^>]*?\ssrc=)(["'])data:(image\/[\w.+-]+);base64,([A-Za-z0-9+/=\s]+)\2/gi;
 const MEDIA_ID = /^[0-9a-f]{64}$/;
+// The src of an <img> that is an SVG data: URL, in any encoding (base64, utf8, percent-encoded),
+// quoted or not.
+const SVG_IMG_SRC =
+  /(<img\b[^>]*?)\s+src\s*=\s*(?:"\s*data:image\/svg[^"]*"|'\s*data:image\/svg[^']*'|data:image\/svg[^\s>]*)/gi;
 
 const mediaKey = (id: string) => `media/${id}`;
+const isSvg = (type: string) => /svg|xml/i.test(type);
+
+/**
+ * Removes the src of every `<img>` whose src is an SVG data: URL (the element and its alt stay),
+ * so no SVG is stored or served (see the file comment). Adds one line to `warnings` when it
+ * removed any.
+ */
+export function dropSvgImages(html: string, warnings?: string[]): string {
+  let dropped = 0;
+  const out = html.replace(SVG_IMG_SRC, (_whole, start: string) => {
+    dropped++;
+    return start;
+  });
+  if (dropped && warnings)
+    warnings.push(`${dropped} SVG image(s) were removed: SVG can carry scripts; use PNG or JPEG instead`);
+  return out;
+}
 
 /**
  * Moves every `data:image/*;base64` `<img src>` of `html` into the object store and rewrites the
- * src to /v1/media/{sha256}. Returns the HTML unchanged when nothing is embedded.
+ * src to /v1/media/{sha256}; SVG images are dropped first (dropSvgImages, which reports into
+ * `warnings`). Returns the HTML unchanged when nothing is embedded.
  */
-export async function extractMedia(storage: FilesStorage, ownerId: string, html: string): Promise<string> {
+export async function extractMedia(
+  storage: FilesStorage,
+  ownerId: string,
+  source: string,
+  warnings?: string[],
+): Promise<string> {
+  const html = dropSvgImages(source, warnings);
   const found = new Map<string, { id: string; type: string; bytes: Buffer }>();
   for (const m of html.matchAll(DATA_IMAGE)) {
     const dataUrl = `data:${m[3]};base64,${m[4]}`;
     if (found.has(dataUrl)) continue;
+    if (isSvg(m[3])) continue;
     const bytes = Buffer.from(m[4].replace(/\s+/g, ""), "base64");
     if (bytes.length === 0) continue;
     found.set(dataUrl, { id: createHash("sha256").update(bytes).digest("hex"), type: m[3].toLowerCase(), bytes });
@@ -61,7 +96,9 @@ export function mediaResolver(ctx: FilesContext, ownerId: string): ImageResolver
     if (!ctx.storage) return null;
     const at = src.indexOf(MEDIA_PATH);
     if (at < 0) return null;
-    return readMedia(ctx.storage, ownerId, src.slice(at + MEDIA_PATH.length).split(/[?#]/)[0]);
+    const media = await readMedia(ctx.storage, ownerId, src.slice(at + MEDIA_PATH.length).split(/[?#]/)[0]);
+    // SVG stored before it was refused is not put into exports either.
+    return media && !isSvg(media.contentType) ? media : null;
   };
 }
 

@@ -11,7 +11,7 @@ import {
 import { convertDocument } from "../convert.js";
 import { formatForFilename } from "../formats.js";
 import type { UploadRow } from "../tables.js";
-import { type FilesContext, newId, publicUrl, requireStorage } from "./files-context.js";
+import { type FilesContext, newId, requireStorage } from "./files-context.js";
 import { extractMedia } from "./media.js";
 
 /** Seconds a pre-signed upload URL is valid (unshown-parts.md). */
@@ -52,10 +52,9 @@ export function createUploadHandler(ctx: FilesContext) {
       object_key: key,
       expires_at: expiresAt,
     });
-    const url = await storage.store.client.presignedPutObject(storage.store.bucket, key, UPLOAD_TTL_SECONDS);
     return {
       uploadId: id,
-      uploadUrl: publicUrl(ctx, url),
+      uploadUrl: await storage.store.presignUpload(key, UPLOAD_TTL_SECONDS),
       expiresAt,
       expiresInSeconds: UPLOAD_TTL_SECONDS,
       maxSizeBytes: max,
@@ -98,7 +97,7 @@ export function convertUploadHandler(ctx: FilesContext) {
     } else {
       const result = await convertDocument(row.filename, bytes, ctx.limits, ctx.pool);
       converted = {
-        html: await extractMedia(requireStorage(ctx), principal.ownerId, result.html),
+        html: await extractMedia(requireStorage(ctx), principal.ownerId, result.html, result.warnings),
         title: result.title,
         pageSetupJson: result.pageSetup ? JSON.stringify(result.pageSetup) : "",
         warnings: result.warnings,

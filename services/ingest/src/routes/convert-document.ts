@@ -3,7 +3,7 @@ import type { ingestV1 } from "@redline/grpc-stubs";
 import { type CallContext, InputError, PayloadTooLargeError } from "@redline/service-kit";
 import { convertDocument } from "../convert.js";
 import type { FilesStorage } from "../files/files-context.js";
-import { extractMedia } from "../files/media.js";
+import { dropSvgImages, extractMedia } from "../files/media.js";
 import { type ConvertLimits, formatForFilename } from "../formats.js";
 import type { ConverterPool } from "../sandbox/pool.js";
 
@@ -57,11 +57,11 @@ export function convertDocumentHandler(deps: ConvertDocumentDeps) {
       { format: result.format, bytes: req.content.length, ms: Date.now() - started, warnings: result.warnings.length },
       "document converted",
     );
-    // Calls without a principal (tools, benchmarks) keep images inline as data: URLs.
+    // Calls without a principal (tools, benchmarks) keep images inline as data: URLs, but never SVG.
     const html =
       deps.storage && ctx.principal
-        ? await extractMedia(deps.storage, ctx.principal.ownerId, result.html)
-        : result.html;
+        ? await extractMedia(deps.storage, ctx.principal.ownerId, result.html, result.warnings)
+        : dropSvgImages(result.html, result.warnings);
     return {
       html,
       title: result.title,
