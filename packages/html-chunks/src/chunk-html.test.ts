@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { chunkHtml } from "./chunk-html.js";
+import { chunkHtml, partOf } from "./chunk-html.js";
 import { mintChunkId } from "./ids.js";
 import { textOf } from "./outline.js";
 import { soupPart } from "./test-support/soup.js";
@@ -52,12 +52,12 @@ describe("chunkHtml", () => {
 
   it("wraps loose text and inline elements into paragraphs, trimming edges", () => {
     const { chunks } = chunkHtml(
-      `  Loose <b>text</b> here  <p>para</p> tail<br>end <img src="https://x/y.png" alt="">\n`,
+      `  Loose <b>text</b> here  <p>para</p> tail<br>end <img src="/v1/media/abababababababababababababababababababababababababababababababab" alt="">\n`,
     );
     expect(chunks.map((c) => bare(c.html))).toEqual([
       "<p>Loose <b>text</b> here</p>",
       "<p>para</p>",
-      `<p>tail<br>end <img src="https://x/y.png" alt=""></p>`,
+      `<p>tail<br>end <img src="/v1/media/abababababababababababababababababababababababababababababababab" alt=""></p>`,
     ]);
   });
 
@@ -196,5 +196,69 @@ describe("chunkHtml on a real page (readability-links-in-tables)", () => {
     expect(again.chunks.map((c) => c.chunkId)).toEqual(chunks.map((c) => c.chunkId));
     expect(new Set(chunks.map((c) => c.chunkId)).size).toBe(chunks.length);
     expect(idsOf(html)).toEqual(chunks.map((c) => c.chunkId));
+  });
+
+  describe("caller-supplied ids and out-of-flow parts", () => {
+    const doc = `<p data-chunk-id="c_head" data-part="header" data-variant="default">H</p><p data-chunk-id="c_body">B</p><p data-chunk-id="c_body">dup</p><p data-chunk-id="bad id!">x</p><p data-chunk-id="c_foreign" data-part="footer">F</p>`;
+
+    it("keeps parts by default (converters and our own store)", () => {
+      const { chunks } = chunkHtml(doc);
+      expect(chunks.map((c) => c.chunkId).slice(0, 2)).toEqual(["c_head", "c_body"]);
+      expect(chunks[0].html).toBe(`<p data-chunk-id="c_head" data-part="header" data-variant="default">H</p>`);
+      expect(chunks[2].chunkId).toMatch(ID);
+      expect(chunks[3].chunkId).toMatch(ID);
+      expect(chunks[4].html).toContain(`data-part="footer"`);
+    });
+
+    it("drops every part mark, and its companions, from caller-written HTML", () => {
+      const { chunks } = chunkHtml(
+        `${doc}<p data-part="comment" data-comment-id="1" data-author="Mallory">c</p><ol data-part="footnote"><li id="footnote-1">n</li></ol>`,
+        { parts: "drop" },
+      );
+      for (const c of chunks) expect(c.html).not.toMatch(/data-part|data-variant|data-comment-id|data-author/);
+      expect(chunks[0].html).toBe(`<p data-chunk-id="c_head">H</p>`);
+      expect(chunks.at(-1)?.html).toContain(`<li id="footnote-1">`);
+    });
+
+    it("on a save, re-mints ids the document does not have and keeps only the part a chunk already had", () => {
+      const parts = new Map([["c_head", "header"]]);
+      const { chunks } = chunkHtml(
+        `${doc}<p data-chunk-id="c_body2" data-part="header">forged</p><p data-chunk-id="c_head2" data-part="footer">x</p>`,
+        { knownIds: new Set(["c_head", "c_body", "c_head2"]), parts },
+      );
+      expect(chunks[0].html).toBe(`<p data-chunk-id="c_head" data-part="header" data-variant="default">H</p>`);
+      expect(chunks[1].chunkId).toBe("c_body");
+      // Duplicate, malformed and foreign ids are minted afresh.
+      for (const c of chunks.slice(2, 6)) expect(c.chunkId).toMatch(ID);
+      expect(chunks[4].html).not.toContain("data-part");
+      expect(chunks[5].html).toBe(`<p data-chunk-id="${chunks[5].chunkId}">forged</p>`);
+      // A known chunk cannot change which part it is.
+      expect(chunks[6].html).toBe(`<p data-chunk-id="c_head2">x</p>`);
+    });
+
+    it("never leaves a part mark inside a chunk, where exporters would pick it up", () => {
+      const { chunks } = chunkHtml(`<p>Pay <span data-part="header">now</span></p>`);
+      expect(bare(chunks[0].html)).toBe("<p>Pay <span>now</span></p>");
+      expect(validateChunkHtml(`<ul><li data-part="footer">a</li></ul>`, "c_1")).toBe(
+        `<ul data-chunk-id="c_1"><li>a</li></ul>`,
+      );
+    });
+
+    it("validateChunkHtml keeps only the part it is told the chunk has", () => {
+      const header = `<p data-part="header" data-variant="first">H</p>`;
+      expect(validateChunkHtml(header, "c_1")).toContain(`data-part="header"`);
+      expect(validateChunkHtml(header, "c_1", { part: "header" })).toBe(
+        `<p data-chunk-id="c_1" data-part="header" data-variant="first">H</p>`,
+      );
+      expect(validateChunkHtml(header, "c_1", { part: null })).toBe(`<p data-chunk-id="c_1">H</p>`);
+      expect(validateChunkHtml(header, "c_1", { part: "footer" })).toBe(`<p data-chunk-id="c_1">H</p>`);
+    });
+
+    it("partOf reads the part of canonical chunk HTML", () => {
+      expect(partOf(`<p data-chunk-id="c_1" data-part="header" data-variant="default">H</p>`)).toBe("header");
+      expect(partOf(`<ol data-chunk-id="c_1" data-part="footnote"><li>n</li></ol>`)).toBe("footnote");
+      expect(partOf(`<p data-chunk-id="c_1">x <span data-part="header">y</span></p>`)).toBeUndefined();
+      expect(partOf(`<p data-chunk-id="c_1" title='data-part="header"'>x</p>`)).toBeUndefined();
+    });
   });
 });

@@ -26,7 +26,21 @@ import type { ChunkRecord } from "./types.js";
 export interface ChunkHtmlOptions {
   /** Run sanitizeHtml first (default true). Pass false only for HTML this package produced. */
   sanitize?: boolean;
+  /**
+   * The ids an incoming `data-chunk-id` may take (a save: the chunks of the document it edits);
+   * any other id is re-minted. Default: any well-formed id.
+   */
+  knownIds?: ReadonlySet<string>;
+  /**
+   * Out-of-flow part marks (`data-part`) allowed on chunks: "keep" all (default: HTML from our
+   * converters or our own store), "drop" all (HTML a caller wrote), or a map from chunk id to
+   * the part that chunk already carries (a save: a chunk keeps only the part it had).
+   */
+  parts?: PartPolicy;
 }
+
+/** See ChunkHtmlOptions.parts. */
+export type PartPolicy = "keep" | "drop" | ReadonlyMap<string, string>;
 
 /**
  * Splits an HTML document into its flat, ordered list of chunks.
@@ -52,11 +66,17 @@ export function chunkHtml(html: string, opts: ChunkHtmlOptions = {}): { chunks: 
   const elements = chunkElements(html, opts.sanitize !== false);
   const taken = reserveExistingIds(elements);
   const seen = new Set<string>();
+  const parts = opts.parts ?? "keep";
   const chunks = elements.map((el) => {
     const existing = el.attribs["data-chunk-id"];
-    const keep = existing !== undefined && isValidChunkId(existing) && !seen.has(existing);
+    const keep =
+      existing !== undefined &&
+      isValidChunkId(existing) &&
+      !seen.has(existing) &&
+      (opts.knownIds === undefined || opts.knownIds.has(existing));
     const id = keep ? existing : mintUniqueId(taken);
     seen.add(id);
+    if (parts !== "keep") policePart(el, parts === "drop" ? undefined : parts.get(id));
     return finalizeChunk(el, id);
   });
   return { chunks, html: chunks.map((c) => c.html).join("\n") };
@@ -72,7 +92,33 @@ export function chunkElements(html: string, sanitize: boolean): Element[] {
   return out;
 }
 
-/** Stamps `id` on the chunk element, strips nested ids and serializes it. */
+// Attributes that only mean something on an out-of-flow part, removed with `data-part`.
+const PART_ATTRIBUTES = ["data-part", "data-variant", "data-comment-id", "data-author"];
+
+/**
+ * Removes the chunk element's out-of-flow mark unless it is exactly `allowed`: a block cannot
+ * become a header, footer, note list or comment it was not already.
+ */
+export function policePart(el: Element, allowed: string | undefined): void {
+  const part = el.attribs["data-part"];
+  if (part === undefined || part === allowed) return;
+  for (const name of PART_ATTRIBUTES) delete el.attribs[name];
+}
+
+/**
+ * The `data-part` of a chunk's element (undefined when it is in the flow). Reads only the
+ * opening tag of canonical chunk HTML (as finalizeChunk writes it), so it is cheap.
+ */
+export function partOf(html: string): string | undefined {
+  const open = /^<[A-Za-z][^\s/>]*([^>]*)>/.exec(html);
+  const found = open ? /\sdata-part="([^"]*)"/.exec(open[1]) : null;
+  return found ? found[1] : undefined;
+}
+
+/**
+ * Stamps `id` on the chunk element, strips nested ids and part marks (a part is a whole chunk;
+ * exporters find parts by `[data-part]` anywhere) and serializes it.
+ */
 export function finalizeChunk(el: Element, id: string): ChunkRecord {
   stripNestedChunkIds(el);
   // The id always comes first, other attributes keep their order: one

@@ -125,11 +125,12 @@ export function elementChildren(node: ParentNode): Element[] {
   return node.children.filter(isTag);
 }
 
-/** Removes data-chunk-id from every descendant of `el` (not from `el` itself). */
+/** Removes data-chunk-id and data-part from every descendant of `el` (not from `el` itself). */
 export function stripNestedChunkIds(el: Element): void {
   for (const child of el.children) {
     if (!isTag(child)) continue;
     if ("data-chunk-id" in child.attribs) delete child.attribs["data-chunk-id"];
+    if ("data-part" in child.attribs) delete child.attribs["data-part"];
     stripNestedChunkIds(child);
   }
 }

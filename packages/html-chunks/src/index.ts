@@ -2,12 +2,12 @@
 // documents service and the agent's engines.
 
 export { applyOperations } from "./apply-operations.js";
-export { type ChunkHtmlOptions, chunkHtml } from "./chunk-html.js";
+export { type ChunkHtmlOptions, chunkHtml, type PartPolicy, partOf } from "./chunk-html.js";
 export { ChunkError, type ChunkErrorCode, ToolError } from "./errors.js";
 export { isValidChunkId, mintChunkId } from "./ids.js";
 export { countSections, headingLevel, outline, sectionSpan, sections, tagOf, textOf } from "./outline.js";
 export { sanitizeHtml } from "./sanitize.js";
 export { addTableRow, replaceText, wrapPhrase } from "./text-edits.js";
 export type { ChunkOperation, ChunkRecord, OutlineEntry, Section } from "./types.js";
-export { parseChunk, validateChunkHtml } from "./validate.js";
+export { type ParseChunkOptions, parseChunk, validateChunkHtml } from "./validate.js";
 export { type SearchHit, WorkingDocument } from "./working-document.js";

@@ -1,5 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { sanitizeHtml } from "./sanitize.js";
+import { sanitizeHtml, screenStyle } from "./sanitize.js";
+
+const MEDIA = `/v1/media/${"0123456789abcdef".repeat(4)}`;
 
 describe("sanitizeHtml", () => {
   it("drops NUL characters, which Postgres text cannot store", () => {
@@ -21,13 +23,11 @@ describe("sanitizeHtml", () => {
     expect(out).toContain("<p>keep</p>");
   });
 
-  it("keeps data:image in img src but drops other data: URLs", () => {
+  it("keeps raster data:image in img src but drops images with other data: URLs", () => {
     const out = sanitizeHtml(
       `<img src="data:image/png;base64,iVBOR" alt="ok"><img src="data:text/html;base64,PHNjcmlwdD4=" alt="bad"><a href="data:text/html,x">l</a>`,
     );
-    expect(out).toContain(`<img src="data:image/png;base64,iVBOR" alt="ok" />`);
-    expect(out).toContain(`<img alt="bad" />`);
-    expect(out).toContain("<a>l</a>");
+    expect(out).toBe(`<img src="data:image/png;base64,iVBOR" alt="ok" /><a>l</a>`);
   });
 
   it("keeps tables with spans, widths and alignment", () => {
@@ -45,8 +45,8 @@ describe("sanitizeHtml", () => {
     }
   });
 
-  it("keeps every style property verbatim, classes, ids and data-* attributes", () => {
-    const html = `<div id="d1" class="a b" data-chunk-id="c_1" data-foo-bar="x" style="font-family: 'Comic Sans'; margin:0 auto;position:absolute"><span style="background:url(https://x/y.png)">t</span></div>`;
+  it("keeps safe style properties verbatim, classes, ids and data-* attributes", () => {
+    const html = `<div id="d1" class="a b" data-chunk-id="c_1" data-foo-bar="x" style="font-family: 'Comic Sans'; margin:0 auto;position:relative"><span style="background:#eee">t</span></div>`;
     expect(sanitizeHtml(html)).toBe(html);
   });
 
@@ -58,7 +58,7 @@ describe("sanitizeHtml", () => {
   });
 
   it("keeps formatting, lists and links", () => {
-    const html = `<ol start="3" type="a"><li value="5"><b>b</b><i>i</i><u>u</u><s>s</s><strike>st</strike><del>d</del><ins>n</ins><mark>m</mark><small>sm</small><sup>1</sup><sub>2</sub><font color="red" face="Arial" size="3">f</font></li></ol><dl><dt>t</dt><dd>d</dd></dl><blockquote><pre><code>x</code></pre></blockquote><hr /><figure><img src="https://x/a.png" alt="a" width="10" height="20" title="t" /><figcaption>c</figcaption></figure><a href="https://x" title="t" target="_blank" rel="noopener">l</a><aside><nav><main><header><footer>x</footer></header></main></nav></aside>`;
+    const html = `<ol start="3" type="a"><li value="5"><b>b</b><i>i</i><u>u</u><s>s</s><strike>st</strike><del>d</del><ins>n</ins><mark>m</mark><small>sm</small><sup>1</sup><sub>2</sub><font color="red" face="Arial" size="3">f</font></li></ol><dl><dt>t</dt><dd>d</dd></dl><blockquote><pre><code>x</code></pre></blockquote><hr /><figure><img src="${MEDIA}" alt="a" width="10" height="20" title="t" /><figcaption>c</figcaption></figure><a href="https://x" title="t" target="_blank" rel="noopener noreferrer">l</a><aside><nav><main><header><footer>x</footer></header></main></nav></aside>`;
     expect(sanitizeHtml(html)).toBe(html);
   });
 
@@ -67,5 +67,79 @@ describe("sanitizeHtml", () => {
       `<!DOCTYPE html><html><head><title>Secret title</title><style>p{color:red}</style></head><body><!-- note --><p>Body</p></body></html>`,
     );
     expect(out).toBe("<p>Body</p>");
+  });
+
+  describe("hostile documents", () => {
+    it("drops remote, protocol-relative and svg images, keeping our media and raster data: URLs", () => {
+      const out = sanitizeHtml(
+        `<p>a<img src="https://evil.example/beacon.gif" alt="x">b<img src="//evil.example/y" alt="y">` +
+          `<img src="${MEDIA}" alt="m"><img src=" ${MEDIA.toUpperCase()}"><img src="${MEDIA}?x=1">` +
+          `<img src="/v1/media/abc"><img src="data:image/svg+xml,%3Csvg%3E"><img src="data:image/webp;base64,UklG">` +
+          `<img src="../v1/media/${"0".repeat(64)}"><img alt="no src"></p>`,
+      );
+      expect(out).toBe(`<p>ab<img src="${MEDIA}" alt="m" /><img src="data:image/webp;base64,UklG" /></p>`);
+    });
+
+    it("removes style declarations that fetch resources, however they are spelled", () => {
+      const out = sanitizeHtml(
+        `<p style="color:red; background:url(https://e/x.gif) no-repeat; font-weight:bold">a</p>` +
+          `<p style="background-image: -webkit-image-set('https://e/1x.png' 1x)">b</p>` +
+          `<p style="background:\\75 rl(https://e/x)">c</p>` +
+          `<p style="background:u\\rl(https://e/x)">d</p>` +
+          `<p style="background:u/**/rl(https://e/x)">e</p>` +
+          `<p style="list-style: URL( 'https://e/x' )">f</p>` +
+          `<p style="@import 'https://e/x.css'; color:blue">g</p>` +
+          `<p style="width: expression(alert(1)); color: green">h</p>` +
+          `<p style="font-family:'a;b'; background:url('x;y')">i</p>`,
+      );
+      expect(out).toBe(
+        `<p style="color:red; font-weight:bold">a</p><p>b</p><p>c</p><p>d</p><p>e</p><p>f</p>` +
+          `<p style="color:blue">g</p><p style="color: green">h</p><p style="font-family:'a;b'">i</p>`,
+      );
+    });
+
+    it("drops fixed, sticky and absolute positioning and z-index, keeping relative offsets", () => {
+      const out = sanitizeHtml(
+        `<div style="position:fixed;top:0;left:0;width:100%;height:100%;z-index:2147483647;background:white">Sign in again</div>` +
+          `<p style="position: STICKY !important">s</p><p style="position:absolute">a</p>` +
+          `<p style="position:-webkit-sticky">w</p><p style="pos\\ition:fixed">e</p>` +
+          `<span style="position:relative;top:-3pt">sup</span>`,
+      );
+      expect(out).toBe(
+        `<div style="top:0; left:0; width:100%; height:100%; background:white">Sign in again</div>` +
+          `<p>s</p><p>a</p><p>w</p><p>e</p><span style="position:relative;top:-3pt">sup</span>`,
+      );
+    });
+
+    it("gives every link with a target rel=noopener noreferrer, keeping other rel tokens", () => {
+      const out = sanitizeHtml(
+        `<a href="https://x" target="_blank">a</a><a href="https://x" target="_top" rel="nofollow NoOpener">b</a><a href="https://x">c</a>`,
+      );
+      expect(out).toBe(
+        `<a href="https://x" target="_blank" rel="noopener noreferrer">a</a>` +
+          `<a href="https://x" target="_top" rel="nofollow NoOpener noreferrer">b</a><a href="https://x">c</a>`,
+      );
+    });
+
+    it("removes bidi embedding, override and isolate controls from text and attributes, keeping LRM/RLM", () => {
+      const out = sanitizeHtml(
+        `<p title="inv\u202Eoice" data-x="\u2066y\u2069">Pay \u202Aa\u202Bb\u202Cc\u202Dd\u202Ee &#x202E;f&#8295;g \u200Eh\u200Fi</p>`,
+      );
+      expect(out).toBe(`<p title="invoice" data-x="y">Pay abcde fg \u200Eh\u200Fi</p>`);
+    });
+
+    it("returns a style with nothing risky byte for byte, and empty when all of it is risky", () => {
+      expect(screenStyle("color: red ;margin:0 /* c */")).toBe("color: red ;margin:0 /* c */");
+      expect(screenStyle("background:url(x)")).toBe("");
+    });
+
+    it("stays linear: a 2 MB document of hostile styles sanitizes quickly", () => {
+      const block = `<p style="color:red;background:url(https://e/x);position:fixed;z-index:9" title="\u202E">t<img src="https://e/b.gif"></p>`;
+      const html = block.repeat(Math.ceil(2_000_000 / block.length));
+      const start = performance.now();
+      const out = sanitizeHtml(html);
+      expect(performance.now() - start).toBeLessThan(10_000);
+      expect(out).not.toMatch(/url\(|fixed|z-index|\u202E|<img/);
+    });
   });
 });

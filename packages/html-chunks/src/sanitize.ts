@@ -68,9 +68,30 @@ const NON_TEXT_TAGS = words(
 // `col` and `wbr` are void: without this, sanitize-html would print `</col>`.
 const SELF_CLOSING = ["img", "br", "hr", "col", "wbr"];
 
-// CSS that can run code or pull behaviour in old engines; a style attribute
-// containing any of these is dropped whole (properties are never filtered).
-const DANGEROUS_STYLE = /expression\s*\(|javascript:|vbscript:|-moz-binding|behavior\s*:/i;
+// Inline CSS declarations dropped whole (values are checked after CSS escapes and comments are
+// removed): code in old engines, and anything fetching a resource — a remote url() is a web
+// beacon that fires when an organization member opens the document.
+const DANGEROUS_DECLARATION =
+  /expression\s*\(|javascript:|vbscript:|-moz-binding|behavior\s*:|url\s*\(|image-set\s*\(|image\s*\(|cross-fade\s*\(|element\s*\(|src\s*\(|@import/i;
+
+// `position` values that let a block escape the page and cover the application (fixed/sticky
+// overlays, absolute boxes placed anywhere); static and relative stay in the flow.
+const KEPT_POSITIONS = new Set(["static", "relative", "inherit", "initial", "unset", "revert"]);
+
+// Properties dropped whatever their value: a document needs no stacking order above the app.
+const DROPPED_PROPERTIES = new Set(["z-index"]);
+
+// Images are ours or inline: the media the ingest stores (`/v1/media/<sha256>`, the exact form
+// it writes) or a raster data: URL. Anything else (remote, protocol-relative, svg) is a beacon
+// or a script vector, and the whole <img> is dropped (its alt text with it).
+const OUR_MEDIA = /^\/v1\/media\/[0-9a-f]{64}$/;
+const INLINE_IMAGE = /^data:image\/(?:png|jpeg|gif|webp)[;,]/;
+const DROPPED_IMAGE_HTML = '<wbr data-redline-dropped="img" />';
+
+// Bidi embedding/override/isolate controls (U+202A–U+202E, U+2066–U+2069) reorder what the
+// reader sees against what is stored ("Trojan Source"); LRM/RLM (U+200E/U+200F) only mark
+// direction and stay, as right-to-left text needs them.
+const BIDI_CONTROLS = /[\u202A-\u202E\u2066-\u2069]/g;
 
 const OPTIONS: sanitize.IOptions = {
   allowedTags: ALLOWED_TAGS,
@@ -78,44 +99,135 @@ const OPTIONS: sanitize.IOptions = {
   nonTextTags: NON_TEXT_TAGS,
   selfClosing: SELF_CLOSING,
   allowedSchemes: ["http", "https", "mailto", "tel", "ftp"],
-  allowedSchemesByTag: { img: ["http", "https", "data"] },
+  allowedSchemesByTag: { img: ["data"] },
   allowedSchemesAppliedToAttributes: ["href", "src", "cite"],
   allowProtocolRelative: true,
-  // Keep style attributes verbatim: parsing them through postcss rewrites the
-  // text (and is slow); only DANGEROUS_STYLE is screened, in transformTags.
+  // Style attributes are screened declaration by declaration in transformTags: parsing them
+  // through postcss rewrites the text (and is slow).
   parseStyleAttributes: false,
   disallowedTagsMode: "discard",
   transformTags: { "*": screenAttributes },
+  // Text arrives decoded (then escaped), so an entity-spelled control is caught too.
+  textFilter: (text) => text.replace(BIDI_CONTROLS, ""),
 };
 
 /**
  * Sanitizes untrusted HTML for storage and display.
  * Drops scripts, frames/objects/embeds, forms, `on*` handlers, `javascript:`/
- * `vbscript:` URLs and `data:` URLs other than `data:image/*` in `<img src>`;
- * keeps tables (with colspan/rowspan/width/align), inline styles verbatim,
- * classes, ids, every `data-*` attribute and ordinary formatting.
+ * `vbscript:` URLs, and every `<img>` whose src is not our media
+ * (`/v1/media/<64 hex>`) or a `data:image/(png|jpeg|gif|webp)` URL. Inline styles
+ * lose declarations that fetch or run anything (`url(`, `image-set(`, `expression(`,
+ * `@import`, ...), `position` other than static/relative, and `z-index`; the rest of
+ * a style is kept verbatim. Links with a `target` get `rel="noopener noreferrer"`.
+ * Bidi embedding/override/isolate controls are removed from text and attributes.
+ * Keeps tables (with colspan/rowspan/width/align), classes, ids, every `data-*`
+ * attribute (chunk ids and parts are policed by the chunker) and ordinary formatting.
  * Comments, doctype and the document <head> are removed, and so are NUL characters (HTML
- * parsers drop them, and Postgres text cannot store them). Never throws.
+ * parsers drop them, and Postgres text cannot store them). Linear in the input; never throws.
  */
 export function sanitizeHtml(html: string): string {
-  return sanitize(html.replaceAll("\0", ""), OPTIONS);
+  return sanitize(html.replaceAll("\0", ""), OPTIONS).replaceAll(DROPPED_IMAGE_HTML, "");
 }
 
 function screenAttributes(tagName: string, attribs: sanitize.Attributes): sanitize.Tag {
-  const style = attribs.style;
-  if (style !== undefined && DANGEROUS_STYLE.test(stripCssNoise(style))) delete attribs.style;
-  if (tagName === "img" && attribs.src !== undefined && isNonImageDataUrl(attribs.src)) delete attribs.src;
+  for (const name of Object.keys(attribs)) {
+    const value = attribs[name];
+    if (BIDI_CONTROLS.test(value)) attribs[name] = value.replace(BIDI_CONTROLS, "");
+    BIDI_CONTROLS.lastIndex = 0;
+  }
+  if (attribs.style !== undefined) {
+    const style = screenStyle(attribs.style);
+    if (style === "") delete attribs.style;
+    else attribs.style = style;
+  }
+  // Turned into a marked void tag that sanitizeHtml cuts from the output in one pass:
+  // sanitize-html's exclusiveFilter cuts the output string per removal (quadratic on large
+  // documents), and renaming to a disallowed tag leaves a stale rename for a later sibling.
+  if (tagName === "img" && !isAllowedImageSource(attribs.src ?? ""))
+    return { tagName: "wbr", attribs: { "data-redline-dropped": "img" } };
+  if (tagName === "a" && attribs.target !== undefined) attribs.rel = withNoOpener(attribs.rel);
   return { tagName, attribs };
 }
 
-// CSS escapes and comments can spell "expression" in pieces; remove them first.
-function stripCssNoise(style: string): string {
-  return style.replace(/\/\*[\s\S]*?\*\//g, "").replace(/\\/g, "");
+/**
+ * The style attribute without its risky declarations (see sanitizeHtml); unchanged, byte for
+ * byte, when nothing is risky; "" when nothing is left.
+ */
+export function screenStyle(style: string): string {
+  const declarations = splitDeclarations(style);
+  const kept = declarations.filter((d) => !isRiskyDeclaration(d));
+  if (kept.length === declarations.length) return style;
+  return kept
+    .map((d) => d.trim())
+    .filter(Boolean)
+    .join("; ");
 }
 
-function isNonImageDataUrl(src: string): boolean {
+function isRiskyDeclaration(declaration: string): boolean {
+  const plain = decodeCss(declaration);
+  if (DANGEROUS_DECLARATION.test(plain)) return true;
+  const colon = plain.indexOf(":");
+  if (colon < 0) return false;
+  const property = plain.slice(0, colon).trim().toLowerCase();
+  if (DROPPED_PROPERTIES.has(property)) return true;
+  if (property !== "position") return false;
+  const value = plain
+    .slice(colon + 1)
+    .replace(/!\s*important/i, "")
+    .trim()
+    .toLowerCase();
+  return !KEPT_POSITIONS.has(value);
+}
+
+// Splits on `;` outside quotes and parentheses, in one pass: `url("a;b")` stays one declaration.
+function splitDeclarations(style: string): string[] {
+  const out: string[] = [];
+  let start = 0;
+  let depth = 0;
+  let quote = "";
+  for (let i = 0; i < style.length; i++) {
+    const ch = style[i];
+    if (ch === "\\") i++;
+    else if (quote) {
+      if (ch === quote) quote = "";
+    } else if (ch === '"' || ch === "'") quote = ch;
+    else if (ch === "(") depth++;
+    else if (ch === ")") depth = Math.max(0, depth - 1);
+    else if (ch === ";" && depth === 0) {
+      out.push(style.slice(start, i));
+      start = i + 1;
+    }
+  }
+  out.push(style.slice(start));
+  return out;
+}
+
+// What a CSS engine reads: comments removed, escapes (`\75 rl(`, `u\rl(`) decoded, so the
+// checks above cannot be dodged by spelling.
+function decodeCss(text: string): string {
+  return text
+    .replace(/\/\*[\s\S]*?(?:\*\/|$)/g, "")
+    .replace(/\\([0-9a-fA-F]{1,6})[ \t\n\r\f]?|\\([\s\S])/g, (_, hex: string | undefined, ch: string | undefined) =>
+      hex === undefined ? (ch ?? "") : safeCodePoint(Number.parseInt(hex, 16)),
+    );
+}
+
+function safeCodePoint(code: number): string {
+  return code > 0 && code <= 0x10ffff ? String.fromCodePoint(code) : "\uFFFD";
+}
+
+function isAllowedImageSource(src: string): boolean {
   // Same normalisation as sanitize-html's scheme check: browsers skip controls/spaces.
   // biome-ignore lint/suspicious/noControlCharactersInRegex: browsers ignore these in URLs, so must we.
-  const url = src.replace(/[\x00-\x20]+/g, "").toLowerCase();
-  return url.startsWith("data:") && !url.startsWith("data:image/");
+  const url = src.replace(/[\x00-\x20]+/g, "");
+  return OUR_MEDIA.test(url) || INLINE_IMAGE.test(url.toLowerCase());
+}
+
+// A page opened with target=_blank must not get a handle on our window (window.opener), nor
+// learn the document's URL from the Referer.
+function withNoOpener(rel: string | undefined): string {
+  const tokens = (rel ?? "").split(/\s+/).filter(Boolean);
+  const lower = new Set(tokens.map((t) => t.toLowerCase()));
+  for (const needed of ["noopener", "noreferrer"]) if (!lower.has(needed)) tokens.push(needed);
+  return tokens.join(" ");
 }

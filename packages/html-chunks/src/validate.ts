@@ -1,4 +1,4 @@
-import { chunkElements, finalizeChunk, hasBlockChild, isBlank } from "./chunk-html.js";
+import { chunkElements, finalizeChunk, hasBlockChild, isBlank, policePart } from "./chunk-html.js";
 import { findImbalance, isTag, isText, parseHtml } from "./dom.js";
 import { ChunkError } from "./errors.js";
 import { isValidChunkId, mintChunkId } from "./ids.js";
@@ -22,12 +22,21 @@ import type { ChunkRecord } from "./types.js";
  *   text, several top-level elements, an inline element such as <span>, or a
  *   container holding several blocks), `invalid_argument` (bad chunkId).
  */
-export function validateChunkHtml(html: string, chunkId?: string): string {
-  return parseChunk(html, chunkId).html;
+export function validateChunkHtml(html: string, chunkId?: string, opts: ParseChunkOptions = {}): string {
+  return parseChunk(html, chunkId, opts).html;
+}
+
+/** Options of parseChunk/validateChunkHtml. */
+export interface ParseChunkOptions {
+  /**
+   * When present, the only `data-part` the chunk may carry (null: none, e.g. a new chunk);
+   * any other part mark is removed. Absent: part marks are kept.
+   */
+  part?: string | null;
 }
 
 /** validateChunkHtml returning the chunk record (id and normalized HTML); same rules and errors. */
-export function parseChunk(html: string, chunkId?: string): ChunkRecord {
+export function parseChunk(html: string, chunkId?: string, opts: ParseChunkOptions = {}): ChunkRecord {
   if (chunkId !== undefined && !isValidChunkId(chunkId)) {
     throw new ChunkError("invalid_argument", `invalid chunk id "${chunkId}"`);
   }
@@ -38,6 +47,7 @@ export function parseChunk(html: string, chunkId?: string): ChunkRecord {
   const top = singleTopElement(sanitizeHtml(html));
   const existing = top.attribs["data-chunk-id"];
   const id = chunkId ?? (existing !== undefined && isValidChunkId(existing) ? existing : mintChunkId());
+  if (opts.part !== undefined) policePart(top, opts.part ?? undefined);
   return finalizeChunk(top, id);
 }
 

@@ -130,6 +130,7 @@ export function documentsHandlers(db: Knex, afterCommit: () => void) {
         pageSetup: parsePageSetup(req.pageSetupJson) ?? null,
         sessionId: req.sessionId,
         idempotencyKey: req.idempotencyKey,
+        keepParts: req.keepParts,
       });
       afterCommit();
       return { document: meta(view), chunks: view.chunks };
@@ -141,6 +142,7 @@ export function documentsHandlers(db: Knex, afterCommit: () => void) {
         sessionId: req.sessionId,
         title: req.title,
         pageSetup: parsePageSetup(req.pageSetupJson),
+        keepParts: req.keepParts,
       });
       afterCommit();
       return { document: meta(view), chunks: view.chunks };

@@ -90,6 +90,13 @@ export function baseTitle(filename: string): string {
 }
 
 /**
+ * Formats whose converter writes out-of-flow part marks (`data-part`) from the file's own
+ * structure. The others (html, md, txt) carry whatever marks the author typed, which a load
+ * must not trust.
+ */
+export const FORMATS_WITH_PARTS: ReadonlySet<DocumentFormat> = new Set<DocumentFormat>(["docx", "rtf", "pdf"]);
+
+/**
  * Picks the format for a file name by its extension.
  * Throws UnsupportedMediaTypeError (415, detail lists SUPPORTED_EXTENSIONS) for any other
  * extension, including legacy `.doc` and names without an extension.

@@ -28,6 +28,8 @@ describe("ingest gRPC service", () => {
       content: readCorpus("docx/tika-testWORD_various.docx"),
     });
     expect(res.format).toBe("docx");
+    // Its header and footer parts come from the file: a load may keep them.
+    expect(res.partsFromFile).toBe(true);
     expect(res.html).toContain("<table>");
     expect(res.title).toBe("tika-testWORD_various");
     expect(JSON.parse(res.pageSetupJson)).toEqual({
@@ -59,6 +61,13 @@ describe("ingest gRPC service", () => {
     expect((err as RemoteError).detail).toMatch(/damaged/);
     const txt = await client.convertDocument({ filename: "a.txt", content: Buffer.from("hi") });
     expect(txt.pageSetupJson).toBe("");
+    // Text and HTML carry only what the author typed: their part marks are not trusted.
+    expect(txt.partsFromFile).toBe(false);
+    const page = await client.convertDocument({
+      filename: "a.html",
+      content: Buffer.from('<p data-part="header">x</p>'),
+    });
+    expect(page.partsFromFile).toBe(false);
   });
 
   it("answers content over the upload cap with 413 request_too_large", async () => {

@@ -3,7 +3,7 @@
 // after, so a refused or failed turn leaves no partial state behind.
 import { randomUUID } from "node:crypto";
 import { type agentV1, type billingV1, documentsV1, type sessionsV1 } from "@redline/grpc-stubs";
-import { type ChunkOperation, type ChunkRecord, WorkingDocument } from "@redline/html-chunks";
+import { type ChunkOperation, type ChunkRecord, chunkHtml, WorkingDocument } from "@redline/html-chunks";
 import {
   AiTimeoutError,
   type CallContext,
@@ -36,7 +36,8 @@ export interface Target {
   title: string;
   pageSetupJson: string;
   /** HTML to store before the edits (document_html or an upload), else undefined. */
-  load?: { html: string; title: string; pageSetupJson: string };
+  /** `keepParts`: the HTML's data-part marks come from a docx/rtf/pdf file's structure. */
+  load?: { html: string; title: string; pageSetupJson: string; keepParts: boolean };
   base: ChunkRecord[];
 }
 
@@ -108,13 +109,20 @@ async function loadContent(
       { filename: req.upload.filename, content: req.upload.content },
       { ...opts, timeoutMs: 120_000 },
     );
-    load = { html: converted.html, title: converted.title, pageSetupJson: converted.pageSetupJson };
+    load = {
+      html: converted.html,
+      title: converted.title,
+      pageSetupJson: converted.pageSetupJson,
+      keepParts: converted.partsFromFile,
+    };
   } else if (req.documentHtml !== undefined) {
-    load = { html: req.documentHtml, title: "", pageSetupJson: "" };
+    // Caller-written: its part marks would turn blocks into headers/footers/comments.
+    load = { html: req.documentHtml, title: "", pageSetupJson: "", keepParts: false };
   } else {
     return undefined;
   }
-  return { load, base: WorkingDocument.fromHtml(load.html).chunks() };
+  // Chunked as the documents service will store it, so the turn edits exactly what is stored.
+  return { load, base: chunkHtml(load.html, { parts: load.keepParts ? "keep" : "drop" }).chunks };
 }
 
 async function resolveTarget(
@@ -187,6 +195,7 @@ async function persistLoad(
         sessionId,
         pageSetupJson: target.load.pageSetupJson,
         title: target.load.title,
+        keepParts: target.load.keepParts,
       },
       opts,
     );
@@ -202,6 +211,7 @@ async function persistLoad(
       sessionId,
       // A job rerun after a crash gets the document its first run created, not a second copy.
       idempotencyKey: actor.commitKey ? `${actor.commitKey}:load` : "",
+      keepParts: target.load?.keepParts ?? false,
     },
     opts,
   );

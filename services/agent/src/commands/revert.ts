@@ -50,6 +50,8 @@ async function restoreVersion(
       sessionId,
       pageSetupJson: meta.pageSetupJson,
       title: meta.title,
+      // The document's own chunks: its headers and footers stay parts.
+      keepParts: true,
     },
     opts,
   );

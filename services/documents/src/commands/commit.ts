@@ -1,7 +1,7 @@
 // Committing chunk operations as one version, writing O(k) rows for k operations, with the
 // three-way check against other sessions' commits since the writer's base version.
 import { randomUUID } from "node:crypto";
-import { ChunkError, type ChunkOperation, type ChunkRecord, validateChunkHtml } from "@redline/html-chunks";
+import { ChunkError, type ChunkOperation, type ChunkRecord, partOf, validateChunkHtml } from "@redline/html-chunks";
 import { ConflictError, InputError, type Knex, NotFoundError } from "@redline/service-kit";
 import { generateKeyBetween } from "fractional-indexing";
 import { SCHEMA } from "../migrations.js";
@@ -237,7 +237,11 @@ export async function commitInTransaction(
         // A chunk deleted earlier in this commit may come back elsewhere (a move).
         const stillLive = !closed.has(op.chunkId) && (await liveChunks(trx, doc.id, [op.chunkId])).length > 0;
         if (current(op.chunkId) || stillLive) throw invalid(index, `chunk ${op.chunkId} already exists`);
-        const html = validateChunkHtml(op.html, op.chunkId);
+        // A new chunk is in the flow; a chunk moved in this commit (deleted above) keeps its part.
+        const movedFrom = live.get(op.chunkId);
+        const html = validateChunkHtml(op.html, op.chunkId, {
+          part: movedFrom ? (partOf(movedFrom.html) ?? null) : null,
+        });
         let lower: string | null = null;
         if (op.afterChunkId) {
           // An anchor another session deleted since the base still has its place in the order.
@@ -292,7 +296,8 @@ export async function commitInTransaction(
         });
         continue;
       }
-      const html = validateChunkHtml(op.html, op.chunkId);
+      // An edit cannot turn a chunk into a header, footer, note list or comment it was not.
+      const html = validateChunkHtml(op.html, op.chunkId, { part: partOf(prev.html) ?? null });
       const row: ChunkRevisionRow = { ...prev, html, valid_from: seq, valid_to: null };
       if (!created.has(op.chunkId)) inserts.push(row);
       else inserts[inserts.findIndex((r) => r.chunk_id === op.chunkId)] = row;

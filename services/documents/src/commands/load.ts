@@ -33,6 +33,17 @@ export function deriveTitle(chunks: ChunkRecord[]): string {
   return first ? first.split(/\s+/).slice(0, 8).join(" ").slice(0, 200) : "Untitled document";
 }
 
+/**
+ * Sanitizes and chunks HTML being loaded. Ids are kept when well-formed and unique (a loaded
+ * document is a fresh id space), else minted. Part marks make a block a header, footer, note
+ * list or comment, which exporters place out of the flow: only the docx/rtf/pdf converters and
+ * our own stored chunks may set them (`keepParts`); an upload of HTML/Markdown/text, chat
+ * `document_html` or a first save is caller-written, so its marks are removed.
+ */
+export function loadChunks(html: string, keepParts = false): ChunkRecord[] {
+  return chunkHtml(html, { parts: keepParts ? "keep" : "drop" }).chunks;
+}
+
 /** UUID namespace of idempotent document ids (fixed forever: changing it breaks replays). */
 const DOCUMENT_ID_NAMESPACE = Buffer.from("4f0c6a1e-8b2d-4c7a-9e35-d1b07a6c2f48".replaceAll("-", ""), "hex");
 
@@ -51,7 +62,8 @@ export function idempotentDocumentId(ownerId: string, key: string): string {
 
 /**
  * Creates a document from raw HTML (sanitized and chunked) as version 1, with a
- * `document_created` outbox event, in one statement (insertNewDocument).
+ * `document_created` outbox event, in one statement (insertNewDocument). Out-of-flow part
+ * marks (`data-part`) are removed unless `keepParts` (see loadChunks).
  *
  * With an `idempotencyKey`, the id is derived from (owner, key): a retry with the same key (the
  * agent's job rerun after its worker died right after storing) writes nothing and returns that
@@ -67,9 +79,10 @@ export async function createDocument(
     pageSetup?: Record<string, unknown> | null;
     sessionId: string;
     idempotencyKey?: string;
+    keepParts?: boolean;
   },
 ): Promise<DocumentView> {
-  const { chunks } = chunkHtml(input.html);
+  const chunks = loadChunks(input.html, input.keepParts);
   const id = input.idempotencyKey ? idempotentDocumentId(ownerId, input.idempotencyKey) : randomUUID();
   const versionId = randomUUID();
   const positions = generateNKeysBetween(null, null, chunks.length);
@@ -139,7 +152,8 @@ function planReplace(
 
 /**
  * Replaces a document's content verbatim as a new version. Chunks whose id and HTML are
- * unchanged keep their stored revision; the rest are revised, inserted or closed.
+ * unchanged keep their stored revision; the rest are revised, inserted or closed. Part marks
+ * are removed unless `keepParts` (see loadChunks).
  * Throws NotFoundError for an unknown or foreign id.
  */
 export async function replaceDocument(
@@ -151,9 +165,10 @@ export async function replaceDocument(
     sessionId: string;
     title?: string;
     pageSetup?: Record<string, unknown> | null;
+    keepParts?: boolean;
   },
 ): Promise<DocumentView> {
-  const { chunks } = chunkHtml(input.html);
+  const chunks = loadChunks(input.html, input.keepParts);
   return db.transaction(async (trx) => {
     const doc = await findDocument(trx, ownerId, input.documentId, true);
     if (!doc) throw new NotFoundError("Document not found");

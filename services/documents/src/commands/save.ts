@@ -1,7 +1,7 @@
 // A human save (endpoint 11): the edited HTML is diffed against its base version chunk by chunk
 // and committed as the operations that differ, so a save merges with other sessions' commits
 // exactly like an AI edit does, and writes only the chunks it changed.
-import { type ChunkOperation, type ChunkRecord, chunkHtml } from "@redline/html-chunks";
+import { type ChunkOperation, type ChunkRecord, chunkHtml, partOf } from "@redline/html-chunks";
 import { InputError, type Knex, NotFoundError } from "@redline/service-kit";
 import { chunksAt, findDocument, findVersion } from "../store.js";
 import type { DocumentRow } from "../tables.js";
@@ -64,7 +64,22 @@ export function diffChunks(base: ChunkRecord[], next: ChunkRecord[]): ChunkOpera
 }
 
 /**
- * Saves the user's edited HTML (sanitized and chunked; chunk ids kept) as one version, based on
+ * Sanitizes and chunks a save's HTML against its base: a client sends back the ids (and part
+ * marks) it received, so an id the base does not have (another document's, invented, or a
+ * duplicate) is minted afresh, and a chunk keeps a `data-part` only when the base chunk of that
+ * id carries the same one; new chunks are always in the flow.
+ */
+export function saveChunks(html: string, base: ChunkRecord[]): ChunkRecord[] {
+  const parts = new Map<string, string>();
+  for (const c of base) {
+    const part = partOf(c.html);
+    if (part !== undefined) parts.set(c.chunkId, part);
+  }
+  return chunkHtml(html, { knownIds: new Set(base.map((c) => c.chunkId)), parts }).chunks;
+}
+
+/**
+ * Saves the user's edited HTML (sanitized and chunked by saveChunks) as one version, based on
  * `baseVersionId` (head when empty): chunks the save changed against its base are committed on
  * head; when another session changed one of the same chunks since the base, ConflictError 409
  * `chunk_conflict` names them, records the conflicts and writes nothing. A save that changes
@@ -88,7 +103,7 @@ export async function saveDocument(
     const rows = await chunksAt(trx, found.id, baseSeq);
     return { doc: found, seq: baseSeq, base: rows.map((r) => ({ chunkId: r.chunk_id, html: r.html })) };
   }, SNAPSHOT);
-  const next = chunkHtml(input.html).chunks;
+  const next = saveChunks(input.html, base);
   const ops = diffChunks(base, next);
   if (ops.length === 0) {
     if (seq === undefined) return { row: doc, changedChunkIds: [], merged: false, chunks: base };

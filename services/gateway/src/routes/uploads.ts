@@ -77,6 +77,7 @@ export async function loadIntoSession(
         sessionId: session.sessionId,
         pageSetupJson: converted.pageSetupJson,
         title: converted.title,
+        keepParts: converted.partsFromFile,
       },
       opts,
     );
@@ -88,6 +89,7 @@ export async function loadIntoSession(
         title: converted.title,
         pageSetupJson: converted.pageSetupJson,
         sessionId: session.sessionId,
+        keepParts: converted.partsFromFile,
       },
       opts,
     );

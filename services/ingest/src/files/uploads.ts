@@ -9,7 +9,7 @@ import {
   requirePrincipal,
 } from "@redline/service-kit";
 import { convertDocument } from "../convert.js";
-import { formatForFilename } from "../formats.js";
+import { FORMATS_WITH_PARTS, formatForFilename } from "../formats.js";
 import type { UploadRow } from "../tables.js";
 import { type FilesContext, newId, requireStorage } from "./files-context.js";
 import { extractMedia } from "./media.js";
@@ -93,7 +93,14 @@ export function convertUploadHandler(ctx: FilesContext) {
     const { row, bytes } = await readUpload(ctx, principal.ownerId, req.uploadId, call.requestId);
     let converted: ingestV1.ConvertDocumentResponse;
     if (row.purpose === "export-html") {
-      converted = { html: bytes.toString("utf8"), title: "", pageSetupJson: "", warnings: [], format: "html" };
+      converted = {
+        html: bytes.toString("utf8"),
+        title: "",
+        pageSetupJson: "",
+        warnings: [],
+        format: "html",
+        partsFromFile: false,
+      };
     } else {
       const result = await convertDocument(row.filename, bytes, ctx.limits, ctx.pool);
       converted = {
@@ -102,6 +109,7 @@ export function convertUploadHandler(ctx: FilesContext) {
         pageSetupJson: result.pageSetup ? JSON.stringify(result.pageSetup) : "",
         warnings: result.warnings,
         format: result.format,
+        partsFromFile: FORMATS_WITH_PARTS.has(result.format),
       };
     }
     return { converted, filename: row.filename, purpose: row.purpose };

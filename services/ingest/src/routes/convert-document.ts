@@ -4,7 +4,7 @@ import { type CallContext, InputError, PayloadTooLargeError } from "@redline/ser
 import { convertDocument } from "../convert.js";
 import type { FilesStorage } from "../files/files-context.js";
 import { dropSvgImages, extractMedia } from "../files/media.js";
-import { type ConvertLimits, formatForFilename } from "../formats.js";
+import { type ConvertLimits, FORMATS_WITH_PARTS, formatForFilename } from "../formats.js";
 import type { ConverterPool } from "../sandbox/pool.js";
 
 /** What the handler needs from the service. */
@@ -68,6 +68,7 @@ export function convertDocumentHandler(deps: ConvertDocumentDeps) {
       pageSetupJson: result.pageSetup ? JSON.stringify(result.pageSetup) : "",
       warnings: result.warnings,
       format: result.format,
+      partsFromFile: FORMATS_WITH_PARTS.has(result.format),
     };
   };
 }
