@@ -7,6 +7,7 @@
 //   (e) human saves per second vs a plain Postgres transaction of the same rows
 //   (f) async chat: POST /v1/chat/async to the first SSE event and to final, minus the model's latency
 //   (g)-(i) ingest: docx → HTML vs pandoc, pdf → text vs pdftotext, HTML → pdf (scripts/lib/bench-ingest.ts)
+//   (j) offline engine parse of adversarial messages, 100k vs 12.5k characters (scripts/lib/bench-offline.ts)
 import { randomUUID } from "node:crypto";
 import { chmodSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -24,6 +25,7 @@ import {
 } from "../test/support/scripted-openai.js";
 import { startTestStack, type TestStack } from "../test/support/stack.js";
 import { benchIngest } from "./lib/bench-ingest.js";
+import { benchOfflineParse } from "./lib/bench-offline.js";
 import { startStack } from "./lib/stack.js";
 
 const results: { name: string; value: string; target?: string; pass?: boolean }[] = [];
@@ -539,7 +541,7 @@ const only = new Set(
   process.argv
     .slice(2)
     .join("")
-    .replace(/[^a-i]/g, ""),
+    .replace(/[^a-j]/g, ""),
 );
 const wanted = (...letters: string[]) => only.size === 0 || letters.some((l) => only.has(l));
 
@@ -549,6 +551,15 @@ async function main() {
   chmodSync(dataDir, 0o755);
   const infra = await startLocalInfra({ dataDir, persistent: false });
   try {
+    if (wanted("j")) {
+      const stack = await startTestStack(infra, { name: "bench-offline" });
+      try {
+        const chat = { stack, key: await stack.createKey("bench-j"), otherKey: await stack.createKey("bench-j-other") };
+        await benchOfflineParse(results, chat);
+      } finally {
+        await stack.close();
+      }
+    }
     if (wanted("a", "c", "d", "e")) {
       const stack = await startTestStack(infra, { name: "bench" });
       try {

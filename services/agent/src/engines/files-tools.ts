@@ -2,6 +2,7 @@
 // quoted (Postgres full-text search in ingest), and a new document can be drafted from a
 // template. The offline engine understands three instructions; the OpenAI engine gets two tools.
 import { chunkHtml, type WorkingDocument } from "@redline/html-chunks";
+import { MAX_PARSED_MESSAGE_CHARS } from "./offline-parse.js";
 import type { TurnInput } from "./types.js";
 
 /** One passage of an attachment. */
@@ -27,6 +28,9 @@ export type FilesInstruction =
   | { kind: "quote-attachment"; name: string; query?: string }
   | { kind: "draft-from-template"; name: string };
 
+// Linear: each pattern is anchored at the start, an argument cannot contain a quote, and the
+// quantified parts next to each other (\s+ and a keyword, \s* and [.!]?) never match the same
+// characters, so a failed match backtracks over each character a bounded number of times.
 const QUOTED = `["“‘']([^"”’']+)["”’']`;
 const SEARCH = new RegExp(`^(?:please\\s+)?search\\s+(?:the\\s+)?attachments?\\s+for\\s+${QUOTED}\\s*[.!]?$`, "i");
 const QUOTE = new RegExp(
@@ -40,6 +44,7 @@ const DRAFT = new RegExp(
 
 /** Parses `search attachments for "x"`, `quote attachment "name"` (optionally `about "x"`) and `draft from template "name"`. */
 export function parseFilesInstruction(message: string): FilesInstruction | null {
+  if (message.length > MAX_PARSED_MESSAGE_CHARS) return null;
   const text = message.trim();
   let m = SEARCH.exec(text);
   if (m) return { kind: "search-attachments", query: m[1] };

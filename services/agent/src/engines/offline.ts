@@ -13,24 +13,18 @@ import {
   wrapPhrase,
 } from "@redline/html-chunks";
 import { parseFilesInstruction, runFilesInstruction } from "./files-tools.js";
+import { type OfflineInstruction, parseOfflineInstruction } from "./offline-parse.js";
+import { BudgetExceededError, TurnBudget } from "./turn-budget.js";
 import type { Engine, TurnInput, TurnOutput } from "./types.js";
 
-/** One parsed offline instruction; `unknown` when the message matches none of the grammar. */
-export type OfflineInstruction =
-  | { kind: "replace"; find: string; replacement: string; section?: string }
-  | { kind: "rename-heading"; heading: string; newTitle: string }
-  | { kind: "delete-section"; section: string }
-  | { kind: "delete-paragraph"; containing: string }
-  | { kind: "add-paragraph"; text: string; section: string }
-  | { kind: "add-section"; title: string; section: string; body?: string }
-  | { kind: "add-row"; cells: string[]; table: { index: number } | { section: string } | null }
-  | { kind: "format"; phrase: string; tag: "strong" | "em" }
-  | { kind: "show-section"; section: string }
-  | { kind: "draft-outline"; topic: string }
-  | { kind: "unknown" };
+export { type OfflineInstruction, parseOfflineInstruction } from "./offline-parse.js";
 
-/** Creates the offline engine. It never calls a model: `bytesSentToModel` is always 0. */
-export function createOfflineEngine(): Engine {
+/**
+ * Creates the offline engine. It never calls a model: `bytesSentToModel` is always 0.
+ * `cpuBudgetMs` (default OFFLINE_CPU_BUDGET_MS) bounds one turn's processing time.
+ */
+export function createOfflineEngine(opts: { cpuBudgetMs?: number } = {}): Engine {
+  const budgetMs = opts.cpuBudgetMs ?? OFFLINE_CPU_BUDGET_MS;
   return {
     name: "offline",
     async runTurn(input: TurnInput): Promise<TurnOutput> {
@@ -42,11 +36,44 @@ export function createOfflineEngine(): Engine {
       }
       const instruction = parseOfflineInstruction(input.message);
       if (instruction.kind !== "unknown") input.onProgress?.(PROGRESS[instruction.kind]);
-      const editor = new Editor(input.document);
-      const reply = execute(editor, instruction, input.documentTitle);
-      return { reply, toolCalls: editor.calls, bytesSentToModel: 0 };
+      const budget = new TurnBudget({
+        budgetMs,
+        sliceMs: OFFLINE_SLICE_MS,
+        signal: input.signal,
+      });
+      const editor = new Editor(input.document, budget);
+      try {
+        const reply = await execute(editor, instruction, input.documentTitle);
+        return { reply, toolCalls: editor.calls, bytesSentToModel: 0 };
+      } catch (err) {
+        // Raised only while edits are being computed, before any is applied: nothing changed.
+        if (!(err instanceof BudgetExceededError)) throw err;
+        return { reply: tooMuchWork(instruction, budgetMs), toolCalls: 0, bytesSentToModel: 0 };
+      }
     },
   };
+}
+
+/**
+ * Processing time one offline turn may spend on the document, in ms, and the longest stretch of
+ * it between two yields to the event loop. Parsing is linear and bounded by the message cap
+ * (milliseconds); what remains is document passes, linear in the document: the heaviest
+ * instruction on a 200-page contract (about 2,000 chunks) takes a few hundred ms, so 5 s leaves
+ * ample room while bounding what one free message can cost, and 20 ms slices keep every other
+ * request on this event loop waiting at most about one slice (plus one chunk's step).
+ */
+export const OFFLINE_CPU_BUDGET_MS = 5_000;
+const OFFLINE_SLICE_MS = 20;
+
+/**
+ * Longest text to find (replace) or to format, in characters. The search pattern is built from
+ * it and V8 rejects patterns much past 30,000 characters; no real phrase comes near this.
+ */
+export const MAX_PHRASE_CHARS = 10_000;
+
+function tooMuchWork(instruction: OfflineInstruction, budgetMs: number): string {
+  const hint = instruction.kind === "replace" && !instruction.section ? ' (for example: … in section "Heading")' : "";
+  return `That instruction needs more processing than one turn may use on a document this large (${budgetMs / 1000} s), so nothing was changed. Try a narrower instruction${hint}.`;
 }
 
 const PROGRESS: Record<Exclude<OfflineInstruction["kind"], "unknown">, string> = {
@@ -79,224 +106,46 @@ export const OFFLINE_HELP = [
 ].join("\n");
 
 // ---------------------------------------------------------------------------
-// Parsing
-
-type Token = { quoted: false; text: string } | { quoted: true; text: string };
-
-// Which closing quotes end a quoted argument opened by a given quote. Curly
-// and straight quotes are mixed freely by phones and word processors.
-const CLOSERS: Record<string, string> = {
-  '"': '"”“',
-  "“": '”"',
-  "”": '”"',
-  "‘": "’'",
-  "'": "'’",
-};
-
-/**
- * Splits a message into words and quoted arguments. A single quote opens an
- * argument only at the start of a word and closes only at the end of one, so
- * apostrophes ("don't") inside single-quoted text survive.
- */
-function tokenize(message: string): Token[] {
-  const tokens: Token[] = [];
-  let i = 0;
-  const n = message.length;
-  while (i < n) {
-    const ch = message[i];
-    if (/\s/.test(ch)) {
-      i++;
-      continue;
-    }
-    const closers = CLOSERS[ch];
-    if (closers !== undefined) {
-      const single = ch === "'" || ch === "‘";
-      let j = i + 1;
-      while (j < n) {
-        if (closers.includes(message[j]) && (!single || j + 1 >= n || !/[\p{L}\p{N}]/u.test(message[j + 1]))) break;
-        j++;
-      }
-      if (j < n) {
-        tokens.push({ quoted: true, text: message.slice(i + 1, j) });
-        i = j + 1;
-        continue;
-      }
-      // An unclosed quote is read as an ordinary word character.
-    }
-    let j = i;
-    while (j < n && !/\s/.test(message[j]) && !(j > i && CLOSERS[message[j]] !== undefined && message[j] !== "'")) j++;
-    if (j === i) j++;
-    tokens.push({ quoted: false, text: message.slice(i, j) });
-    i = j;
-  }
-  return tokens;
-}
-
-const ORDINALS: Record<string, number> = {
-  first: 1,
-  second: 2,
-  third: 3,
-  fourth: 4,
-  fifth: 5,
-  sixth: 6,
-  seventh: 7,
-  eighth: 8,
-  ninth: 9,
-  tenth: 10,
-  last: -1,
-};
-
-const Q = '"'; // a quoted argument in the token shape
-const FILLER_START = /^(?:(?:please|kindly|can you|could you|would you|will you|i want you to|i'd like you to)\s+)+/;
-const FILLER_END = /(?:\s+(?:please|thanks|thank you))+$/;
-
-/**
- * Parses one message against the offline grammar (docs/offline-engine.md).
- * Keywords are case-insensitive; arguments are quoted with "", “”, '' or ‘’.
- */
-export function parseOfflineInstruction(message: string): OfflineInstruction {
-  const outline = parseDraftOutline(message);
-  if (outline) return outline;
-
-  const tokens = tokenize(message.trim());
-  const args: string[] = [];
-  const words: string[] = [];
-  for (const token of tokens) {
-    if (token.quoted) {
-      args.push(token.text);
-      words.push(Q);
-    } else {
-      const word = token.text.toLowerCase().replace(/[.,!?;:]+$/, "");
-      if (word !== "") words.push(word);
-    }
-  }
-  const shape = words.join(" ").replace(FILLER_START, "").replace(FILLER_END, "");
-  const a = (k: number): string => args[k];
-
-  let m: RegExpExecArray | null;
-  const ALL = "(?:all (?:occurrences of |instances of )?|every (?:occurrence|instance) of |the (?:text|word|phrase) )?";
-  const SECTION = "(?:the )?(?:section|heading)";
-
-  m = new RegExp(
-    `^(?:replace|change|substitute) ${ALL}" (?:with|to|by|into|for) "(?: everywhere| throughout(?: the document)?)?(?: (?:in|within|inside|under) ${SECTION} ")?$`,
-  ).exec(shape);
-  if (m) {
-    return args.length === 3
-      ? { kind: "replace", find: a(0), replacement: a(1), section: a(2) }
-      : { kind: "replace", find: a(0), replacement: a(1) };
-  }
-
-  if (/^rename (?:the )?(?:heading|section|title) " (?:to|as|into) "$/.test(shape)) {
-    return { kind: "rename-heading", heading: a(0), newTitle: a(1) };
-  }
-
-  if (new RegExp(`^(?:delete|remove) ${SECTION} "$`).test(shape)) return { kind: "delete-section", section: a(0) };
-
-  if (
-    /^(?:delete|remove) (?:the )?(?:first )?(?:paragraph|block|chunk) (?:containing|that contains|which contains|with|with the text|mentioning|that mentions) "$/.test(
-      shape,
-    )
-  ) {
-    return { kind: "delete-paragraph", containing: a(0) };
-  }
-
-  const ADD = "(?:add|insert|append) (?:a )?(?:new )?";
-  if (
-    new RegExp(
-      `^${ADD}paragraph (?:saying |with (?:the )?text )?" (?:after|to|at the end of|into|in|under) ${SECTION} "$`,
-    ).test(shape)
-  ) {
-    return { kind: "add-paragraph", text: a(0), section: a(1) };
-  }
-
-  const BODY = "with (?:the )?(?:text|content|body|paragraph)";
-  if (new RegExp(`^${ADD}section (?:called |titled |named )?" (?:after|below|following) ${SECTION} "$`).test(shape)) {
-    return { kind: "add-section", title: a(0), section: a(1) };
-  }
-  if (
-    new RegExp(`^${ADD}section (?:called |titled |named )?" (?:after|below|following) ${SECTION} " ${BODY} "$`).test(
-      shape,
-    )
-  ) {
-    return { kind: "add-section", title: a(0), section: a(1), body: a(2) };
-  }
-  if (
-    new RegExp(`^${ADD}section (?:called |titled |named )?" ${BODY} " (?:after|below|following) ${SECTION} "$`).test(
-      shape,
-    )
-  ) {
-    return { kind: "add-section", title: a(0), section: a(2), body: a(1) };
-  }
-
-  m = new RegExp(
-    `^${ADD}row (?:with |containing )?"(?: (?:to|in|into|at the end of) (?:(?:the )?table #?(\\d+)|(?:the )?(first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|last|\\d+(?:st|nd|rd|th)) table|(?:the )?table (?:in|under|of) ${SECTION} "|(?:the )?table))?$`,
-  ).exec(shape);
-  if (m) {
-    const cells = a(0)
-      .split("|")
-      .map((cell) => cell.trim());
-    if (m[1] !== undefined) return { kind: "add-row", cells, table: { index: Number(m[1]) } };
-    if (m[2] !== undefined) {
-      const index = ORDINALS[m[2]] ?? Number.parseInt(m[2], 10);
-      return { kind: "add-row", cells, table: { index } };
-    }
-    if (args.length === 2) return { kind: "add-row", cells, table: { section: a(1) } };
-    return { kind: "add-row", cells, table: null };
-  }
-
-  const EVERY = "(?:all |every |every occurrence of |all occurrences of )?";
-  m = new RegExp(
-    `^(?:make|set|format|put|mark) ${EVERY}" (?:as |in )?(bold|italic|italics|italicized|emphasized)$`,
-  ).exec(shape);
-  if (m) return { kind: "format", phrase: a(0), tag: m[1] === "bold" ? "strong" : "em" };
-  m = new RegExp(`^(bold|embolden|italicize|italicise|italic|emphasize|emphasise) ${EVERY}"$`).exec(shape);
-  if (m) return { kind: "format", phrase: a(0), tag: m[1] === "bold" || m[1] === "embolden" ? "strong" : "em" };
-
-  if (new RegExp(`^(?:show|display|print|read|view|get) (?:me )?${SECTION} "$`).test(shape)) {
-    return { kind: "show-section", section: a(0) };
-  }
-
-  return { kind: "unknown" };
-}
-
-// "draft an outline about Topic" takes the unquoted rest of the message, so it is
-// matched on the raw text (keeping the topic's case) rather than on tokens.
-const DRAFT_OUTLINE =
-  /^\s*(?:(?:please|kindly|can you|could you)\s+)*(?:draft|write|create|make|generate|start)\s+(?:me\s+)?(?:an?\s+|the\s+)?(?:document\s+)?outline(?:\s+(?:for|about|on|of)\s+([\s\S]+?))?\s*[.!?]*\s*$/i;
-
-function parseDraftOutline(message: string): OfflineInstruction | null {
-  const m = DRAFT_OUTLINE.exec(message);
-  if (!m) return null;
-  let topic = (m[1] ?? "").trim();
-  const quoted = tokenize(topic);
-  if (quoted.length === 1 && quoted[0].quoted) topic = quoted[0].text.trim();
-  return { kind: "draft-outline", topic };
-}
-
-// ---------------------------------------------------------------------------
 // Execution
 
 /** Counts the document operations the turn makes; reported as `toolCalls`. */
 class Editor {
   calls = 0;
   private outlineCache: OutlineEntry[] | null = null;
+  private tagCache: Map<string, string> | null = null;
 
-  constructor(readonly doc: WorkingDocument) {}
+  constructor(
+    readonly doc: WorkingDocument,
+    private readonly budget: TurnBudget,
+  ) {}
 
   outline(): OutlineEntry[] {
     this.outlineCache ??= this.doc.outline();
     return this.outlineCache;
   }
 
+  /** The chunk's tag per the outline ("" when unknown); a map, as callers ask for every chunk. */
+  tag(chunkId: string): string {
+    this.tagCache ??= new Map(this.outline().map((entry) => [entry.chunkId, entry.tag]));
+    return this.tagCache.get(chunkId) ?? "";
+  }
+
+  /** Between steps of a document pass; see TurnBudget.tick (`mayStop` false once edits are being applied). */
+  tick(mayStop = true): Promise<void> {
+    return this.budget.tick(mayStop);
+  }
+
   replace(chunkId: string, html: string, explanation: string): void {
     this.calls++;
     this.outlineCache = null;
+    this.tagCache = null;
     this.doc.replace(chunkId, html, explanation);
   }
 
   insertAfter(afterChunkId: string | null, html: string, explanation: string): string {
     this.calls++;
     this.outlineCache = null;
+    this.tagCache = null;
     const inserted = this.doc.insertAfter(afterChunkId, html, explanation);
     return inserted[inserted.length - 1].chunkId;
   }
@@ -304,11 +153,12 @@ class Editor {
   delete(chunkId: string, explanation: string): void {
     this.calls++;
     this.outlineCache = null;
+    this.tagCache = null;
     this.doc.delete(chunkId, explanation);
   }
 }
 
-function execute(editor: Editor, instruction: OfflineInstruction, documentTitle: string): string {
+async function execute(editor: Editor, instruction: OfflineInstruction, documentTitle: string): Promise<string> {
   if (instruction.kind === "unknown") return OFFLINE_HELP;
   if (instruction.kind === "draft-outline") return draftOutline(editor, instruction.topic || documentTitle.trim());
   if (editor.doc.isEmpty()) {
@@ -317,23 +167,23 @@ function execute(editor: Editor, instruction: OfflineInstruction, documentTitle:
   try {
     switch (instruction.kind) {
       case "replace":
-        return replaceEverywhere(editor, instruction.find, instruction.replacement, instruction.section);
+        return await replaceEverywhere(editor, instruction.find, instruction.replacement, instruction.section);
       case "rename-heading":
-        return renameHeading(editor, instruction.heading, instruction.newTitle);
+        return await renameHeading(editor, instruction.heading, instruction.newTitle);
       case "delete-section":
-        return deleteSection(editor, instruction.section);
+        return await deleteSection(editor, instruction.section);
       case "delete-paragraph":
-        return deleteParagraph(editor, instruction.containing);
+        return await deleteParagraph(editor, instruction.containing);
       case "add-paragraph":
-        return addParagraph(editor, instruction.text, instruction.section);
+        return await addParagraph(editor, instruction.text, instruction.section);
       case "add-section":
-        return addSection(editor, instruction.title, instruction.section, instruction.body);
+        return await addSection(editor, instruction.title, instruction.section, instruction.body);
       case "add-row":
-        return addRow(editor, instruction.cells, instruction.table);
+        return await addRow(editor, instruction.cells, instruction.table);
       case "format":
-        return formatPhrase(editor, instruction.phrase, instruction.tag);
+        return await formatPhrase(editor, instruction.phrase, instruction.tag);
       case "show-section":
-        return showSection(editor, instruction.section);
+        return await showSection(editor, instruction.section);
     }
   } catch (err) {
     // Edits are computed before any is applied, so a ToolError here means nothing changed.
@@ -365,11 +215,11 @@ interface ResolvedSection {
 }
 
 function normalizeTitle(text: string): string {
-  return text
-    .replace(/\s+/g, " ")
-    .trim()
-    .replace(/[:.]+$/, "")
-    .toLowerCase();
+  const folded = text.replace(/\s+/g, " ").trim();
+  // Trailing ":" and "." stripped by a loop: the regex /[:.]+$/ is quadratic on ":::…:x".
+  let end = folded.length;
+  while (end > 0 && (folded[end - 1] === ":" || folded[end - 1] === ".")) end--;
+  return folded.slice(0, end).toLowerCase();
 }
 
 // "2.1 Pricing" and "IV. Pricing" match "Pricing" exactly: users name sections
@@ -385,11 +235,15 @@ function stripNumbering(title: string): string {
  * numbering like "2.1"), then a unique prefix match, then a unique contains match.
  * Throws Refusal with a helpful message when nothing or several sections match.
  */
-function resolveSection(editor: Editor, name: string): ResolvedSection {
+async function resolveSection(editor: Editor, name: string): Promise<ResolvedSection> {
   const wanted = normalizeTitle(name);
   if (wanted === "") throw new Refusal("The section name is empty. Nothing was changed.");
   const headings = editor.outline().filter((entry) => entry.level > 0);
-  const titles = headings.map((entry) => normalizeTitle(textOf(editor.doc.get(entry.chunkId).html)));
+  const titles: string[] = [];
+  for (const entry of headings) {
+    titles.push(normalizeTitle(textOf(editor.doc.get(entry.chunkId).html)));
+    await editor.tick();
+  }
 
   const pick = (predicate: (title: string) => boolean): number[] =>
     titles.flatMap((title, i) => (predicate(title) ? [i] : []));
@@ -428,9 +282,9 @@ function resolveSection(editor: Editor, name: string): ResolvedSection {
   return { headingChunkId: heading.chunkId, title: textOf(html), level: heading.level, chunkIds, note };
 }
 
-function withRefusal(run: () => string): string {
+async function withRefusal(run: () => Promise<string> | string): Promise<string> {
   try {
-    return run();
+    return await run();
   } catch (err) {
     if (err instanceof Refusal) return err.message;
     throw err;
@@ -454,20 +308,30 @@ function styleAttrs(html: string): string {
   return out.join("");
 }
 
+function phraseTooLong(what: string): string {
+  return `The ${what} is longer than ${MAX_PHRASE_CHARS.toLocaleString("en-US")} characters, so nothing was changed.`;
+}
+
 function tagOf(editor: Editor, chunkId: string): string {
-  return editor.outline().find((entry) => entry.chunkId === chunkId)?.tag ?? "";
+  return editor.tag(chunkId);
 }
 
 // --- instructions
 
-function replaceEverywhere(editor: Editor, find: string, replacement: string, sectionName?: string): string {
-  return withRefusal(() => {
+async function replaceEverywhere(
+  editor: Editor,
+  find: string,
+  replacement: string,
+  sectionName?: string,
+): Promise<string> {
+  return withRefusal(async () => {
     if (find === "") return "The text to replace is empty, so nothing was changed.";
+    if (find.length > MAX_PHRASE_CHARS) return phraseTooLong("text to replace");
     if (find === replacement) return `${quote(find)} and ${quote(replacement)} are the same, so nothing was changed.`;
     let scope = editor.doc.chunks().map((chunk) => chunk.chunkId);
     let where = "";
     if (sectionName !== undefined) {
-      const section = resolveSection(editor, sectionName);
+      const section = await resolveSection(editor, sectionName);
       scope = section.chunkIds;
       where = ` in section ${quote(section.title)}${section.note}`;
     }
@@ -483,21 +347,24 @@ function replaceEverywhere(editor: Editor, find: string, replacement: string, se
           edits.push({ chunkId, html: result.html });
           count += result.count;
         }
+        await editor.tick();
       }
       if (edits.length === 0) continue;
-      for (const edit of edits)
+      for (const edit of edits) {
         editor.replace(edit.chunkId, edit.html, `Replaced ${quote(find)} with ${quote(replacement)}`);
+        await editor.tick(false);
+      }
       return `Replaced ${plural(count, "occurrence")} of ${quote(find)} with ${quote(replacement)}${where} (${plural(edits.length, "block")} changed).`;
     }
     return `I could not find ${quote(find)}${where}, so nothing was changed.`;
   });
 }
 
-function renameHeading(editor: Editor, headingName: string, newTitle: string): string {
-  return withRefusal(() => {
+async function renameHeading(editor: Editor, headingName: string, newTitle: string): Promise<string> {
+  return withRefusal(async () => {
     let title = newTitle.replace(/\s+/g, " ").trim();
     if (title === "") return "The new heading is empty, so nothing was changed.";
-    const section = resolveSection(editor, headingName);
+    const section = await resolveSection(editor, headingName);
     const html = editor.doc.get(section.headingChunkId).html;
     const m = /^(\s*<(h[1-6])\b(?:[^>"']|"[^"]*"|'[^']*')*>)[\s\S]*(<\/\2\s*>\s*)$/i.exec(html);
     if (!m) return `The heading ${quote(section.title)} has markup I cannot edit safely, so nothing was changed.`;
@@ -515,22 +382,24 @@ function renameHeading(editor: Editor, headingName: string, newTitle: string): s
   });
 }
 
-function deleteSection(editor: Editor, name: string): string {
-  return withRefusal(() => {
-    const section = resolveSection(editor, name);
+async function deleteSection(editor: Editor, name: string): Promise<string> {
+  return withRefusal(async () => {
+    const section = await resolveSection(editor, name);
     for (const chunkId of section.chunkIds) editor.delete(chunkId, `Deleted with section ${quote(section.title)}`);
     return `Deleted section ${quote(section.title)}${section.note} (${plural(section.chunkIds.length, "block")}).`;
   });
 }
 
-function deleteParagraph(editor: Editor, containing: string): string {
+async function deleteParagraph(editor: Editor, containing: string): Promise<string> {
   const wanted = containing.replace(/\s+/g, " ").trim().toLowerCase();
   if (wanted === "") return "The text to look for is empty, so nothing was changed.";
   // Headings are skipped: deleting one would silently merge two sections ("delete section" does that on purpose).
-  const matches = editor
-    .outline()
-    .filter((entry) => entry.level === 0)
-    .filter((entry) => textOf(editor.doc.get(entry.chunkId).html).toLowerCase().includes(wanted));
+  const matches: OutlineEntry[] = [];
+  for (const entry of editor.outline()) {
+    if (entry.level !== 0) continue;
+    if (textOf(editor.doc.get(entry.chunkId).html).toLowerCase().includes(wanted)) matches.push(entry);
+    await editor.tick();
+  }
   if (matches.length === 0)
     return `I could not find a paragraph containing ${quote(containing)}, so nothing was changed.`;
   const target = matches[0];
@@ -552,10 +421,10 @@ function paragraphAttrs(editor: Editor, chunkIds: string[]): string {
   return paragraph === undefined ? "" : styleAttrs(editor.doc.get(paragraph).html);
 }
 
-function addParagraph(editor: Editor, text: string, sectionName: string): string {
-  return withRefusal(() => {
+async function addParagraph(editor: Editor, text: string, sectionName: string): Promise<string> {
+  return withRefusal(async () => {
     if (text.trim() === "") return "The paragraph text is empty, so nothing was changed.";
-    const section = resolveSection(editor, sectionName);
+    const section = await resolveSection(editor, sectionName);
     const last = section.chunkIds[section.chunkIds.length - 1];
     // Borrow the section's paragraph styling so the new text looks like its neighbours.
     const attrs = paragraphAttrs(editor, section.chunkIds);
@@ -568,10 +437,10 @@ function addParagraph(editor: Editor, text: string, sectionName: string): string
   });
 }
 
-function addSection(editor: Editor, title: string, anchorName: string, body?: string): string {
-  return withRefusal(() => {
+async function addSection(editor: Editor, title: string, anchorName: string, body?: string): Promise<string> {
+  return withRefusal(async () => {
     if (title.trim() === "") return "The new section's title is empty, so nothing was changed.";
-    const anchor = resolveSection(editor, anchorName);
+    const anchor = await resolveSection(editor, anchorName);
     const last = anchor.chunkIds[anchor.chunkIds.length - 1];
     const headingAttrs = styleAttrs(editor.doc.get(anchor.headingChunkId).html);
     const pAttrs = paragraphAttrs(editor, anchor.chunkIds);
@@ -592,14 +461,19 @@ function addSection(editor: Editor, title: string, anchorName: string, body?: st
   });
 }
 
-function addRow(editor: Editor, cells: string[], which: { index: number } | { section: string } | null): string {
-  return withRefusal(() => {
+async function addRow(
+  editor: Editor,
+  cells: string[],
+  which: { index: number } | { section: string } | null,
+): Promise<string> {
+  return withRefusal(async () => {
     if (cells.every((cell) => cell === "")) return "The row is empty, so nothing was changed.";
     const isTable = (id: string): boolean => tagOf(editor, id) === "table" || /<table\b/i.test(editor.doc.get(id).html);
-    const tables = editor
-      .outline()
-      .map((entry) => entry.chunkId)
-      .filter(isTable);
+    const tables: string[] = [];
+    for (const entry of editor.outline()) {
+      if (isTable(entry.chunkId)) tables.push(entry.chunkId);
+      await editor.tick();
+    }
     if (tables.length === 0) return "The document has no tables, so nothing was changed.";
     let target: string;
     let label: string;
@@ -617,7 +491,7 @@ function addRow(editor: Editor, cells: string[], which: { index: number } | { se
       target = tables[index - 1];
       label = `table ${index}`;
     } else {
-      const section = resolveSection(editor, which.section);
+      const section = await resolveSection(editor, which.section);
       const inSection = section.chunkIds.filter(isTable);
       if (inSection.length === 0) return `Section ${quote(section.title)} has no table, so nothing was changed.`;
       target = inSection[0];
@@ -629,8 +503,9 @@ function addRow(editor: Editor, cells: string[], which: { index: number } | { se
   });
 }
 
-function formatPhrase(editor: Editor, phrase: string, tag: "strong" | "em"): string {
+async function formatPhrase(editor: Editor, phrase: string, tag: "strong" | "em"): Promise<string> {
   if (phrase.trim() === "") return "The phrase is empty, so nothing was changed.";
+  if (phrase.length > MAX_PHRASE_CHARS) return phraseTooLong("phrase");
   const style = tag === "strong" ? "bold" : "italic";
   // Same case rule as replace: exact case first, case-insensitive only as a fallback.
   for (const caseSensitive of [true, false]) {
@@ -642,9 +517,13 @@ function formatPhrase(editor: Editor, phrase: string, tag: "strong" | "em"): str
         edits.push({ chunkId: chunk.chunkId, html: result.html });
         count += result.count;
       }
+      await editor.tick();
     }
     if (edits.length === 0) continue;
-    for (const edit of edits) editor.replace(edit.chunkId, edit.html, `Made ${quote(phrase)} ${style}`);
+    for (const edit of edits) {
+      editor.replace(edit.chunkId, edit.html, `Made ${quote(phrase)} ${style}`);
+      await editor.tick(false);
+    }
     return `Made ${plural(count, "occurrence")} of ${quote(phrase)} ${style} (${plural(edits.length, "block")} changed).`;
   }
   return `I could not find ${quote(phrase)} outside text that is already ${style}, so nothing was changed.`;
@@ -680,17 +559,24 @@ function renderChunk(html: string, tag: string, level: number): string {
   return textOf(html);
 }
 
-function showSection(editor: Editor, name: string): string {
-  return withRefusal(() => {
-    const section = resolveSection(editor, name);
+async function showSection(editor: Editor, name: string): Promise<string> {
+  return withRefusal(async () => {
+    const section = await resolveSection(editor, name);
     const entries = new Map(editor.outline().map((entry) => [entry.chunkId, entry]));
-    let body = section.chunkIds
-      .map((id) => {
-        const entry = entries.get(id);
-        return renderChunk(editor.doc.get(id).html, entry?.tag ?? "", entry?.level ?? 0);
-      })
-      .filter((text) => text !== "")
-      .join("\n\n");
+    // Rendering stops once past the limit: the cut text is the same, a huge section costs no more.
+    const parts: string[] = [];
+    let length = 0;
+    for (const id of section.chunkIds) {
+      if (length > SHOW_LIMIT) break;
+      const entry = entries.get(id);
+      const text = renderChunk(editor.doc.get(id).html, entry?.tag ?? "", entry?.level ?? 0);
+      if (text !== "") {
+        length += (parts.length > 0 ? 2 : 0) + text.length;
+        parts.push(text);
+      }
+      await editor.tick();
+    }
+    let body = parts.join("\n\n");
     if (body.length > SHOW_LIMIT) body = `${body.slice(0, SHOW_LIMIT)}\n… (cut at ${SHOW_LIMIT} characters)`;
     return `Here is section ${quote(section.title)}${section.note} (${plural(section.chunkIds.length, "block")}); nothing was changed.\n\n${body}`;
   });
