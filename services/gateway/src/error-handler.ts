@@ -4,11 +4,13 @@
 import { status as GrpcStatus } from "@grpc/grpc-js";
 import { RedlineError, RemoteError, UnavailableError } from "@redline/service-kit";
 import type { ErrorRequestHandler, RequestHandler } from "express";
+import { hasBody } from "./body.js";
 import { requestState } from "./request-context.js";
 
-/** Final handler for requests no route matched: 404 `{detail: "Not Found"}`. */
-export const notFound: RequestHandler = (_req, res) => {
-  res.status(404).json({ detail: "Not Found" });
+/** Final handler for requests no route matched: 404 `{detail}` naming the method and path. */
+export const notFound: RequestHandler = (req, res) => {
+  const path = req.path.replace(/[^\x20-\x7e]/g, "?").slice(0, 200);
+  res.status(404).json({ detail: `Not Found: no route for ${req.method} ${path}; the routes are listed at /openapi.json` });
 };
 
 interface HttpReply {
@@ -60,7 +62,7 @@ export function toHttpReply(err: unknown, log: (level: "warn" | "error", msg: st
 }
 
 /** Express error middleware over toHttpReply; 5xx are logged with the request id. */
-export const errorHandler: ErrorRequestHandler = (err, _req, res, next) => {
+export const errorHandler: ErrorRequestHandler = (err, req, res, next) => {
   const state = requestState(res);
   if (res.headersSent) {
     state.log.error({ err }, "error after the response started");
@@ -68,6 +70,9 @@ export const errorHandler: ErrorRequestHandler = (err, _req, res, next) => {
     return;
   }
   const reply = toHttpReply(err, (level, msg) => state.log[level]({ err }, msg));
+  // Answered before the body was read (401, 415, 413...): closing the connection keeps the
+  // unread bytes from being taken as the next request, and the server from reading them all.
+  if (!req.complete && hasBody(req)) res.setHeader("Connection", "close");
   for (const [name, value] of Object.entries(reply.headers)) res.setHeader(name, value);
   res.status(reply.status).json(reply.body);
 };
