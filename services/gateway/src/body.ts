@@ -200,9 +200,7 @@ export function jsonBody(cfg: GatewayConfig): RequestHandler {
       }
       if (e.type === "encoding.unsupported" || e.status === 415) {
         const got = printable(String(req.headers["content-encoding"] ?? ""));
-        return next(
-          unsupportedMediaType(`Content-Encoding must be ${JSON_CONTENT_ENCODINGS.join(", ")}; got ${got}`),
-        );
+        return next(unsupportedMediaType(`Content-Encoding must be ${JSON_CONTENT_ENCODINGS.join(", ")}; got ${got}`));
       }
       res.setHeader("Connection", "close");
       if (e.type === "request.aborted") {

@@ -10,7 +10,9 @@ import { requestState } from "./request-context.js";
 /** Final handler for requests no route matched: 404 `{detail}` naming the method and path. */
 export const notFound: RequestHandler = (req, res) => {
   const path = req.path.replace(/[^\x20-\x7e]/g, "?").slice(0, 200);
-  res.status(404).json({ detail: `Not Found: no route for ${req.method} ${path}; the routes are listed at /openapi.json` });
+  res
+    .status(404)
+    .json({ detail: `Not Found: no route for ${req.method} ${path}; the routes are listed at /openapi.json` });
 };
 
 interface HttpReply {

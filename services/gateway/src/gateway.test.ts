@@ -67,8 +67,14 @@ describe("openapi.json", () => {
 
 describe("routing", () => {
   it("answers unknown routes and methods with a JSON 404", async () => {
-    expect(await call(gw, "/v1/nope")).toMatchObject({ status: 404, body: { detail: expect.stringMatching(/^Not Found: no route for GET/) } });
-    expect(await call(gw, "/v1/chat")).toMatchObject({ status: 404, body: { detail: expect.stringMatching(/^Not Found: no route for GET/) } });
+    expect(await call(gw, "/v1/nope")).toMatchObject({
+      status: 404,
+      body: { detail: expect.stringMatching(/^Not Found: no route for GET/) },
+    });
+    expect(await call(gw, "/v1/chat")).toMatchObject({
+      status: 404,
+      body: { detail: expect.stringMatching(/^Not Found: no route for GET/) },
+    });
     expect(await call(gw, "/v1/sessions", { method: "DELETE" })).toMatchObject({ status: 404 });
   });
 

@@ -204,9 +204,7 @@ export function pathGuard(routes: Route[]): import("express").RequestHandler {
       }
       // biome-ignore lint/suspicious/noControlCharactersInRegex: refusing control characters is the point
       if (/[\u0000-\u001f\u007f]/.test(decoded)) {
-        return next(
-          new InputError(`${paramName(segments, i)} must not contain NUL (%00) or other control characters`),
-        );
+        return next(new InputError(`${paramName(segments, i)} must not contain NUL (%00) or other control characters`));
       }
     }
     next();
