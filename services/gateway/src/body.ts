@@ -119,7 +119,8 @@ interface BodyParserError {
 }
 
 function asBodyParserError(err: unknown): BodyParserError | null {
-  if (typeof err !== "object" || err === null || !("type" in err) || !(err instanceof Error)) return null;
+  // Decoding failures (zlib) come through as the raw Error with only a status set.
+  if (!(err instanceof Error) || !("type" in err || "status" in err)) return null;
   return err as Error & BodyParserError;
 }
 
