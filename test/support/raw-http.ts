@@ -64,8 +64,15 @@ export function rawRequest(
       if (opts.untilClose) return;
       const all = Buffer.concat(received);
       const end = all.indexOf("\r\n\r\n");
-      const length = /\r\ncontent-length: *(\d+)/i.exec(all.subarray(0, end).toString("latin1"))?.[1];
-      if (end >= 0 && length !== undefined && all.length >= end + 4 + Number(length)) finish(false);
+      if (end < 0) return;
+      const headText = all.subarray(0, end).toString("latin1");
+      const length = /\r\ncontent-length: *(\d+)/i.exec(headText)?.[1];
+      if (length !== undefined && all.length >= end + 4 + Number(length)) finish(false);
+      // A stream never ends by itself; a chunked body ends with its zero-length chunk.
+      else if (/\r\ncontent-type: *text\/event-stream/i.test(headText)) finish(false);
+      else if (/\r\ntransfer-encoding: *chunked/i.test(headText) && all.subarray(-5).toString() === "0\r\n\r\n") {
+        finish(false);
+      }
     });
     socket.on("end", () => finish(true));
     socket.on("close", () => finish(true));
