@@ -4,14 +4,17 @@
 // malformed auth). Every answer must come within a bound, never be a 5xx, and every 4xx must
 // say what is wrong; the gateway must still serve afterwards.
 //
-// CI runs FUZZ_RUNS (default 150) requests; `pnpm fuzz` runs many more. FUZZ_SEED replays a run.
+// CI runs FUZZ_RUNS (default 300) requests; `pnpm fuzz` runs many more. FUZZ_SEED replays a run.
 import { gzipSync } from "node:zlib";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { sampleContract } from "./support/fixtures.js";
 import { rawJson, rawRequest } from "./support/raw-http.js";
 import { startTestStack, type TestStack } from "./support/stack.js";
 
-const RUNS = Number(process.env.FUZZ_RUNS ?? 150);
+const RUNS = Number(process.env.FUZZ_RUNS ?? 300);
+/** FUZZ_VERBOSE=1 prints every distinct 4xx detail seen, for reading what callers are told. */
+const VERBOSE = process.env.FUZZ_VERBOSE === "1";
 const SEED = process.env.FUZZ_SEED ? Number(process.env.FUZZ_SEED) : undefined;
 /** No request may take longer than this to get its status line. */
 const REQUEST_TIMEOUT_MS = Number(process.env.FUZZ_REQUEST_TIMEOUT_MS ?? 20_000);
@@ -29,6 +32,8 @@ let stack: TestStack;
 let key: string;
 let ops: Operation[];
 let components: Record<string, Json>;
+/** Slot and durable ids of the real session's documents (filled in beforeAll). */
+const realIds: string[] = [];
 
 beforeAll(async () => {
   stack = await startTestStack(inject("infra"), { name: "fuzz", maxRequestMb: 2, aiTimeoutMs: 10_000 });
@@ -39,6 +44,16 @@ beforeAll(async () => {
     components: { schemas: Record<string, Json> };
   };
   components = doc.components.schemas;
+  // A real session holding a saved document, so that fuzzed ids sometimes reach real rows.
+  const chat = await stack.call("POST", "/v1/chat", {
+    key,
+    body: { session_id: "fz-s1", message: 'replace "Acme" with "Zeta"', document_html: sampleContract() },
+  });
+  expect(chat.status).toBe(200);
+  const roster = (await (await stack.call("GET", "/v1/sessions/fz-s1/documents", { key })).json()) as {
+    documents: { document_id: string; durable_document_id: string | null }[];
+  };
+  realIds.push(...roster.documents.flatMap((d) => [d.document_id, d.durable_document_id ?? ""]).filter(Boolean));
   ops = Object.entries(doc.paths).flatMap(([path, methods]) =>
     Object.entries(methods).map(([method, op]) => ({
       method: method.toUpperCase(),
@@ -162,6 +177,7 @@ function encodeSegment(value: string): string {
 
 const pathSegment = fc.oneof(
   { weight: 4, arbitrary: fc.oneof(sessionIdLike, uuidLike).map(encodeSegment) },
+  { weight: 3, arbitrary: fc.nat().map((n) => (realIds.length > 0 ? realIds[n % realIds.length] : "fz-s1")) },
   { weight: 2, arbitrary: fc.constantFrom(...RAW_SEGMENTS) },
   { weight: 1, arbitrary: hostileString.filter((s) => s.length > 0).map(encodeSegment) },
 );
@@ -370,6 +386,7 @@ describe("fuzzing every route (no 5xx, no hang, every 4xx explains itself)", () 
   it(`survives ${RUNS} random and mutated requests`, { timeout: Math.max(120_000, RUNS * 2_000) }, async () => {
     const statuses = new Map<number, number>();
     const byRoute = new Set<string>();
+    const details = new Set<string>();
     await fc.assert(
       fc.asyncProperty(
         requestArb.chain((r) => valueFor(Object.values(ops[r.op % ops.length].body)[0]).map((v) => ({ r, v }))),
@@ -387,7 +404,13 @@ describe("fuzzing every route (no 5xx, no hang, every 4xx explains itself)", () 
           }
           if (res.status >= 500) throw new Error(`${req.label}: ${res.status} ${res.body.slice(0, 300)}`);
           if (res.status >= 400) {
-            const problem = vagueDetail(res.status, rawJson(res));
+            const parsed = rawJson(res);
+            if (VERBOSE) {
+              const d = parsed?.detail;
+              const text = Array.isArray(d) ? `${d[0]?.type}: ${d[0]?.msg}` : JSON.stringify(d);
+              details.add(`${res.status} ${text}`.slice(0, 200));
+            }
+            const problem = vagueDetail(res.status, parsed);
             if (problem) throw new Error(`${req.label}: ${res.status} ${problem}: ${res.body.slice(0, 300)}`);
           }
         },
@@ -398,6 +421,7 @@ describe("fuzzing every route (no 5xx, no hang, every 4xx explains itself)", () 
       `fuzz: ${RUNS} requests over ${byRoute.size} routes; statuses ${JSON.stringify(Object.fromEntries(statuses))}`,
     );
 
+    if (VERBOSE) console.info([...details].sort().join("\n"));
     // The gateway and every service still answer.
     expect((await fetch(`${stack.url}/health`)).status).toBe(200);
     expect((await stack.call("GET", "/v1/sessions", { key })).status).toBe(200);

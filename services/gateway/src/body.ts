@@ -93,7 +93,7 @@ export function bodyTypeGuard(bodyMediaType: string): RequestHandler {
     if (!encodings.includes(encoding)) {
       return next(
         unsupportedMediaType(
-          `Content-Encoding must be ${encodings.join(", ")} for a ${accepted} body; got ${printable(encoding)}`,
+          `Content-Encoding must be ${encodings.join(", ")} for a ${multipart ? "multipart/form-data" : "JSON"} body; got ${printable(encoding)}`,
         ),
       );
     }
