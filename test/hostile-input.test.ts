@@ -119,6 +119,24 @@ describe("authentication before any body is read (finding 1)", () => {
     await expectAlive();
   });
 
+  it("never takes an unread body as the next request (one answer, then the connection closes)", async () => {
+    const smuggled = `GET /v1/sessions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\n\r\n`;
+    const res = await rawRequest(
+      stack.url,
+      [
+        "POST /v1/chat HTTP/1.1",
+        "Host: x",
+        "Content-Type: application/json",
+        `Content-Length: ${smuggled.length}`,
+      ].join("\r\n"),
+      [smuggled],
+      { untilClose: true, timeoutMs: 5000 },
+    );
+    expect(res.status).toBe(401);
+    expect(res.closed).toBe(true);
+    expect(res.body.match(/HTTP\/1\.1 \d{3}/g) ?? []).toEqual([]);
+  });
+
   it("answers a complete 15 MB JSON without a key with 401 quickly", async () => {
     const body = JSON.stringify({ message: "x".repeat(15 * 1024 * 1024) });
     const started = Date.now();
