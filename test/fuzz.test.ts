@@ -204,6 +204,7 @@ type BodyMode =
   | "encoding"
   | "multipart"
   | "truncated-multipart"
+  | "broken-http"
   | "none";
 
 interface FuzzRequest {
@@ -236,6 +237,7 @@ const requestArb = fc.record({
     "encoding",
     "multipart",
     "truncated-multipart",
+    "broken-http",
     "none",
   ),
   value: fc.nat(),
@@ -355,6 +357,23 @@ function build(r: FuzzRequest, bodyValue: unknown): Built {
     }
     case "none":
       break;
+  }
+  if (r.mode === "broken-http") {
+    // Requests Node's HTTP parser itself refuses: the answer must still be a JSON 4xx.
+    const variant = choose(
+      [
+        `X-Big: ${"b".repeat(20_000)}`,
+        "Bad Header: 1",
+        "Transfer-Encoding: chunked",
+        "Content-Length: -5",
+        "Content-Length: 1, 2",
+        "X-Ctl: a\u0001b",
+      ],
+      r.pick,
+    );
+    headers.push(variant);
+    body = Buffer.from("{}");
+    contentType = "application/json";
   }
   if (contentType !== null) headers.push(`Content-Type: ${contentType}`);
   if (encoding !== null) headers.push(`Content-Encoding: ${encoding}`);

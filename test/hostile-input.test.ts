@@ -420,6 +420,29 @@ describe("every 4xx says what to fix (finding 4)", () => {
     });
   });
 
+  it("requests Node's HTTP parser refuses get a JSON detail too (431 headers too large, 400 CL with TE)", async () => {
+    const long = await rawRequest(
+      stack.url,
+      [`GET /v1/sessions?x=${"a".repeat(20_000)} HTTP/1.1`, "Host: x"].join("\r\n"),
+    );
+    expect(long.status).toBe(431);
+    expect(String(rawJson(long)?.detail)).toMatch(/over the 16 KB limit/);
+    const both = await rawRequest(
+      stack.url,
+      ["POST /v1/chat HTTP/1.1", "Host: x", "Content-Length: 2", "Transfer-Encoding: chunked"].join("\r\n"),
+      ["0\r\n\r\n"],
+    );
+    expect(both.status).toBe(400);
+    expect(String(rawJson(both)?.detail)).toMatch(/Transfer-Encoding/);
+    const badHeader = await rawRequest(
+      stack.url,
+      ["GET /v1/sessions HTTP/1.1", "Host: x", "Bad Header: 1"].join("\r\n"),
+    );
+    expect(badHeader.status).toBe(400);
+    expect(String(rawJson(badHeader)?.detail)).toMatch(/header/);
+    await expectAlive();
+  });
+
   it("400 naming the boundary for multipart without one; 404 naming the path for unknown routes", async () => {
     await expectDetail(
       await fetch(`${stack.url}/v1/documents/upload`, {

@@ -295,10 +295,16 @@ export function multipartBody(cfg: GatewayConfig): RequestHandler {
       );
     req.on("error", () => fail(new RedlineError(400, GrpcStatus.INVALID_ARGUMENT, ENDED_EARLY)));
     req.on("aborted", () => fail(new RedlineError(400, GrpcStatus.INVALID_ARGUMENT, ENDED_EARLY)));
+    // Part names are caller-chosen keys: never let one reach an object's prototype.
+    const unsafeName = (name: string) => name === "__proto__" || name === "constructor" || name === "prototype";
     parser.on("field", (name, value) => {
-      body[name] = value;
+      if (!unsafeName(name)) body[name] = value;
     });
     parser.on("file", (name, stream, info) => {
+      if (unsafeName(name)) {
+        stream.resume();
+        return;
+      }
       const parts: Buffer[] = [];
       // busboy emits "error" on the part itself when the body stops inside it.
       stream.on("error", malformed);

@@ -78,3 +78,40 @@ export const errorHandler: ErrorRequestHandler = (err, req, res, next) => {
   for (const [name, value] of Object.entries(reply.headers)) res.setHeader(name, value);
   res.status(reply.status).json(reply.body);
 };
+
+/** What Node's HTTP parser refused, in words a caller can act on (llhttp error codes). */
+const PARSE_ERRORS: Record<string, [number, string]> = {
+  HPE_HEADER_OVERFLOW: [431, "Request line and headers are over the 16 KB limit; send large values in the body"],
+  HPE_INVALID_METHOD: [400, "Malformed request line: the method is not an HTTP method"],
+  HPE_INVALID_URL: [400, "Malformed request target: it must be an absolute path such as /v1/sessions"],
+  HPE_INVALID_HEADER_TOKEN: [400, "Malformed header: a header name or value holds a character HTTP does not allow"],
+  HPE_INVALID_CONTENT_LENGTH: [400, "Content-Length must be a single non-negative decimal number"],
+  HPE_UNEXPECTED_CONTENT_LENGTH: [400, "Send either Content-Length or Transfer-Encoding: chunked, not both"],
+  HPE_INVALID_TRANSFER_ENCODING: [
+    400,
+    "Transfer-Encoding must be chunked (and last) when sent, and not sent together with Content-Length",
+  ],
+  HPE_INVALID_CHUNK_SIZE: [400, "Malformed chunked body: a chunk size is not hexadecimal"],
+  HPE_INVALID_VERSION: [400, "Malformed request line: the HTTP version must be HTTP/1.0 or HTTP/1.1"],
+  ERR_HTTP_REQUEST_TIMEOUT: [408, "The request was not completed within the server's time limit"],
+};
+
+/**
+ * Node `clientError` listener: a request the HTTP parser refuses never reaches Express, and Node
+ * would answer a bare 400/431 with no body. This answers `{detail}` naming the problem (Errors
+ * rule: every 4xx says what to fix) and closes the connection, whose state is unknown.
+ */
+export function onClientError(err: Error & { code?: string }, socket: import("node:stream").Duplex): void {
+  if (err.code === "ECONNRESET" || !socket.writable) {
+    socket.destroy();
+    return;
+  }
+  const [status, detail] = PARSE_ERRORS[err.code ?? ""] ?? [400, `Malformed HTTP request (${err.code ?? "unknown"})`];
+  const body = JSON.stringify({ detail });
+  const reason =
+    status === 431 ? "Request Header Fields Too Large" : status === 408 ? "Request Timeout" : "Bad Request";
+  socket.end(
+    `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json; charset=utf-8\r\n` +
+      `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+  );
+}
