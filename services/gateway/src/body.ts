@@ -131,35 +131,51 @@ function asBodyParserError(err: unknown): BodyParserError | null {
  * Returns the first problem as a 422 item, or null.
  */
 export function inspectJson(root: unknown): ValidationIssue | null {
-  type Frame = { value: unknown; depth: number; loc: (string | number)[] };
-  const stack: Frame[] = [{ value: root, depth: 0, loc: ["body"] }];
-  const badString = (loc: (string | number)[]): ValidationIssue => ({
+  // Frames point at their parent so a `loc` is only built for the one value that fails.
+  type Frame = { value: unknown; depth: number; parent: Frame | null; key: string | number };
+  const locOf = (frame: Frame): (string | number)[] => {
+    const path: (string | number)[] = [];
+    for (let f: Frame | null = frame; f?.parent; f = f.parent) path.unshift(f.key);
+    return ["body", ...path];
+  };
+  const badString = (frame: Frame): ValidationIssue => ({
     type: "string_unicode",
-    loc,
+    loc: locOf(frame),
     msg: "Input should be a valid string: it holds a lone UTF-16 surrogate (\\ud800-\\udfff) that is not valid Unicode",
   });
+  const stack: Frame[] = [{ value: root, depth: 0, parent: null, key: "" }];
   while (stack.length > 0) {
-    const { value, depth, loc } = stack.pop() as Frame;
+    const frame = stack.pop() as Frame;
+    const { value, depth } = frame;
     if (typeof value === "string") {
-      if (hasLoneSurrogate(value)) return badString(loc);
+      if (hasLoneSurrogate(value)) return badString(frame);
       continue;
     }
     if (typeof value !== "object" || value === null) continue;
     if (depth >= MAX_JSON_DEPTH) {
       return {
         type: "json_too_deep",
-        loc,
+        loc: locOf(frame),
         msg: `JSON nested deeper than ${MAX_JSON_DEPTH} levels; request bodies must nest at most ${MAX_JSON_DEPTH} levels`,
       };
     }
-    const container = value as Record<string, unknown>;
-    for (const key of Object.keys(container)) {
-      const child = container[key];
-      const childLoc = [...loc, Array.isArray(container) ? Number(key) : key];
-      if (!Array.isArray(container) && hasLoneSurrogate(key)) return badString(childLoc);
-      if (typeof child === "string" && child.includes("\0")) container[key] = child.replaceAll("\0", "");
+    const visit = (container: Record<string | number, unknown>, key: string | number) => {
+      let child = container[key];
+      if (typeof child === "string" && child.includes("\0")) {
+        child = child.replaceAll("\0", "");
+        container[key] = child;
+      }
       if (typeof child === "object" || typeof child === "string") {
-        stack.push({ value: container[key], depth: depth + 1, loc: childLoc });
+        stack.push({ value: child, depth: depth + 1, parent: frame, key });
+      }
+    };
+    if (Array.isArray(value)) {
+      // Index loop: Object.keys would allocate a string per element of a huge array.
+      for (let i = 0; i < value.length; i++) visit(value as unknown as Record<number, unknown>, i);
+    } else {
+      for (const key of Object.keys(value)) {
+        if (hasLoneSurrogate(key)) return badString({ value: key, depth, parent: frame, key });
+        visit(value as Record<string, unknown>, key);
       }
     }
   }
