@@ -70,7 +70,7 @@ export interface RouteSpec<R extends z.ZodType, Q, P, B> {
     /** Response headers: name → description. */
     headers?: Record<string, string>;
   };
-  /** Error statuses to document beyond the automatic ones (401 with auth, 413 with a body, 422 with input). */
+  /** Error statuses to document beyond the automatic ones (400 with params or a body, 401 with auth, 413 and 415 with a body, 422 with input). */
   errors?: ErrorResponseSpec[];
   handle(
     input: { query: InputOf<Q>; params: InputOf<P>; body: InputOf<B> },
@@ -106,10 +106,13 @@ export function defineRoute<
   B extends z.ZodType | undefined = undefined,
 >(spec: RouteSpec<R, Q, P, B>): Route {
   const auto: ErrorResponseSpec[] = [];
+  if (spec.params || spec.body) auto.push(400); // a path id that does not decode; a body cut short
   if (spec.auth) auto.push(401);
-  if (spec.body) auto.push(413);
+  if (spec.body) auto.push(413, 415); // 415: a Content-Type or Content-Encoding the route does not take
   if (spec.query || spec.params || spec.body) auto.push(422);
-  const errors = [...auto, ...(spec.errors ?? [])];
+  const statusOf = (e: ErrorResponseSpec) => (typeof e === "number" ? e : e.status);
+  const custom = spec.errors ?? [];
+  const errors = [...auto.filter((a) => !custom.some((c) => statusOf(c) === statusOf(a))), ...custom];
   return {
     method: spec.method,
     path: spec.path,
