@@ -4,7 +4,7 @@
 // malformed auth). Every answer must come within a bound, never be a 5xx, and every 4xx must
 // say what is wrong; the gateway must still serve afterwards.
 //
-// CI runs FUZZ_RUNS (default 300) requests; `pnpm fuzz` runs many more. FUZZ_SEED replays a run.
+// CI runs FUZZ_RUNS (default 500, about 15 s) requests; `pnpm fuzz` runs many more. FUZZ_SEED replays a run.
 import { gzipSync } from "node:zlib";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
@@ -12,7 +12,7 @@ import { sampleContract } from "./support/fixtures.js";
 import { rawJson, rawRequest } from "./support/raw-http.js";
 import { startTestStack, type TestStack } from "./support/stack.js";
 
-const RUNS = Number(process.env.FUZZ_RUNS ?? 300);
+const RUNS = Number(process.env.FUZZ_RUNS ?? 500);
 /** FUZZ_VERBOSE=1 prints every distinct 4xx detail seen, for reading what callers are told. */
 const VERBOSE = process.env.FUZZ_VERBOSE === "1";
 const SEED = process.env.FUZZ_SEED ? Number(process.env.FUZZ_SEED) : undefined;
