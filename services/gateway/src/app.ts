@@ -1,14 +1,14 @@
-// The Express application: request context, body cap, the registered routes (JSON body →
-// auth → validation → handler), a JSON 404 and the one error middleware.
+// The Express application: request context, body cap, path checks, the registered routes
+// (auth → body type → body → validation → handler), a JSON 404 and the one error middleware.
 import type { Request, RequestHandler, Response } from "express";
 import express from "express";
 import { authenticate, createKeyResolver } from "./auth.js";
-import { bodySizeGuard, hasBody, jsonBody, multipartBody } from "./body.js";
+import { bodySizeGuard, bodyTypeGuard, hasBody, jsonBody, multipartBody } from "./body.js";
 import type { GatewayConfig } from "./config.js";
 import type { GatewayContext } from "./context.js";
 import { errorHandler, notFound } from "./error-handler.js";
 import { requestContext, requestState } from "./request-context.js";
-import { DEFAULT_RPC_TIMEOUT_MS, type Route, toExpressPath } from "./route-registry.js";
+import { DEFAULT_RPC_TIMEOUT_MS, pathGuard, type Route, toExpressPath } from "./route-registry.js";
 import { apiRoutes } from "./routes/index.js";
 import { openApiRoute } from "./routes/openapi.js";
 
@@ -44,8 +44,11 @@ function handler(route: Route, ctx: GatewayContext): RequestHandler {
 }
 
 /**
- * Builds the gateway's Express app over `ctx`. Order per request: request id → body cap (413)
- * → route match (else 404) → JSON body (413/422) → auth (401/503) → validation (422) → handler.
+ * Builds the gateway's Express app over `ctx`. Order per request: request id → declared body
+ * cap (413, reads nothing) → path checks (400) → route match (else 404) → auth (401/503) →
+ * body type and encoding (415) → body (400/413/422) → validation (422) → handler. Auth comes
+ * before any body is read, so an unauthenticated caller costs no parsing; an error answered
+ * while the body is still unread closes the connection (see errorHandler).
  */
 export function createApp(ctx: GatewayContext, cfg: GatewayConfig): express.Express {
   const app = express();
@@ -56,6 +59,7 @@ export function createApp(ctx: GatewayContext, cfg: GatewayConfig): express.Expr
   app.use(bodySizeGuard(cfg));
 
   const routes = apiRoutes();
+  app.use(pathGuard(routes));
   const resolver = createKeyResolver(ctx, cfg.authCacheTtlMs);
   const auth = authenticate(resolver);
   const queryKeyAuth = authenticate(resolver, { queryKey: true });
@@ -63,8 +67,11 @@ export function createApp(ctx: GatewayContext, cfg: GatewayConfig): express.Expr
   const multipart = multipartBody(cfg);
   for (const route of [...routes, openApiRoute(routes)]) {
     const chain: RequestHandler[] = [];
-    if (route.body) chain.push(multipart, json);
     if (route.auth) chain.push(route.queryKeyAuth ? queryKeyAuth : auth);
+    if (route.body) {
+      const mediaType = route.bodyMediaType ?? "application/json";
+      chain.push(bodyTypeGuard(mediaType), mediaType === "multipart/form-data" ? multipart : json);
+    }
     chain.push(handler(route, ctx));
     app[route.method](toExpressPath(route.path), ...chain);
   }

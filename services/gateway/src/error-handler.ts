@@ -4,11 +4,15 @@
 import { status as GrpcStatus } from "@grpc/grpc-js";
 import { RedlineError, RemoteError, UnavailableError } from "@redline/service-kit";
 import type { ErrorRequestHandler, RequestHandler } from "express";
+import { hasBody } from "./body.js";
 import { requestState } from "./request-context.js";
 
-/** Final handler for requests no route matched: 404 `{detail: "Not Found"}`. */
-export const notFound: RequestHandler = (_req, res) => {
-  res.status(404).json({ detail: "Not Found" });
+/** Final handler for requests no route matched: 404 `{detail}` naming the method and path. */
+export const notFound: RequestHandler = (req, res) => {
+  const path = req.path.replace(/[^\x20-\x7e]/g, "?").slice(0, 200);
+  res
+    .status(404)
+    .json({ detail: `Not Found: no route for ${req.method} ${path}; the routes are listed at /openapi.json` });
 };
 
 interface HttpReply {
@@ -60,7 +64,7 @@ export function toHttpReply(err: unknown, log: (level: "warn" | "error", msg: st
 }
 
 /** Express error middleware over toHttpReply; 5xx are logged with the request id. */
-export const errorHandler: ErrorRequestHandler = (err, _req, res, next) => {
+export const errorHandler: ErrorRequestHandler = (err, req, res, next) => {
   const state = requestState(res);
   if (res.headersSent) {
     state.log.error({ err }, "error after the response started");
@@ -68,6 +72,46 @@ export const errorHandler: ErrorRequestHandler = (err, _req, res, next) => {
     return;
   }
   const reply = toHttpReply(err, (level, msg) => state.log[level]({ err }, msg));
+  // Answered before the body was read (401, 415, 413...): closing the connection keeps the
+  // unread bytes from being taken as the next request, and the server from reading them all.
+  if (!req.complete && hasBody(req)) res.setHeader("Connection", "close");
   for (const [name, value] of Object.entries(reply.headers)) res.setHeader(name, value);
   res.status(reply.status).json(reply.body);
 };
+
+/** What Node's HTTP parser refused, in words a caller can act on (llhttp error codes). */
+const PARSE_ERRORS: Record<string, [number, string]> = {
+  HPE_HEADER_OVERFLOW: [431, "Request line and headers are over the 16 KB limit; send large values in the body"],
+  HPE_INVALID_METHOD: [400, "Malformed request line: the method is not an HTTP method"],
+  HPE_INVALID_URL: [400, "Malformed request target: it must be an absolute path such as /v1/sessions"],
+  HPE_INVALID_HEADER_TOKEN: [400, "Malformed header: a header name or value holds a character HTTP does not allow"],
+  HPE_INVALID_CONTENT_LENGTH: [400, "Content-Length must be a single non-negative decimal number"],
+  HPE_UNEXPECTED_CONTENT_LENGTH: [400, "Send either Content-Length or Transfer-Encoding: chunked, not both"],
+  HPE_INVALID_TRANSFER_ENCODING: [
+    400,
+    "Transfer-Encoding must be chunked (and last) when sent, and not sent together with Content-Length",
+  ],
+  HPE_INVALID_CHUNK_SIZE: [400, "Malformed chunked body: a chunk size is not hexadecimal"],
+  HPE_INVALID_VERSION: [400, "Malformed request line: the HTTP version must be HTTP/1.0 or HTTP/1.1"],
+  ERR_HTTP_REQUEST_TIMEOUT: [408, "The request was not completed within the server's time limit"],
+};
+
+/**
+ * Node `clientError` listener: a request the HTTP parser refuses never reaches Express, and Node
+ * would answer a bare 400/431 with no body. This answers `{detail}` naming the problem (Errors
+ * rule: every 4xx says what to fix) and closes the connection, whose state is unknown.
+ */
+export function onClientError(err: Error & { code?: string }, socket: import("node:stream").Duplex): void {
+  if (err.code === "ECONNRESET" || !socket.writable) {
+    socket.destroy();
+    return;
+  }
+  const [status, detail] = PARSE_ERRORS[err.code ?? ""] ?? [400, `Malformed HTTP request (${err.code ?? "unknown"})`];
+  const body = JSON.stringify({ detail });
+  const reason =
+    status === 431 ? "Request Header Fields Too Large" : status === 408 ? "Request Timeout" : "Bad Request";
+  socket.end(
+    `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json; charset=utf-8\r\n` +
+      `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+  );
+}

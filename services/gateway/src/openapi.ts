@@ -10,14 +10,19 @@ const REF = (id: string) => ({ $ref: `#/components/schemas/${id}` });
 
 /** The error catalog: status → description, component schema and response headers. */
 const ERROR_RESPONSES: Record<number, { description: string; schema: string; headers?: Record<string, string> }> = {
-  400: { description: "Bad request, e.g. an empty chat message.", schema: "HTTPError" },
+  400: {
+    description:
+      "Bad request, e.g. an empty chat message, a body that ended early, or a path parameter that is not valid percent-encoding.",
+    schema: "HTTPError",
+  },
   401: { description: "Missing or invalid API key, or a malformed Authorization header.", schema: "HTTPError" },
   403: { description: "The resource belongs to someone else.", schema: "HTTPError" },
   404: { description: "Unknown, or not the caller's.", schema: "HTTPError" },
   409: { description: "The resource's state forbids the action.", schema: "HTTPError" },
   413: { description: "The request body is over the application cap.", schema: "RequestTooLargeError" },
   415: {
-    description: "Unsupported upload type; the detail lists the supported extensions.",
+    description:
+      "Unsupported upload type (the detail lists the supported extensions), or a Content-Type or Content-Encoding the route does not accept (the detail names the header and the accepted values).",
     schema: "UnsupportedMediaTypeError",
   },
   422: { description: "Validation error.", schema: "HTTPValidationError" },

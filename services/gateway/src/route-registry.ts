@@ -1,6 +1,13 @@
 // The route registry: each route is declared once with its zod schemas, and that declaration
 // both mounts the Express handler (validate → handle → JSON) and produces its OpenAPI entry.
-import { type CallOpts, type Logger, type Principal, SchemaError, type ValidationIssue } from "@redline/service-kit";
+import {
+  type CallOpts,
+  InputError,
+  type Logger,
+  type Principal,
+  SchemaError,
+  type ValidationIssue,
+} from "@redline/service-kit";
 import type { z } from "zod";
 import type { GatewayContext } from "./context.js";
 import { type InputLocation, parseOrThrow } from "./validation.js";
@@ -63,7 +70,7 @@ export interface RouteSpec<R extends z.ZodType, Q, P, B> {
     /** Response headers: name → description. */
     headers?: Record<string, string>;
   };
-  /** Error statuses to document beyond the automatic ones (401 with auth, 413 with a body, 422 with input). */
+  /** Error statuses to document beyond the automatic ones (400 with params or a body, 401 with auth, 413 and 415 with a body, 422 with input). */
   errors?: ErrorResponseSpec[];
   handle(
     input: { query: InputOf<Q>; params: InputOf<P>; body: InputOf<B> },
@@ -99,10 +106,13 @@ export function defineRoute<
   B extends z.ZodType | undefined = undefined,
 >(spec: RouteSpec<R, Q, P, B>): Route {
   const auto: ErrorResponseSpec[] = [];
+  if (spec.params || spec.body) auto.push(400); // a path id that does not decode; a body cut short
   if (spec.auth) auto.push(401);
-  if (spec.body) auto.push(413);
+  if (spec.body) auto.push(413, 415); // 415: a Content-Type or Content-Encoding the route does not take
   if (spec.query || spec.params || spec.body) auto.push(422);
-  const errors = [...auto, ...(spec.errors ?? [])];
+  const statusOf = (e: ErrorResponseSpec) => (typeof e === "number" ? e : e.status);
+  const custom = spec.errors ?? [];
+  const errors = [...auto.filter((a) => !custom.some((c) => statusOf(c) === statusOf(a))), ...custom];
   return {
     method: spec.method,
     path: spec.path,
@@ -131,6 +141,18 @@ export function defineRoute<
           return undefined;
         }
       };
+      // NUL means nothing in an id or a filter and Postgres text cannot hold it.
+      for (const [where, values] of [
+        ["path", raw.params],
+        ["query", raw.query],
+      ] as const) {
+        if (typeof values !== "object" || values === null) continue;
+        for (const [name, value] of Object.entries(values)) {
+          if (typeof value === "string" && value.includes("\0")) {
+            issues.push({ type: "value_error", loc: [where, name], msg: "Value error, NUL (%00) is not allowed" });
+          }
+        }
+      }
       const params = parse(spec.params, raw.params, "path") as InputOf<P>;
       const query = parse(spec.query, raw.query, "query") as InputOf<Q>;
       const body = parse(spec.body, raw.body, "body") as InputOf<B>;
@@ -143,4 +165,56 @@ export function defineRoute<
 /** "/v1/sessions/{session_id}" → "/v1/sessions/:session_id" (Express syntax). */
 export function toExpressPath(path: string): string {
   return path.replace(/\{([A-Za-z0-9_]+)\}/g, ":$1");
+}
+
+/**
+ * Checks the raw path before Express decodes its parameters, so a bad id is a 400 that names
+ * the path parameter instead of a decode failure: every segment must be valid percent-encoded
+ * UTF-8, must not decode to `.` or `..` (dot segments are not resolved) and must not hold NUL
+ * or other control characters. The parameter is named from the first route template with the
+ * same literal segments; other paths name the segment's position.
+ */
+export function pathGuard(routes: Route[]): import("express").RequestHandler {
+  const templates = routes.map((r) => r.path.split("/"));
+  const paramName = (segments: string[], index: number): string => {
+    for (const t of templates) {
+      if (t.length !== segments.length) continue;
+      const fits = t.every((part, i) => i === index || part.startsWith("{") || part === segments[i]);
+      const m = /^\{([A-Za-z0-9_]+)\}$/.exec(t[index] ?? "");
+      if (fits && m) return `Path parameter '${m[1]}'`;
+    }
+    return `Path segment ${index} ('${printableSegment(segments[index])}')`;
+  };
+  return (req, _res, next) => {
+    const segments = req.path.split("/");
+    for (let i = 1; i < segments.length; i++) {
+      let decoded: string;
+      try {
+        decoded = decodeURIComponent(segments[i]);
+      } catch {
+        return next(
+          new InputError(
+            `${paramName(segments, i)} is not valid percent-encoding: each %XX must be a hex byte and the bytes valid UTF-8`,
+          ),
+        );
+      }
+      if (decoded === "." || decoded === "..") {
+        return next(
+          new InputError(
+            `${paramName(segments, i)} must not be '${decoded}': dot segments are not resolved; send the id itself`,
+          ),
+        );
+      }
+      // biome-ignore lint/suspicious/noControlCharactersInRegex: refusing control characters is the point
+      if (/[\u0000-\u001f\u007f]/.test(decoded)) {
+        return next(new InputError(`${paramName(segments, i)} must not contain NUL (%00) or other control characters`));
+      }
+    }
+    next();
+  };
+}
+
+function printableSegment(segment: string): string {
+  const clean = segment.replace(/[^\x20-\x7e]/g, "?");
+  return clean.length > 60 ? `${clean.slice(0, 60)}…` : clean;
 }

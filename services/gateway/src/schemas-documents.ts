@@ -1,12 +1,41 @@
 // The HTTP contract of saved documents, session rosters, saves, doc-events, re-edit, editor
 // actions and the memory note (interface-spec endpoints 3 to 18; unshown-parts.md for bodies).
 import { z } from "zod";
-import { apiSchemas, queryBool, queryInt, SESSION_ID_PATTERN, UsageSchema } from "./schemas.js";
+import {
+  apiSchemas,
+  INT32_MAX,
+  INT64_JSON_MAX,
+  MAX_DOCUMENT_CHARS,
+  MAX_ID_CHARS,
+  MAX_NAME_CHARS,
+  queryBool,
+  queryInt,
+  SESSION_ID_PATTERN,
+  UsageSchema,
+} from "./schemas.js";
+import { issueType } from "./validation.js";
+
+/** Largest serialized JSON of one free-form object (editor action details, page setup), in bytes. */
+export const MAX_DETAILS_JSON_BYTES = 4096;
+
+/** A free-form JSON object bounded to MAX_DETAILS_JSON_BYTES once serialized (422 naming the field). */
+const boundedRecord = (description: string) =>
+  z
+    .record(z.string().max(MAX_ID_CHARS), z.unknown())
+    .refine((v) => Buffer.byteLength(JSON.stringify(v)) <= MAX_DETAILS_JSON_BYTES, {
+      message: `Value error, must serialize to at most ${MAX_DETAILS_JSON_BYTES} bytes of JSON`,
+      ...issueType("too_long"),
+    })
+    .meta({ description: `${description} At most ${MAX_DETAILS_JSON_BYTES} bytes as JSON.` });
 
 const bool = (fallback: boolean, description: string) =>
   z.preprocess(queryBool, z.boolean().default(fallback)).meta({ description });
-const sessionId = z.string().max(256).regex(SESSION_ID_PATTERN);
-const documentRef = z.string().min(1).max(256).meta({ description: "Session slot id or durable document UUID." });
+const sessionId = z.string().max(MAX_ID_CHARS).regex(SESSION_ID_PATTERN);
+const documentRef = z
+  .string()
+  .min(1)
+  .max(MAX_ID_CHARS)
+  .meta({ description: "Session slot id or durable document UUID." });
 
 // ---------------------------------------------------------------- paths and queries
 
@@ -30,7 +59,9 @@ export const ChunkPathSchema = z.object({
 /** GET /v1/documents query (endpoint 3). */
 export const ListDocumentsQuerySchema = z.object({
   limit: z.preprocess(queryInt, z.number().int().min(1).max(200).default(50)).meta({ description: "1 to 200." }),
-  offset: z.preprocess(queryInt, z.number().int().min(0).default(0)).meta({ description: "At least 0." }),
+  offset: z
+    .preprocess(queryInt, z.number().int().min(0).max(INT32_MAX).default(0))
+    .meta({ description: "At least 0 (an int32)." }),
   include_preview: bool(false, "Adds preview_html (the first chunks)."),
   archived: bool(false, "Lists archived documents instead of active ones."),
 });
@@ -59,7 +90,7 @@ export const CloseQuerySchema = z.object({
 /** GET .../doc-events query (endpoint 15). */
 export const DocEventsQuerySchema = z.object({
   after_id: z
-    .preprocess(queryInt, z.number().int().min(0).default(0))
+    .preprocess(queryInt, z.number().int().min(0).max(INT64_JSON_MAX).default(0))
     .meta({ description: "Cursor: events with a greater id." }),
   include_own: bool(false, "Include this session's own writes."),
   limit: z.preprocess(queryInt, z.number().int().min(1).max(500).default(100)).meta({ description: "1 to 500." }),
@@ -79,12 +110,8 @@ export const MemoryQuerySchema = z.object({
 /** PATCH /v1/documents/{id} (UpdateDocumentRequest); unknown fields are kept so `parts` can be refused with 400. */
 export const UpdateDocumentSchema = z
   .looseObject({
-    title: z.string().min(1).max(500).optional().meta({ description: "New title." }),
-    page_setup: z
-      .record(z.string(), z.unknown())
-      .nullable()
-      .optional()
-      .meta({ description: "Page setup {size, orientation, margins}; null clears it." }),
+    title: z.string().min(1).max(MAX_NAME_CHARS).optional().meta({ description: "New title." }),
+    page_setup: boundedRecord("Page setup {size, orientation, margins}; null clears it.").nullable().optional(),
   })
   .meta({ description: "UpdateDocumentRequest. A legacy parts field gives 400 parts_moved_to_chunks." })
   .register(apiSchemas, { id: "UpdateDocumentRequest" });
@@ -117,23 +144,20 @@ export const EditorActionInputSchema = z
       .max(1000)
       .default("")
       .meta({ description: "Font family or size, colour, left/center/right/justify." }),
-    document_id: z.string().max(256).nullish().meta({ description: "Slot or durable id of the document." }),
+    document_id: z.string().max(MAX_ID_CHARS).nullish().meta({ description: "Slot or durable id of the document." }),
     chunk_ids: z
       .array(z.string().max(128))
       .max(1000)
       .default([])
       .meta({ description: "Chunks the action applied to." }),
-    details: z.record(z.string(), z.unknown()).nullish().meta({ description: "Extra attributes." }),
+    details: boundedRecord("Extra attributes.").nullish(),
   })
   .register(apiSchemas, { id: "EditorActionInput" });
 
 /** POST .../save and the optional body of 12 (SaveDocumentRequest). */
 export const SaveDocumentSchema = z
   .object({
-    html: z
-      .string()
-      .max(100 * 1024 * 1024)
-      .meta({ description: "The edited HTML (chunk ids kept)." }),
+    html: z.string().max(MAX_DOCUMENT_CHARS).meta({ description: "The edited HTML (chunk ids kept)." }),
     base_version_id: z
       .string()
       .max(64)

@@ -2,14 +2,22 @@
 // document uploads (multipart and base64) and exports.
 import { z } from "zod";
 import type { UploadedFile } from "./body.js";
-import { apiSchemas, isBase64, SESSION_ID_PATTERN } from "./schemas.js";
+import {
+  apiSchemas,
+  isBase64,
+  MAX_DOCUMENT_CHARS,
+  MAX_ID_CHARS,
+  MAX_NAME_CHARS,
+  SESSION_ID_PATTERN,
+} from "./schemas.js";
 import { issueType } from "./validation.js";
 
-const sessionId = z.string().max(256).regex(SESSION_ID_PATTERN);
+const sessionId = z.string().max(MAX_ID_CHARS).regex(SESSION_ID_PATTERN);
 
 const base64File = z
   .string()
   .min(1)
+  .max(MAX_DOCUMENT_CHARS)
   .refine((s) => isBase64(s), { message: "Base64 decoding error: invalid base64 data", ...issueType("base64_decode") })
   .meta({ description: "The file's bytes, base64 encoded.", contentEncoding: "base64" });
 
@@ -29,6 +37,11 @@ export type OpenMode = (typeof OPEN_MODES)[number];
 const uploadedFile = z
   .custom<UploadedFile>((v) => typeof v === "object" && v !== null && Buffer.isBuffer((v as UploadedFile).content), {
     message: "Field required: a file part named 'file'",
+  })
+  .refine((f) => f.filename.length <= MAX_NAME_CHARS, {
+    message: `String should have at most ${MAX_NAME_CHARS} characters`,
+    path: ["filename"],
+    ...issueType("string_too_long"),
   })
   .meta({ description: "The file (multipart part `file`).", type: "string", format: "binary" });
 
@@ -101,12 +114,9 @@ export const UploadDocumentResponseSchema = z
   .register(apiSchemas, { id: "UploadDocumentResponse" });
 export type UploadDocumentResponseJson = z.output<typeof UploadDocumentResponseSchema>;
 
-const margins = z.object({
-  top: z.number().min(0),
-  right: z.number().min(0),
-  bottom: z.number().min(0),
-  left: z.number().min(0),
-});
+/** Custom margins in inches; no paper is wider than 17 in, so 10 in a side is a generous bound. */
+const inches = z.number().min(0).max(10);
+const margins = z.object({ top: inches, right: inches, bottom: inches, left: inches });
 
 /** Export options (unshown-parts.md, Export). */
 export const ExportOptionsSchema = z
@@ -131,11 +141,15 @@ export const EXPORT_FORMATS = ["docx", "pdf", "html", "markdown", "txt", "doc"] 
 /** POST /v1/documents/export. One source: html, session_id (+ document_id) or upload_id. */
 export const ExportRequestSchema = z
   .object({
-    html: z.string().optional().meta({ description: "HTML to export." }),
+    html: z.string().max(MAX_DOCUMENT_CHARS).optional().meta({ description: "HTML to export." }),
     session_id: sessionId
       .optional()
       .meta({ description: "Export a document of this session (the focused one by default)." }),
-    document_id: z.string().max(256).optional().meta({ description: "Slot or durable id within the session." }),
+    document_id: z
+      .string()
+      .max(MAX_ID_CHARS)
+      .optional()
+      .meta({ description: "Slot or durable id within the session." }),
     upload_id: z.string().max(64).optional().meta({ description: "A pre-signed upload of purpose export-html." }),
     format: z.enum(EXPORT_FORMATS).default("docx"),
     filename: z.string().max(255).optional().meta({ description: "File name without or with extension." }),
@@ -290,7 +304,7 @@ export const TemplateDeletedSchema = z
 export const EmailExportSchema = z
   .object({
     session_id: sessionId,
-    document_id: z.string().max(256).optional(),
+    document_id: z.string().max(MAX_ID_CHARS).optional(),
     format: z.enum(EXPORT_FORMATS).default("docx"),
     options: ExportOptionsSchema.optional(),
     filename: z.string().max(255).optional(),
@@ -317,8 +331,8 @@ export const EmailExportResponseSchema = z
 export const DownloadRequestSchema = z
   .object({
     session_id: sessionId.optional(),
-    document_id: z.string().max(256).optional(),
-    html: z.string().optional(),
+    document_id: z.string().max(MAX_ID_CHARS).optional(),
+    html: z.string().max(MAX_DOCUMENT_CHARS).optional(),
     upload_id: z.string().max(64).optional(),
     format: z.enum(EXPORT_FORMATS).default("docx"),
     filename: z.string().max(255).optional(),

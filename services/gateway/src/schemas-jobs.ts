@@ -5,13 +5,16 @@ import {
   apiSchemas,
   ChangeRecordSchema,
   ChatResponseSchema,
+  INT32_MAX,
+  INT64_JSON_MAX,
+  MAX_ID_CHARS,
   queryBool,
   queryInt,
   SESSION_ID_PATTERN,
   UsageSchema,
 } from "./schemas.js";
 
-const sessionId = z.string().max(256).regex(SESSION_ID_PATTERN);
+const sessionId = z.string().max(MAX_ID_CHARS).regex(SESSION_ID_PATTERN);
 const jobId = z.string().min(1).max(100);
 
 /** Job status values (interface-spec, States and transitions). */
@@ -144,15 +147,15 @@ export const ChatSessionPathSchema = z.object({ session_id: sessionId.meta({ des
 export const StreamQuerySchema = z.object({
   job_id: jobId.meta({ description: "The job to follow." }),
   last_sequence: z
-    .preprocess(queryInt, z.number().int().min(0).optional())
+    .preprocess(queryInt, z.number().int().min(0).max(INT64_JSON_MAX).optional())
     .meta({ description: "Replay only events with a greater sequence (or send Last-Event-ID)." }),
-  api_key: z.string().optional().meta({ description: "The API key, for clients that cannot send headers." }),
-  token: z.string().optional().meta({ description: "Alias of api_key." }),
+  api_key: z.string().max(512).optional().meta({ description: "The API key, for clients that cannot send headers." }),
+  token: z.string().max(512).optional().meta({ description: "Alias of api_key." }),
 });
 
 /** One decision of a batch. */
 export const ChangeDecisionSchema = z.object({
-  change_id: z.string().min(1),
+  change_id: z.string().min(1).max(MAX_ID_CHARS),
   approved: z.boolean(),
   feedback: z.string().max(10_000).nullish(),
 });
@@ -162,7 +165,11 @@ export const ApproveRequestSchema = z
   .object({
     job_id: jobId,
     approved: z.boolean().meta({ description: "The decision for change_id, or for every pending change." }),
-    change_id: z.string().nullish().meta({ description: "One change; omitted with no changes: all pending ones." }),
+    change_id: z
+      .string()
+      .max(MAX_ID_CHARS)
+      .nullish()
+      .meta({ description: "One change; omitted with no changes: all pending ones." }),
     feedback: z.string().max(10_000).nullish().meta({ description: "Why; reaches the agent." }),
     changes: z.array(ChangeDecisionSchema).max(10_000).nullish().meta({ description: "A batch of decisions." }),
   })
@@ -188,7 +195,12 @@ export const ContinueRequestSchema = z
 /** POST /v1/sessions/{session_id}/revert body. */
 export const RevertRequestSchema = z
   .object({
-    turn_index: z.number().int().min(0).meta({ description: "Rewind to just before this turn's user message." }),
+    turn_index: z
+      .number()
+      .int()
+      .min(0)
+      .max(INT32_MAX)
+      .meta({ description: "Rewind to just before this turn's user message (an int32)." }),
     dry_run: z.boolean().default(false).meta({ description: "Report without changing anything." }),
   })
   .register(apiSchemas, { id: "RevertRequest" });
@@ -196,8 +208,8 @@ export const RevertRequestSchema = z
 /** POST /v1/sessions/{session_id}/redo-revert body. */
 export const RedoRevertRequestSchema = z
   .object({
-    turn_index: z.number().int().min(0).meta({ description: "The turn_index given to the revert." }),
-    redo_checkpoint_id: z.string().min(1).meta({ description: "The revert's redo_checkpoint_id." }),
+    turn_index: z.number().int().min(0).max(INT32_MAX).meta({ description: "The turn_index given to the revert." }),
+    redo_checkpoint_id: z.string().min(1).max(MAX_ID_CHARS).meta({ description: "The revert's redo_checkpoint_id." }),
   })
   .register(apiSchemas, { id: "RedoRevertRequest" });
 

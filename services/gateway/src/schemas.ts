@@ -17,7 +17,25 @@ export const MAX_MESSAGE_CHARS = 100_000;
 /** Most images per chat request. */
 export const MAX_IMAGE_ATTACHMENTS = 20;
 
-const sessionId = z.string().max(256).regex(SESSION_ID_PATTERN);
+// Bounds of every request field (query, path, body), so that a value is refused with a 422
+// before any write instead of failing in a service or column after the turn was billed.
+/** Longest id of any kind (session, document, job, memory key...), as the spec's session_id. */
+export const MAX_ID_CHARS = 256;
+/** Longest name, title or file name. */
+export const MAX_NAME_CHARS = 512;
+/** Longest short free text (a selection, feedback, an instruction). */
+export const MAX_TEXT_CHARS = 100_000;
+/**
+ * Longest HTML or base64 document in a JSON body: the 100 MB application body cap (Limits) is
+ * the real bound; this documents it in the schema.
+ */
+export const MAX_DOCUMENT_CHARS = 100 * 1024 * 1024;
+/** Largest value of a proto int32 field (turn_index, offset, limits). */
+export const INT32_MAX = 2_147_483_647;
+/** Largest int64 value a JSON number carries exactly (sequences, cursors, sizes). */
+export const INT64_JSON_MAX = Number.MAX_SAFE_INTEGER;
+
+const sessionId = z.string().max(MAX_ID_CHARS).regex(SESSION_ID_PATTERN);
 
 const BASE64_BODY = /^[A-Za-z0-9+/_-]*={0,2}$/;
 const DATA_URL_PREFIX = /^data:[^,]*;base64,/i;
@@ -41,6 +59,7 @@ const base64String = (allowDataUrl: boolean, description: string) =>
   z
     .string()
     .min(1)
+    .max(MAX_DOCUMENT_CHARS)
     .refine((s) => isBase64(s, allowDataUrl), {
       message: "Base64 decoding error: invalid base64 data",
       ...issueType("base64_decode"),
@@ -66,7 +85,10 @@ export function queryBool(value: unknown): unknown {
 /** `upload_document_base64`: a file loaded verbatim (same formats as uploads). */
 export const InlineUploadSchema = z
   .object({
-    filename: z.string().max(512).meta({ description: "Original file name; the extension picks the converter." }),
+    filename: z
+      .string()
+      .max(MAX_NAME_CHARS)
+      .meta({ description: "Original file name; the extension picks the converter." }),
     file_base64: base64String(false, "The file's bytes, base64 encoded."),
   })
   .meta({ description: "A file sent inline with the chat request." })
@@ -75,11 +97,11 @@ export const InlineUploadSchema = z
 /** One image for vision input. */
 export const ImageAttachmentSchema = z
   .object({
-    id: z.string().optional().meta({ description: "Caller's id of the image." }),
-    name: z.string().meta({ description: "File name." }),
+    id: z.string().max(MAX_ID_CHARS).optional().meta({ description: "Caller's id of the image." }),
+    name: z.string().max(MAX_NAME_CHARS).meta({ description: "File name." }),
     base64Data: base64String(true, "Image bytes, base64 encoded (a data: URL prefix is accepted)."),
-    mimeType: z.string().meta({ description: "MIME type, e.g. image/png." }),
-    size: z.number().int().min(0).optional().meta({ description: "Size in bytes." }),
+    mimeType: z.string().max(255).meta({ description: "MIME type, e.g. image/png." }),
+    size: z.number().int().min(0).max(INT64_JSON_MAX).optional().meta({ description: "Size in bytes." }),
   })
   .meta({ description: "An image for multimodal vision input." })
   .register(apiSchemas, { id: "ImageAttachment" });
@@ -87,8 +109,8 @@ export const ImageAttachmentSchema = z
 /** `cursor_context`: the caller's cursor or selection. */
 export const CursorContextSchema = z
   .object({
-    chunk_id: z.string().nullish().meta({ description: "Chunk under the cursor." }),
-    selected_text: z.string().nullish().meta({ description: "Selected text." }),
+    chunk_id: z.string().max(128).nullish().meta({ description: "Chunk under the cursor." }),
+    selected_text: z.string().max(MAX_TEXT_CHARS).nullish().meta({ description: "Selected text." }),
   })
   .meta({ description: "The caller's cursor or selection." })
   .register(apiSchemas, { id: "CursorContext" });
@@ -100,10 +122,15 @@ export const ChatRequestSchema = z
     session_id: sessionId.nullish().meta({ description: "Session to use; minted by the server when omitted." }),
     document_html: z
       .string()
+      .max(MAX_DOCUMENT_CHARS)
       .nullish()
       .meta({ description: "Loads or replaces the focused (or document_id) document verbatim. Omit on follow-ups." }),
     upload_document_base64: InlineUploadSchema.nullish(),
-    document_id: z.string().nullish().meta({ description: "Target document: session slot id or durable UUID." }),
+    document_id: z
+      .string()
+      .max(MAX_ID_CHARS)
+      .nullish()
+      .meta({ description: "Target document: session slot id or durable UUID." }),
     image_attachments: z
       .array(ImageAttachmentSchema)
       .max(MAX_IMAGE_ATTACHMENTS)
@@ -120,8 +147,16 @@ export const ChatRequestSchema = z
       .default("full")
       .meta({ description: "compact omits updated_html; only chunk_diffs are returned." }),
     cursor_context: CursorContextSchema.nullish(),
-    cross_session_memory_key: z.string().nullish().meta({ description: "Selects one end-customer's memory note." }),
-    user_id: z.string().nullish().meta({ description: "Deprecated and ignored: the API key decides scope." }),
+    cross_session_memory_key: z
+      .string()
+      .max(MAX_ID_CHARS)
+      .nullish()
+      .meta({ description: "Selects one end-customer's memory note." }),
+    user_id: z
+      .string()
+      .max(MAX_ID_CHARS)
+      .nullish()
+      .meta({ description: "Deprecated and ignored: the API key decides scope." }),
   })
   .meta({ description: "Synchronous chat request." })
   .register(apiSchemas, { id: "ChatRequest" });
@@ -132,7 +167,11 @@ export const ListSessionsQuerySchema = z.object({
   limit: z
     .preprocess(queryInt, z.number().int().min(1).max(200).default(50))
     .meta({ description: "Page size, 1 to 200." }),
-  user_id: z.string().optional().meta({ description: "Deprecated and ignored: the API key decides scope." }),
+  user_id: z
+    .string()
+    .max(MAX_ID_CHARS)
+    .optional()
+    .meta({ description: "Deprecated and ignored: the API key decides scope." }),
 });
 
 /** Path of the per-session routes. */
@@ -144,6 +183,7 @@ export const SessionPathSchema = z.object({
 export const HistoryQuerySchema = z.object({
   focus_document_id: z
     .string()
+    .max(MAX_ID_CHARS)
     .optional()
     .meta({ description: "Durable (or slot) id of the document to restore when it is open in the session." }),
   include_document_html: z

@@ -5,6 +5,7 @@ import type { AddressInfo } from "node:net";
 import { createApp } from "./app.js";
 import type { GatewayConfig } from "./config.js";
 import { createContext, type GatewayContext } from "./context.js";
+import { onClientError } from "./error-handler.js";
 
 /** A running gateway. */
 export interface RunningGateway {
@@ -24,6 +25,7 @@ export async function startGateway(
 ): Promise<RunningGateway> {
   const ctx = createContext(cfg, overrides);
   const server = createServer(createApp(ctx, cfg));
+  server.on("clientError", onClientError);
   try {
     await new Promise<void>((resolve, reject) => {
       server.once("error", reject);
