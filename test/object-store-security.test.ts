@@ -209,7 +209,9 @@ describe("media: no SVG, served inert", () => {
     expect(res.status).toBe(200);
     const body = (await res.json()) as { html: string; warnings: string[] };
     expect(body.html).not.toMatch(/svg|onload|<script|foreignObject|evil\.example/i);
-    expect(body.html).toMatch(/<img[^>]*alt="b64"/);
+    // The sanitizer then removes an <img> left without an allowed source, alt text included.
+    expect(body.html).not.toMatch(/alt="(b64|utf8|pct)"/);
+    expect(body.html).toMatch(/<img[^>]*alt="dot"/);
     expect(body.warnings.join(" ")).toMatch(/3 SVG image\(s\) were removed/);
     const ids = [...body.html.matchAll(/src="\/v1\/media\/([0-9a-f]{64})"/g)].map((m) => m[1]);
     expect(ids).toHaveLength(1);
