@@ -18,11 +18,19 @@ export const DOWNLOAD_TTL_SECONDS = 900;
 export const EMAIL_LINK_TTL_SECONDS = 7 * 24 * 3600;
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 
-/** Exports without the size cap (the file is stored, not sent in the response). */
+// Stored exports are the fallback for documents too big to send: more elements and more time.
+const STORED_FACTOR = 4;
+
+/**
+ * Exports without the size cap (the file is stored, not sent in the response); the source is
+ * sanitized, and bounded at STORED_FACTOR times the direct export's elements and time (cut to
+ * `deadline` when a caller waits).
+ */
 async function exportUncapped(
   ctx: FilesContext,
   ownerId: string,
   req: ingestFilesV1.ExportDocumentRequest,
+  deadline?: Date | null,
 ): Promise<{ file: ExportedFile; format: ExportFormat }> {
   const job = exportJobFromRequest(req);
   const unlimited = Object.fromEntries(EXPORT_FORMATS.map((f) => [f, Number.MAX_SAFE_INTEGER])) as Record<
@@ -34,6 +42,13 @@ async function exportUncapped(
     supportEmail: ctx.supportEmail,
     resolveImage: mediaResolver(ctx, ownerId),
     chromiumPath: ctx.chromiumPath,
+    pool: ctx.pool,
+    maxElements: ctx.limits.maxElements * STORED_FACTOR,
+    timeoutMs: Math.max(
+      1,
+      Math.min(ctx.limits.exportTimeoutMs * STORED_FACTOR, (deadline?.getTime() ?? Infinity) - Date.now() - 500),
+    ),
+    stored: true,
   });
   return { file, format: job.format };
 }
@@ -64,7 +79,7 @@ export function createDownloadHandler(ctx: FilesContext) {
   ): Promise<ingestFilesV1.CreateDownloadResponse> => {
     const principal = requirePrincipal(call);
     const { db } = requireStorage(ctx);
-    const { file, format } = await exportUncapped(ctx, principal.ownerId, req.export ?? emptyExport());
+    const { file, format } = await exportUncapped(ctx, principal.ownerId, req.export ?? emptyExport(), call.deadline);
     const id = newId("dl");
     const key = `exports/${id}${file.extension}`;
     const url = await storeAndSign(ctx, key, file, req.filename, DOWNLOAD_TTL_SECONDS);
