@@ -14,8 +14,15 @@ export interface ConvertTask {
   limits: ConvertLimits;
 }
 
-/** Work a pool worker runs: a conversion, or one step of an export (export-worker.ts). */
-export type WorkerTask = ConvertTask | ExportScanTask | ExportBuildTask;
+/** Text per chunk of converted HTML (attachment search); answered with `string[]`. */
+export interface ChunkTextsTask {
+  kind: "chunk-texts";
+  html: string;
+  maxChars: number;
+}
+
+/** Work a pool worker runs: a conversion, one step of an export (export-worker.ts), chunk texts. */
+export type WorkerTask = ConvertTask | ExportScanTask | ExportBuildTask | ChunkTextsTask;
 
 /** One task sent to a worker, answered by `id`. */
 export type JobMessage = WorkerTask & { id: number };

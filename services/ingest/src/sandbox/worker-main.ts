@@ -1,6 +1,7 @@
 // The body of a pool worker: one task at a time, answered by id. Conversions come back
 // sanitized and counted (the same pipeline for every caller: bytes → HTML → sanitize).
 import { parentPort } from "node:worker_threads";
+import { chunkTexts } from "../chunk-texts.js";
 import { convertInProcess } from "../convert-in-process.js";
 import { buildExport, sanitizeCounted, scanExportSource } from "../export/export-worker.js";
 import { type JobMessage, type ReplyMessage, serializeError, type WorkerTask } from "./protocol.js";
@@ -15,6 +16,8 @@ async function runTask(task: WorkerTask): Promise<{ result: unknown; transfer: A
       const result = await convertInProcess(task.format, task.filename, bytes, task.limits);
       return { result: { ...result, html: sanitizeCounted(result.html, task.limits.maxElements) }, transfer: [] };
     }
+    case "chunk-texts":
+      return { result: chunkTexts(task.html, task.maxChars), transfer: [] };
     case "export-scan":
       return { result: scanExportSource(task), transfer: [] };
     case "export-build": {
