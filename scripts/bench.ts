@@ -8,6 +8,7 @@
 //   (f) async chat: POST /v1/chat/async to the first SSE event and to final, minus the model's latency
 //   (g)-(i) ingest: docx → HTML vs pandoc, pdf → text vs pdftotext, HTML → pdf (scripts/lib/bench-ingest.ts)
 //   (j) offline engine parse of adversarial messages, 100k vs 12.5k characters (scripts/lib/bench-offline.ts)
+//   (k) ingest scaling: txt export, html → docx export, HTML upload at 1-8 MB (scripts/lib/bench-scaling.ts)
 import { randomUUID } from "node:crypto";
 import { chmodSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -26,6 +27,7 @@ import {
 import { startTestStack, type TestStack } from "../test/support/stack.js";
 import { benchIngest } from "./lib/bench-ingest.js";
 import { benchOfflineParse } from "./lib/bench-offline.js";
+import { benchIngestScaling } from "./lib/bench-scaling.js";
 import { startStack } from "./lib/stack.js";
 
 const results: { name: string; value: string; target?: string; pass?: boolean }[] = [];
@@ -541,7 +543,7 @@ const only = new Set(
   process.argv
     .slice(2)
     .join("")
-    .replace(/[^a-j]/g, ""),
+    .replace(/[^a-z]/g, ""),
 );
 const wanted = (...letters: string[]) => only.size === 0 || letters.some((l) => only.has(l));
 
@@ -575,6 +577,7 @@ async function main() {
     if (wanted("b")) await benchModelBytes(infra);
     if (wanted("f")) await benchAsyncOverhead(infra);
     if (wanted("g", "h", "i")) await benchIngest(results);
+    if (wanted("k")) await benchIngestScaling(results);
   } finally {
     await infra.stop();
     rmSync(dataDir, { recursive: true, force: true });

@@ -8,7 +8,8 @@ type Env = Record<string, string | undefined>;
 
 /**
  * Reads INGEST_ADDR (default DEFAULT_ADDRS.ingest), MAX_UPLOAD_MB (100; 1 MB = 1,048,576
- * bytes), SUPPORT_EMAIL (support@redline.local), CONVERT_TIMEOUT_MS (30000),
+ * bytes), SUPPORT_EMAIL (support@redline.local), CONVERT_TIMEOUT_MS (30000), EXPORT_TIMEOUT_MS
+ * (60000, the HTML work of one export), MAX_ELEMENTS (500000, per document or export source),
  * CONVERTER_WORKERS (CPU count, at most 4), EXPORT_MAX_MB (100, every export format),
  * CHROMIUM_PATH (first installed of /usr/bin/chromium, ...), MAX_ATTACHMENT_MB (50),
  * DATABASE_URL and S3_ENDPOINT/S3_ACCESS_KEY/S3_SECRET_KEY/S3_BUCKET/S3_REGION (files storage;
@@ -21,6 +22,18 @@ type Env = Record<string, string | undefined>;
 export function readIngestEnv(env: Env): IngestConfig {
   const maxUploadMb = numberVar(env, "MAX_UPLOAD_MB", (n) => n > 0, "a positive number") ?? 100;
   const timeoutMs = numberVar(env, "CONVERT_TIMEOUT_MS", (n) => Number.isInteger(n) && n > 0, "a positive integer");
+  const exportTimeoutMs = numberVar(
+    env,
+    "EXPORT_TIMEOUT_MS",
+    (n) => Number.isInteger(n) && n > 0,
+    "a positive integer",
+  );
+  const maxElements = numberVar(env, "MAX_ELEMENTS", (n) => Number.isInteger(n) && n > 0, "a positive integer");
+  const limits = {
+    ...(timeoutMs !== undefined && { timeoutMs }),
+    ...(exportTimeoutMs !== undefined && { exportTimeoutMs }),
+    ...(maxElements !== undefined && { maxElements }),
+  };
   const exportMaxMb = numberVar(env, "EXPORT_MAX_MB", (n) => n > 0, "a positive number");
   const attachmentMb = numberVar(env, "MAX_ATTACHMENT_MB", (n) => n > 0, "a positive number");
   const emailPerHour = numberVar(
@@ -35,7 +48,7 @@ export function readIngestEnv(env: Env): IngestConfig {
     maxUploadBytes: Math.floor(maxUploadMb * 1024 * 1024),
     logLevel: env.LOG_LEVEL || "info",
     ...(env.SUPPORT_EMAIL && { supportEmail: env.SUPPORT_EMAIL }),
-    ...(timeoutMs !== undefined && { limits: { timeoutMs } }),
+    ...(Object.keys(limits).length > 0 && { limits }),
     ...(workers !== undefined && { converterWorkers: workers }),
     ...(exportMaxMb !== undefined && {
       exportMaxMb: { docx: exportMaxMb, pdf: exportMaxMb, html: exportMaxMb, markdown: exportMaxMb, txt: exportMaxMb },

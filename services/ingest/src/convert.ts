@@ -31,8 +31,9 @@ export async function closeDefaultConverterPool(): Promise<void> {
 }
 
 /**
- * Converts an uploaded file to unsanitized, block-structured HTML (interface-spec fact 8;
- * sanitizing and chunking happen in the documents service).
+ * Converts an uploaded file to block-structured HTML, sanitized with the stored documents'
+ * rules (sanitizeHtml) because convert-only callers hand it straight to a client
+ * (interface-spec fact 8; chunking happens in the documents service).
  *
  * - `filename` picks the converter by extension (.pdf .docx .txt .rtf .md .html .htm, any case);
  *   any other extension, `.doc` and no extension throw UnsupportedMediaTypeError (415, the
@@ -41,7 +42,8 @@ export async function closeDefaultConverterPool(): Promise<void> {
  *   heap cap; docx zips are checked against the entry count, uncompressed size and ratio
  *   limits before unzipping.
  * - Unreadable input (empty, encrypted, damaged, a zip bomb, too slow or too big to convert)
- *   throws InputError (400) with a message the user can act on.
+ *   throws InputError (400) with a message the user can act on; a result with more than
+ *   `limits.maxElements` elements throws TooManyElementsError (413).
  */
 export async function convertDocument(
   filename: string,

@@ -1,6 +1,7 @@
 // The shapes shared by the front door, the converters and the sandbox: supported extensions,
 // the conversion result, page setup and the resource limits every conversion runs under.
-import { UnsupportedMediaTypeError } from "@redline/service-kit";
+import { status as GrpcStatus } from "@grpc/grpc-js";
+import { RedlineError, UnsupportedMediaTypeError } from "@redline/service-kit";
 
 /** Upload extensions the service accepts (interface-spec fact 8); anything else is a 415. */
 export const SUPPORTED_EXTENSIONS = [".pdf", ".docx", ".txt", ".rtf", ".md", ".html", ".htm"] as const;
@@ -63,6 +64,10 @@ export interface ConvertLimits {
   maxUncompressedBytes: number;
   /** Highest uncompressed/compressed ratio accepted for a zip entry larger than 1 MiB. */
   maxCompressionRatio: number;
+  /** Most elements a converted document or an export source may have (413 past it). */
+  maxElements: number;
+  /** Wall-clock cap of one synchronous export's HTML work, in milliseconds (cut to the call's deadline). */
+  exportTimeoutMs: number;
 }
 
 export const DEFAULT_LIMITS: ConvertLimits = {
@@ -72,7 +77,63 @@ export const DEFAULT_LIMITS: ConvertLimits = {
   // Deflated Word XML runs at 10-40x (the 12.5 MB procurement document.xml is 38x); a run of
   // zeros compresses ~1000x. 200x leaves room for very repetitive documents.
   maxCompressionRatio: 200,
+  // A 20 MB document of ordinary paragraphs has ~300,000 elements; every element costs the DOM,
+  // docx and Chromium steps memory and time, so the count is what bounds an export's work.
+  maxElements: 500_000,
+  exportTimeoutMs: 60_000,
 };
+
+/**
+ * 413 raised in a worker when a document has more than `limits.maxElements` elements. The
+ * handlers re-shape it for the caller (Errors rule 5 for uploads, rule 6 for exports).
+ */
+export class TooManyElementsError extends RedlineError {
+  constructor(
+    readonly elementCount: number,
+    readonly maxElements: number,
+  ) {
+    super(
+      413,
+      GrpcStatus.RESOURCE_EXHAUSTED,
+      `The document has ${elementCount.toLocaleString("en-US")} elements; the limit is ${maxElements.toLocaleString("en-US")}`,
+      { body: { element_count: elementCount, max_elements: maxElements } },
+    );
+  }
+
+  /**
+   * The caller's 413 for an upload or a stored export (Errors rule 5 shape, plus
+   * `element_count` and `max_elements`): `detail` says the count and the limit.
+   */
+  asRequestTooLarge(
+    requestBytes: number,
+    maxBytes: number,
+    supportEmail: string,
+    supportEventId: string,
+  ): RedlineError {
+    const count = this.elementCount.toLocaleString("en-US");
+    const max = this.maxElements.toLocaleString("en-US");
+    return new RedlineError(
+      413,
+      GrpcStatus.RESOURCE_EXHAUSTED,
+      `The document has ${count} elements; the limit is ${max}. Split it into smaller documents and try again`,
+      {
+        body: {
+          error_code: "request_too_large",
+          message_user: `This document is too large to process (${count} elements; the limit is ${max}). Split it into smaller documents.`,
+          request_size_mb: toMb(requestBytes),
+          max_size_mb: toMb(maxBytes),
+          suggested_action: "split_request",
+          contact_email: supportEmail,
+          support_event_id: supportEventId,
+          element_count: this.elementCount,
+          max_elements: this.maxElements,
+        },
+      },
+    );
+  }
+}
+
+const toMb = (bytes: number) => Math.round((bytes / (1024 * 1024)) * 100) / 100;
 
 /** The lower-cased extension of a file name (".docx"), or "" when it has none. */
 export function extensionOf(filename: string): string {

@@ -4,7 +4,7 @@
 // restarting under a shallower one); mammoth writes one <li> per list paragraph in body order,
 // so the n-th <li> is the n-th numbered paragraph. When the counts disagree (numbering from
 // styles, text boxes written twice) nothing is changed: no start is better than a wrong one.
-import * as cheerio from "cheerio";
+import { findAll, loadHtml } from "./html-util.js";
 
 interface LevelDef {
   start: number;
@@ -81,20 +81,21 @@ export function paragraphNumbers(documentXml: string, numberingXml: string): (nu
  */
 export function applyListStarts(html: string, documentXml: string, numberingXml: string): string {
   const numbers = paragraphNumbers(documentXml, numberingXml);
-  const $ = cheerio.load(html, null, false);
+  const $ = loadHtml(html);
   // Mammoth wraps a jump of several levels in items of only a nested list: not paragraphs.
   const ownContent = (li: Parameters<typeof $>[0]) =>
     $(li)
       .contents()
       .toArray()
       .some((node) => !(node.type === "tag" && (node.name === "ol" || node.name === "ul")));
-  const items = $("li")
-    .toArray()
-    .filter((li) => $(li).closest('li[id^="footnote-"], li[id^="endnote-"]').length === 0 && ownContent(li));
+  const root = $.root()[0];
+  const items = findAll(root, (e) => e.name === "li").filter(
+    (li) => $(li).closest('li[id^="footnote-"], li[id^="endnote-"]').length === 0 && ownContent(li),
+  );
   if (items.length !== numbers.length) return html;
   const index = new Map(items.map((li, k) => [li, k]));
   let changed = false;
-  $("ol").each((_, ol) => {
+  for (const ol of findAll(root, (e) => e.name === "ol")) {
     let first = $(ol).children("li").first()[0];
     // Through wrapper items down to the first real paragraph of this list.
     while (first && !index.has(first)) first = $(first).children("ol, ul").first().children("li").first()[0];
@@ -104,6 +105,6 @@ export function applyListStarts(html: string, documentXml: string, numberingXml:
       $(ol).attr("start", String(value));
       changed = true;
     }
-  });
+  }
   return changed ? $.html() : html;
 }

@@ -13,10 +13,58 @@ export function collapseWhitespace(text: string): string {
   return text.replace(/\s+/g, " ").trim();
 }
 
+// htmlparser2 in HTML mode: a linear parse. Not cheerio's fragment mode (`load(html, null,
+// false)`): parse5 builds the fragment under a context element and then moves every top-level
+// node to the root one splice at a time, which is quadratic (a 4 MB export took 16 s).
+const LINEAR_PARSE = { xml: { xmlMode: false, decodeEntities: true } } as const;
+
+/**
+ * Loads an HTML fragment (or a whole page) for querying in time linear in its size; nothing is
+ * added around it (no html/head/body). `$.html()` serializes as before: parse5's serializer,
+ * which escapes only `&`, `<`, `>`, U+00A0 (and `"` in attributes) and leaves other text as is.
+ */
+export function loadHtml(html: string): cheerio.CheerioAPI {
+  const root = cheerio.load(html, LINEAR_PARSE, false).root()[0];
+  // A Document node is taken as the root as it is; default options serialize with parse5.
+  return cheerio.load(root, null, false);
+}
+
+/** A DOM node as cheerio hands it out (domhandler's AnyNode, which is not our dependency). */
+export type DomNode = Parameters<typeof cheerio.contains>[0];
+/** An element node (tag, script or style). */
+export type DomElement = Extract<DomNode, { attribs: Record<string, string> }>;
+
+/**
+ * The elements under `roots` (the roots included) that pass `test`, in document order.
+ * A plain walk, linear in the tree: cheerio's `$(selector)` from a root with many top-level
+ * nodes goes through css-select's removeSubsets, which is quadratic in that count.
+ */
+export function findAll(roots: DomNode | DomNode[], test: (el: DomElement) => boolean): DomElement[] {
+  const out: DomElement[] = [];
+  const stack: DomNode[] = Array.isArray(roots) ? [...roots].reverse() : [roots];
+  while (stack.length > 0) {
+    const node = stack.pop() as DomNode;
+    if ("attribs" in node && test(node)) out.push(node);
+    if ("children" in node) for (let i = node.children.length - 1; i >= 0; i--) stack.push(node.children[i]);
+  }
+  return out;
+}
+
+/**
+ * Number of elements in HTML that has been through sanitizeHtml (where every literal `<` in
+ * text or attribute values is escaped and comments are gone, so each `<letter` opens one).
+ */
+export function countElements(sanitizedHtml: string): number {
+  let n = 0;
+  const re = /<[A-Za-z]/g;
+  while (re.exec(sanitizedHtml)) n++;
+  return n;
+}
+
 /** Text of the first h1-h6 in an HTML fragment (whitespace collapsed), or null when none has text. */
 export function firstHeadingText(html: string): string | null {
-  const $ = cheerio.load(html, null, false);
-  for (const el of $("h1, h2, h3, h4, h5, h6").toArray()) {
+  const $ = loadHtml(html);
+  for (const el of findAll($.root()[0], (e) => /^h[1-6]$/.test(e.name))) {
     const text = collapseWhitespace($(el).text());
     if (text) return text.slice(0, 500);
   }

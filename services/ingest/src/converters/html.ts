@@ -2,14 +2,14 @@
 import * as cheerio from "cheerio";
 import { baseTitle, type ConvertResult } from "../formats.js";
 import { decodeText } from "./encoding.js";
-import { collapseWhitespace, firstHeadingText } from "./html-util.js";
+import { collapseWhitespace, type DomNode, findAll, firstHeadingText } from "./html-util.js";
 
 /** A DOM node as cheerio hands it out (domhandler's AnyNode, which is not our dependency). */
 type AnyNode = Parameters<typeof cheerio.contains>[0];
 
 // Elements that are never document content: code, styling, page plumbing, embedded apps.
-const DROPPED = "script, style, noscript, template, link, meta, base, title";
-const EMBEDDED = "iframe, frame, frameset, object, embed, applet";
+const DROPPED = new Set(["script", "style", "noscript", "template", "link", "meta", "base", "title"]);
+const EMBEDDED = new Set(["iframe", "frame", "frameset", "object", "embed", "applet"]);
 
 const BLOCK_TAGS = new Set([
   "address",
@@ -76,23 +76,29 @@ export async function convertHtml(bytes: Uint8Array, filename: string): Promise<
   if (declared && decoded.encoding !== declared.toLowerCase() && decoded.encoding !== "utf-8") {
     warnings.push(`The page declares charset ${declared}; it was decoded as ${decoded.encoding}`);
   }
+  // Document mode (parse5, linear) so the page's <head> and <body> are where a browser puts them.
   const $ = cheerio.load(decoded.text);
   const pageTitle = collapseWhitespace($("head > title").first().text() || $("title").first().text());
 
+  // Plain walks instead of `body.find(selector)`: with many top-level nodes css-select's
+  // context handling is quadratic (a 15 MB page timed out).
   const body = $("body");
-  body.find(DROPPED).remove();
-  const embedded = body.find(EMBEDDED);
+  $(findAll(body.toArray(), (el) => DROPPED.has(el.name))).remove();
+  const embedded = findAll(body.toArray(), (el) => EMBEDDED.has(el.name));
   if (embedded.length > 0) warnings.push(`${embedded.length} embedded frames or objects were dropped`);
-  embedded.remove();
+  $(embedded).remove();
   // Comments carry nothing for the reader and may hide conditional markup.
-  body
-    .find("*")
-    .addBack()
-    .contents()
-    .filter((_, node) => node.type === "comment")
-    .remove();
-  const relativeImages = body.find("img").filter((_, el) => {
-    const src = $(el).attr("src") ?? "";
+  const comments: DomNode[] = [];
+  const stack: DomNode[] = body.toArray();
+  while (stack.length > 0) {
+    const node = stack.pop() as DomNode;
+    if (node.type === "comment") comments.push(node);
+    else if ("children" in node) for (const child of node.children) stack.push(child);
+  }
+  $(comments).remove();
+  const relativeImages = findAll(body.toArray(), (el) => {
+    if (el.name !== "img") return false;
+    const src = el.attribs.src ?? "";
     return src !== "" && !/^(https?:|data:)/i.test(src.trim());
   }).length;
   if (relativeImages > 0) {

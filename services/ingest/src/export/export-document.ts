@@ -1,19 +1,23 @@
-// The export front door: HTML → the requested format, images resolved first, the result
-// checked against its format's cap (413 as Errors rule 6) before any byte leaves the service.
+// The export front door: HTML → the requested format. The HTML work (sanitize, element bound,
+// parsing, building the file) runs in the converter pool under a time bound; this thread only
+// resolves images, drives Chromium for pdf and checks the result against its format's cap (413
+// as Errors rule 6) before any byte leaves the service.
 import { randomUUID } from "node:crypto";
+import { InputError } from "@redline/service-kit";
+import { defaultConverterPool } from "../convert.js";
+import { DEFAULT_LIMITS, TooManyElementsError } from "../formats.js";
+import { type ConverterPool, seconds } from "../sandbox/pool.js";
 import {
   EXPORT_MEDIA,
   type ExportedFile,
   type ExportFormat,
   type ExportJob,
+  type ExportLayout,
   ExportTooLargeError,
   resolveLayout,
 } from "./export-formats.js";
-import { imageSources, rewriteImageSources } from "./parts.js";
-import { htmlToDocx } from "./to-docx.js";
-import { htmlPage } from "./to-html.js";
-import { htmlToPdf } from "./to-pdf.js";
-import { htmlToMarkdown, htmlToText } from "./to-text.js";
+import type { ExportBuild, ExportBuildTask, ExportScan, TaskImage } from "./export-worker.js";
+import { printPdf } from "./to-pdf.js";
 
 /** An image's bytes and type, or null when the source cannot be resolved. */
 export type ImageResolver = (src: string) => Promise<{ bytes: Buffer; contentType: string } | null>;
@@ -26,97 +30,173 @@ export interface ExportDeps {
   /** Resolves `<img src>` values that are not data: URLs (stored media). */
   resolveImage: ImageResolver;
   chromiumPath?: string;
+  /** Where the HTML work runs (default: the process-wide pool). */
+  pool?: ConverterPool;
+  /** Most elements the source may have (default DEFAULT_LIMITS.maxElements). */
+  maxElements?: number;
+  /** Time bound of the HTML work in ms, from when a worker takes it (default DEFAULT_LIMITS.exportTimeoutMs). */
+  timeoutMs?: number;
+  /**
+   * True when the file is stored and linked (downloads, email) rather than sent: over the
+   * element or time bound is then a rule-5 413 / a 400, not rule 6 (whose remedy is the email).
+   */
+  stored?: boolean;
 }
 
 const MB = 1024 * 1024;
 const toMb = (bytes: number) => Math.round((bytes / MB) * 100) / 100;
+const eventId = () => `evt_${randomUUID().replaceAll("-", "")}`;
 
 async function resolveImages(
-  html: string,
+  sources: string[],
   resolve: ImageResolver,
   warnings: string[],
-): Promise<Map<string, { bytes: Buffer; contentType: string }>> {
-  const found = new Map<string, { bytes: Buffer; contentType: string }>();
+): Promise<[string, TaskImage][]> {
+  const found: [string, TaskImage][] = [];
   let missing = 0;
-  for (const src of imageSources(html)) {
+  for (const src of sources) {
     if (src.startsWith("data:")) continue;
     const image = await resolve(src).catch(() => null);
-    if (image) found.set(src, image);
+    if (image) found.push([src, { bytes: new Uint8Array(image.bytes), contentType: image.contentType }]);
     else missing++;
   }
   if (missing > 0) warnings.push(`${missing} images could not be loaded and were left out`);
   return found;
 }
 
-const dataUrl = (i: { bytes: Buffer; contentType: string }) =>
-  `data:${i.contentType};base64,${i.bytes.toString("base64")}`;
-
 /**
  * Produces the file for `job` (unshown-parts.md, Export). docx via docx@9, pdf via headless
- * Chromium, html as a standalone page, markdown with GFM tables, txt in reading order.
- * Throws SchemaError (422) for bad options and ExportTooLargeError (413, rule 6) when the file
- * is over `deps.maxBytes[format]`.
+ * Chromium, html as a standalone page, markdown with GFM tables, txt in reading order. The
+ * source is sanitized first (the stored documents' rules), whatever it came from.
+ * Throws SchemaError (422) for bad options; ExportTooLargeError (413, rule 6) when the file is
+ * over `deps.maxBytes[format]`, the source has more than `maxElements` elements or the build
+ * outlasts `timeoutMs`; with `deps.stored` the last two are a rule-5 413 and a 400 instead.
  */
 export async function exportDocument(job: ExportJob, deps: ExportDeps): Promise<ExportedFile> {
   const layout = resolveLayout(job.options, job.pageSetup);
+  const pool = deps.pool ?? defaultConverterPool();
+  const maxElements = deps.maxElements ?? DEFAULT_LIMITS.maxElements;
+  const timeoutMs = deps.timeoutMs ?? DEFAULT_LIMITS.exportTimeoutMs;
+  let deadline: number | undefined;
+  const sourceBytes = Buffer.byteLength(job.html, "utf8");
+  const fail = (err: unknown): never => {
+    throw refusal(err, job.format, sourceBytes, timeoutMs, deps);
+  };
+  // One time bound for the whole export, counted from when a worker first takes it (not while
+  // queued): each step gets what the earlier ones left.
+  const bounds = {
+    get timeoutMs() {
+      deadline ??= Date.now() + timeoutMs;
+      return Math.max(1, deadline - Date.now());
+    },
+    onTimeout: () => new ExportTimeoutError(timeoutMs),
+    onOutOfMemory: (mb: number) => new ExportTimeoutError(timeoutMs, mb),
+  };
   const warnings: string[] = [];
-  const media = EXPORT_MEDIA[job.format];
-  let bytes: Buffer;
-  const common = {
+  const needsImages =
+    job.format === "docx" || job.format === "pdf" || (job.format === "html" && job.options.embedImages);
+  let html = job.html;
+  let images: [string, TaskImage][] = [];
+  if (needsImages) {
+    const scan = await pool.runTask<ExportScan>({ kind: "export-scan", html, maxElements }, bounds).catch(fail);
+    html = scan.html;
+    images = await resolveImages(scan.images, deps.resolveImage, warnings);
+  }
+  const task: ExportBuildTask = {
+    kind: "export-build",
+    html,
+    sanitized: needsImages === true,
+    maxElements,
+    format: job.format,
     title: job.title,
     layout,
+    embedImages: job.options.embedImages ?? false,
     watermarkText: job.options.watermarkText || undefined,
     watermarkOpacity: job.options.watermarkOpacity,
+    images,
   };
-  switch (job.format) {
-    case "docx": {
-      const images = await resolveImages(job.html, deps.resolveImage, warnings);
-      const built = await htmlToDocx({
-        ...common,
-        html: job.html,
-        images: new Map([...images].map(([src, i]) => [src, i.bytes])),
-      });
-      warnings.push(...built.warnings);
-      bytes = built.bytes;
-      break;
-    }
-    case "pdf": {
-      const images = await resolveImages(job.html, deps.resolveImage, warnings);
-      const html = rewriteImageSources(job.html, new Map([...images].map(([src, i]) => [src, dataUrl(i)])));
-      bytes = await htmlToPdf({ ...common, html, chromiumPath: deps.chromiumPath });
-      break;
-    }
-    case "html": {
-      let html = job.html;
-      if (job.options.embedImages) {
-        const images = await resolveImages(job.html, deps.resolveImage, warnings);
-        html = rewriteImageSources(html, new Map([...images].map(([src, i]) => [src, dataUrl(i)])));
-      }
-      bytes = Buffer.from(htmlPage({ ...common, html }), "utf8");
-      break;
-    }
-    case "markdown": {
-      const md = htmlToMarkdown(job.html);
-      warnings.push(...md.warnings);
-      if (job.options.watermarkText) warnings.push("Watermarks have no Markdown equivalent and were left out");
-      bytes = Buffer.from(md.text, "utf8");
-      break;
-    }
-    case "txt": {
-      if (job.options.watermarkText) warnings.push("Watermarks have no plain-text equivalent and were left out");
-      bytes = Buffer.from(htmlToText(job.html), "utf8");
-      break;
-    }
-  }
+  const built = await pool
+    .runTask<ExportBuild>(
+      task,
+      bounds,
+      images.map(([, i]) => i.bytes.buffer as ArrayBuffer),
+    )
+    .catch(fail);
+  warnings.push(...built.warnings);
+  const bytes =
+    built.kind === "pdf"
+      ? await print(built.page, layout, deps, deadline ?? Date.now() + timeoutMs).catch(fail)
+      : Buffer.from(built.bytes);
   const max = deps.maxBytes[job.format];
-  if (bytes.length > max) {
-    throw new ExportTooLargeError(
-      job.format,
-      toMb(bytes.length),
-      toMb(max),
-      deps.supportEmail,
-      `evt_${randomUUID().replaceAll("-", "")}`,
-    );
-  }
+  if (bytes.length > max)
+    throw new ExportTooLargeError(job.format, toMb(bytes.length), toMb(max), deps.supportEmail, eventId());
+  const media = EXPORT_MEDIA[job.format];
   return { bytes, contentType: media.contentType, extension: media.extension, warnings };
+}
+
+/** Chromium prints in its own process; a print still running at the deadline is abandoned. */
+async function print(
+  page: Extract<ExportBuild, { kind: "pdf" }>["page"],
+  layout: ExportLayout,
+  deps: ExportDeps,
+  deadline: number,
+): Promise<Buffer> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () => reject(new ExportTimeoutError(deps.timeoutMs ?? DEFAULT_LIMITS.exportTimeoutMs)),
+      Math.max(1, deadline - Date.now()),
+    );
+  });
+  try {
+    return await Promise.race([printPdf(page, layout, deps.chromiumPath), late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** An export's HTML work ran past its time bound (or out of memory). */
+class ExportTimeoutError extends Error {
+  constructor(
+    readonly timeoutMs: number,
+    readonly memoryMb?: number,
+  ) {
+    super(memoryMb ? `export needed more than ${memoryMb} MB` : `export took longer than ${timeoutMs} ms`);
+  }
+}
+
+/** Maps the pool's refusals to the caller's shapes; other errors pass through. */
+function refusal(
+  err: unknown,
+  format: ExportFormat,
+  sourceBytes: number,
+  timeoutMs: number,
+  deps: ExportDeps,
+): unknown {
+  const max = deps.maxBytes[format];
+  const isTimeout = err instanceof ExportTimeoutError || (err instanceof Error && err.name === "TimeoutError");
+  if (err instanceof TooManyElementsError) {
+    if (deps.stored) return err.asRequestTooLarge(sourceBytes, max, deps.supportEmail, eventId());
+    return new ExportTooLargeError(format, toMb(sourceBytes), toMb(max), deps.supportEmail, eventId(), {
+      elementCount: err.elementCount,
+      maxElements: err.maxElements,
+    });
+  }
+  if (err instanceof ExportTimeoutError && err.memoryMb) {
+    if (deps.stored)
+      return new InputError(`The ${format} export needs more than ${err.memoryMb} MB of memory; split the document`);
+    return new ExportTooLargeError(format, toMb(sourceBytes), toMb(max), deps.supportEmail, eventId(), {
+      memoryMb: err.memoryMb,
+    });
+  }
+  if (isTimeout) {
+    if (deps.stored)
+      return new InputError(
+        `The ${format} export took longer than ${seconds(timeoutMs)} s to build; split the document and export the parts`,
+      );
+    return new ExportTooLargeError(format, toMb(sourceBytes), toMb(max), deps.supportEmail, eventId(), {
+      timeoutSeconds: seconds(timeoutMs),
+    });
+  }
+  return err;
 }

@@ -161,18 +161,46 @@ export function resolveLayout(options: ExportOptions, pageSetup: PageSetup | nul
   return { widthIn: w, heightIn: h, orientation, margins, paperName: paper.name };
 }
 
-/** 413 for an export over its format's cap (interface-spec Errors rule 6): `detail` is an object. */
+/** Why an export is refused when it is not (only) the file's size: too many elements, or too slow to build. */
+export type ExportTooLargeReason =
+  | { elementCount: number; maxElements: number }
+  | { timeoutSeconds: string }
+  | { memoryMb: number };
+
+/**
+ * 413 for an export over its format's cap (interface-spec Errors rule 6): `detail` is an object.
+ * With a `reason` the same shape says the document has too many elements (`element_count`,
+ * `max_elements`) or took too long to build; `document_size_mb` is then the source's size.
+ */
 export class ExportTooLargeError extends RedlineError {
-  constructor(format: ExportFormat, documentSizeMb: number, maxSizeMb: number, supportEmail: string, eventId: string) {
+  constructor(
+    format: ExportFormat,
+    documentSizeMb: number,
+    maxSizeMb: number,
+    supportEmail: string,
+    eventId: string,
+    reason?: ExportTooLargeReason,
+  ) {
+    let message = `This document is too large to export as ${format} directly (${documentSizeMb} MB; the limit is ${maxSizeMb} MB). Request the export by email instead.`;
+    let extra: Record<string, number> = {};
+    if (reason && "elementCount" in reason) {
+      message = `This document is too large to export as ${format} directly: it has ${reason.elementCount.toLocaleString("en-US")} elements; the limit is ${reason.maxElements.toLocaleString("en-US")}. Request the export by email instead.`;
+      extra = { element_count: reason.elementCount, max_elements: reason.maxElements };
+    } else if (reason && "memoryMb" in reason) {
+      message = `This document is too large to export as ${format} directly: building it needs more than ${reason.memoryMb} MB of memory. Request the export by email instead.`;
+    } else if (reason) {
+      message = `This document is too large to export as ${format} directly: building it took longer than ${reason.timeoutSeconds} s. Request the export by email instead.`;
+    }
     super(413, GrpcStatus.RESOURCE_EXHAUSTED, {
       error_code: "document_too_large",
-      message_user: `This document is too large to export as ${format} directly (${documentSizeMb} MB; the limit is ${maxSizeMb} MB). Request the export by email instead.`,
+      message_user: message,
       suggested_action: "email_request",
       contact_email: supportEmail,
       document_size_mb: documentSizeMb,
       max_size_mb: maxSizeMb,
       format,
       support_event_id: eventId,
+      ...extra,
     });
   }
 }

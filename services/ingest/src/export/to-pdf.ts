@@ -3,10 +3,8 @@
 import { existsSync } from "node:fs";
 import { UnavailableError } from "@redline/service-kit";
 import { type Browser, type BrowserContext, chromium } from "playwright-core";
-import { escapeHtml } from "../converters/html-util.js";
 import type { ExportLayout } from "./export-formats.js";
-import { splitParts } from "./parts.js";
-import { htmlPage } from "./to-html.js";
+import { type PdfPage, preparePdf } from "./pdf-page.js";
 
 // ENVIRONMENT.md: the flags that let Chromium run as root in a container without a GPU.
 const CHROMIUM_ARGS = [
@@ -95,37 +93,17 @@ export interface PdfInput {
   chromiumPath?: string;
 }
 
-function partTemplate(parts: string[]): string {
-  // Header/footer templates do not inherit page CSS: they need their own font size.
-  const text = parts
-    .map((p) =>
-      escapeHtml(
-        p
-          .replace(/<[^>]+>/g, " ")
-          .replace(/\s+/g, " ")
-          .trim(),
-      ),
-    )
-    .join(" · ");
-  return `<div style="font-size:8pt;color:#444;width:100%;padding:0 0.5in;text-align:center">${text}</div>`;
-}
-
 /**
- * Prints the document to PDF on the layout's paper and margins; headers and footers repeat on
- * every page; the watermark sits over each page. Throws UnavailableError when Chromium is missing.
+ * Prints a prepared page to PDF on the layout's paper and margins; headers and footers repeat
+ * on every page; the watermark sits over each page. Throws UnavailableError when Chromium is
+ * missing and playwright's TimeoutError past PRINT_TIMEOUT_MS.
  */
-export async function htmlToPdf(input: PdfInput): Promise<Buffer> {
-  const context = await warmContext(input.chromiumPath);
+export async function printPdf(prepared: PdfPage, layout: ExportLayout, chromiumPath?: string): Promise<Buffer> {
+  const context = await warmContext(chromiumPath);
   const page = await context.newPage();
   try {
     page.setDefaultTimeout(PRINT_TIMEOUT_MS);
-    const parts = splitParts(input.html);
-    await page.setContent(htmlPage({ ...input, omitHeadersFooters: true }), {
-      waitUntil: "load",
-      timeout: PRINT_TIMEOUT_MS,
-    });
-    const { layout } = input;
-    const hasParts = parts.headers.length > 0 || parts.footers.length > 0;
+    await page.setContent(prepared.page, { waitUntil: "load", timeout: PRINT_TIMEOUT_MS });
     const pdf = await page.pdf({
       width: `${layout.widthIn}in`,
       height: `${layout.heightIn}in`,
@@ -137,12 +115,17 @@ export async function htmlToPdf(input: PdfInput): Promise<Buffer> {
         left: `${layout.margins.left}in`,
       },
       printBackground: true,
-      displayHeaderFooter: hasParts,
-      headerTemplate: parts.headers.length > 0 ? partTemplate(parts.headers) : "<span></span>",
-      footerTemplate: parts.footers.length > 0 ? partTemplate(parts.footers) : "<span></span>",
+      displayHeaderFooter: prepared.displayHeaderFooter,
+      headerTemplate: prepared.headerTemplate,
+      footerTemplate: prepared.footerTemplate,
     });
     return Buffer.from(pdf);
   } finally {
     await page.close().catch(() => undefined);
   }
+}
+
+/** preparePdf then printPdf in this thread (tools and tests; the service prepares in the pool). */
+export async function htmlToPdf(input: PdfInput): Promise<Buffer> {
+  return printPdf(preparePdf(input), input.layout, input.chromiumPath);
 }

@@ -1,7 +1,8 @@
 // HTML → Markdown (turndown + GFM tables) and HTML → plain text in reading order.
 import { gfm } from "@joplin/turndown-plugin-gfm";
-import * as cheerio from "cheerio";
+import type * as cheerio from "cheerio";
 import TurndownService from "turndown";
+import { loadHtml } from "../converters/html-util.js";
 import { splitParts } from "./parts.js";
 
 type AnyNode = Parameters<typeof cheerio.contains>[0];
@@ -62,7 +63,7 @@ const BLOCK = new Set([
 export function htmlToText(html: string): string {
   const parts = splitParts(html);
   const render = (fragment: string) => {
-    const $ = cheerio.load(fragment, null, false);
+    const $ = loadHtml(fragment);
     const out: string[] = [];
     let line = "";
     const flush = () => {

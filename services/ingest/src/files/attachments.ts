@@ -3,7 +3,6 @@
 // the background (pending → processing → completed | failed), extracted text kept per chunk for
 // Postgres full-text search. Images are not converted: they go to the model as vision input.
 import type { ingestFilesV1 } from "@redline/grpc-stubs";
-import { chunkHtml, textOf } from "@redline/html-chunks";
 import {
   type CallContext,
   InputError,
@@ -15,6 +14,7 @@ import {
 } from "@redline/service-kit";
 import { convertDocument } from "../convert.js";
 import { extensionOf, SUPPORTED_EXTENSIONS } from "../formats.js";
+import { seconds } from "../sandbox/pool.js";
 import type { AttachmentRow } from "../tables.js";
 import { type FilesContext, newId, requireStorage } from "./files-context.js";
 import { readUpload } from "./uploads.js";
@@ -119,9 +119,17 @@ export class AttachmentProcessor {
           this.ctx.log.warn({ err, attachmentId: id }, "attachment conversion crashed; retrying once");
           return convert();
         });
-        texts = chunkHtml(converted.html)
-          .chunks.map((c) => textOf(c.html).replace(/\s+/g, " ").trim().slice(0, MAX_CHUNK_TEXT))
-          .filter((t) => t.length > 0);
+        const { timeoutMs } = this.ctx.limits;
+        texts = await this.ctx.pool.runTask<string[]>(
+          { kind: "chunk-texts", html: converted.html, maxChars: MAX_CHUNK_TEXT },
+          {
+            timeoutMs,
+            onTimeout: () =>
+              new InputError(`The file's text took longer than ${seconds(timeoutMs)} s to index; split it`),
+            onOutOfMemory: (mb) =>
+              new InputError(`The file's text needs more than ${mb} MB of memory to index; split it`),
+          },
+        );
         if (texts.length === 0)
           error = "No text could be extracted from the file; if it is a scan, upload the pages as images instead";
       } catch (err) {

@@ -22,11 +22,19 @@ const EMAIL =
   /^[A-Za-z0-9.!#$%&'*+/=?^_`{|}~-]{1,64}@(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+[A-Za-z][A-Za-z0-9-]{0,62}$/;
 const MAX_EMAIL_CHARS = 254;
 
-/** Exports without the size cap (the file is stored, not sent in the response). */
+// Stored exports are the fallback for documents too big to send: more elements and more time.
+const STORED_FACTOR = 4;
+
+/**
+ * Exports without the size cap (the file is stored, not sent in the response); the source is
+ * sanitized, and bounded at STORED_FACTOR times the direct export's elements and time (cut to
+ * `deadline` when a caller waits).
+ */
 async function exportUncapped(
   ctx: FilesContext,
   ownerId: string,
   req: ingestFilesV1.ExportDocumentRequest,
+  deadline?: Date | null,
 ): Promise<{ file: ExportedFile; format: ExportFormat }> {
   const job = exportJobFromRequest(req);
   const unlimited = Object.fromEntries(EXPORT_FORMATS.map((f) => [f, Number.MAX_SAFE_INTEGER])) as Record<
@@ -38,6 +46,13 @@ async function exportUncapped(
     supportEmail: ctx.supportEmail,
     resolveImage: mediaResolver(ctx, ownerId),
     chromiumPath: ctx.chromiumPath,
+    pool: ctx.pool,
+    maxElements: ctx.limits.maxElements * STORED_FACTOR,
+    timeoutMs: Math.max(
+      1,
+      Math.min(ctx.limits.exportTimeoutMs * STORED_FACTOR, (deadline?.getTime() ?? Infinity) - Date.now() - 500),
+    ),
+    stored: true,
   });
   return { file, format: job.format };
 }
@@ -65,7 +80,7 @@ export function createDownloadHandler(ctx: FilesContext) {
   ): Promise<ingestFilesV1.CreateDownloadResponse> => {
     const principal = requirePrincipal(call);
     const { db } = requireStorage(ctx);
-    const { file, format } = await exportUncapped(ctx, principal.ownerId, req.export ?? emptyExport());
+    const { file, format } = await exportUncapped(ctx, principal.ownerId, req.export ?? emptyExport(), call.deadline);
     const filename = safeExportFilename(req.filename, format);
     const id = newId("dl");
     const key = `exports/${id}${file.extension}`;

@@ -9,7 +9,9 @@ import {
   requirePrincipal,
 } from "@redline/service-kit";
 import { convertDocument } from "../convert.js";
-import { FORMATS_WITH_PARTS, formatForFilename } from "../formats.js";
+import type { ExportScan } from "../export/export-worker.js";
+import { FORMATS_WITH_PARTS, formatForFilename, TooManyElementsError } from "../formats.js";
+import { seconds } from "../sandbox/pool.js";
 import type { UploadRow } from "../tables.js";
 import { type FilesContext, newId, requireStorage } from "./files-context.js";
 import { extractMedia } from "./media.js";
@@ -83,7 +85,11 @@ export async function readUpload(
   return { row, bytes: await storage.store.get(row.object_key) };
 }
 
-/** FilesService.ConvertUpload: reads the upload and converts it (export-html: the HTML as sent). */
+/**
+ * FilesService.ConvertUpload: reads the upload and converts it (export-html: the HTML as sent),
+ * sanitized either way, in the converter pool. Over `limits.maxElements` elements: 413 (rule 5
+ * shape, detail naming the count and the limit).
+ */
 export function convertUploadHandler(ctx: FilesContext) {
   return async (
     req: ingestFilesV1.ConvertUploadRequest,
@@ -92,17 +98,26 @@ export function convertUploadHandler(ctx: FilesContext) {
     const principal = requirePrincipal(call);
     const { row, bytes } = await readUpload(ctx, principal.ownerId, req.uploadId, call.requestId);
     let converted: ingestV1.ConvertDocumentResponse;
+    const tooLarge = (err: unknown): never => {
+      throw err instanceof TooManyElementsError
+        ? err.asRequestTooLarge(bytes.length, ctx.maxUploadBytes, ctx.supportEmail, call.requestId)
+        : err;
+    };
     if (row.purpose === "export-html") {
-      converted = {
-        html: bytes.toString("utf8"),
-        title: "",
-        pageSetupJson: "",
-        warnings: [],
-        format: "html",
-        partsFromFile: false,
-      };
+      const { timeoutMs } = ctx.limits;
+      const scan = await ctx.pool
+        .runTask<ExportScan>(
+          { kind: "export-scan", html: bytes.toString("utf8"), maxElements: ctx.limits.maxElements },
+          {
+            timeoutMs,
+            onTimeout: () => new InputError(`The HTML took longer than ${seconds(timeoutMs)} s to read; split it`),
+            onOutOfMemory: (mb) => new InputError(`The HTML needs more than ${mb} MB of memory to read; split it`),
+          },
+        )
+        .catch(tooLarge);
+      converted = { html: scan.html, title: "", pageSetupJson: "", warnings: [], format: "html", partsFromFile: false };
     } else {
-      const result = await convertDocument(row.filename, bytes, ctx.limits, ctx.pool);
+      const result = await convertDocument(row.filename, bytes, ctx.limits, ctx.pool).catch(tooLarge);
       converted = {
         html: await extractMedia(requireStorage(ctx), principal.ownerId, result.html, result.warnings),
         title: result.title,

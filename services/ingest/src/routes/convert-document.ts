@@ -4,7 +4,7 @@ import { type CallContext, InputError, PayloadTooLargeError } from "@redline/ser
 import { convertDocument } from "../convert.js";
 import type { FilesStorage } from "../files/files-context.js";
 import { dropSvgImages, extractMedia } from "../files/media.js";
-import { type ConvertLimits, FORMATS_WITH_PARTS, formatForFilename } from "../formats.js";
+import { type ConvertLimits, FORMATS_WITH_PARTS, formatForFilename, TooManyElementsError } from "../formats.js";
 import type { ConverterPool } from "../sandbox/pool.js";
 
 /** What the handler needs from the service. */
@@ -30,7 +30,9 @@ const toMb = (bytes: number) => Math.round((bytes / MB) * 100) / 100;
  * Handler of IngestService.ConvertDocument (interface-spec fact 8, Errors 413/415).
  * Order of refusals: missing/long file name (400), extension outside SUPPORTED_EXTENSIONS
  * (415), content over `maxUploadBytes` (413 with the request_too_large body), then whatever
- * the converter refuses (400). The conversion's time bound is cut to the call's deadline.
+ * the converter refuses (400), and a result over `limits.maxElements` elements (413, rule 5
+ * shape, detail naming the count and the limit). The HTML comes back sanitized. The
+ * conversion's time bound is cut to the call's deadline.
  */
 export function convertDocumentHandler(deps: ConvertDocumentDeps) {
   return async (req: ingestV1.ConvertDocumentRequest, ctx: CallContext): Promise<ingestV1.ConvertDocumentResponse> => {
@@ -52,7 +54,13 @@ export function convertDocumentHandler(deps: ConvertDocumentDeps) {
     if (ctx.deadline)
       timeoutMs = Math.max(1, Math.min(timeoutMs, ctx.deadline.getTime() - Date.now() - DEADLINE_MARGIN_MS));
     const started = Date.now();
-    const result = await convertDocument(filename, req.content, { ...deps.limits, timeoutMs }, deps.pool);
+    const result = await convertDocument(filename, req.content, { ...deps.limits, timeoutMs }, deps.pool).catch(
+      (err: unknown) => {
+        throw err instanceof TooManyElementsError
+          ? err.asRequestTooLarge(req.content.length, deps.maxUploadBytes, deps.supportEmail, ctx.requestId)
+          : err;
+      },
+    );
     ctx.log.info(
       { format: result.format, bytes: req.content.length, ms: Date.now() - started, warnings: result.warnings.length },
       "document converted",

@@ -6,7 +6,7 @@ import { availableParallelism } from "node:os";
 import { Worker } from "node:worker_threads";
 import { InputError, UnavailableError } from "@redline/service-kit";
 import { type ConvertLimits, type ConvertResult, type DocumentFormat, extensionOf } from "../formats.js";
-import { deserializeError, type JobMessage, type ReplyMessage } from "./protocol.js";
+import { deserializeError, type JobMessage, type ReplyMessage, type WorkerTask } from "./protocol.js";
 
 const WORKER_URL = new URL("./worker.mjs", import.meta.url);
 
@@ -26,10 +26,23 @@ export interface ConvertJob {
   limits: ConvertLimits;
 }
 
+/** How a task is bounded and what its caller is told when it is stopped. */
+export interface TaskBounds {
+  /** Wall-clock cap from when a worker takes the task, in milliseconds. */
+  timeoutMs: number;
+  /** The error a task past `timeoutMs` rejects with. */
+  onTimeout(): Error;
+  /** The error a task that outgrows the heap cap rejects with. */
+  onOutOfMemory(maxMemoryMb: number): Error;
+}
+
 interface Pending {
   id: number;
-  job: ConvertJob;
-  resolve(result: ConvertResult): void;
+  task: WorkerTask;
+  /** Buffers handed to the worker instead of copied. */
+  transfer: ArrayBuffer[];
+  bounds: TaskBounds;
+  resolve(result: unknown): void;
   reject(err: Error): void;
 }
 
@@ -40,9 +53,11 @@ interface Slot {
 }
 
 /**
- * Runs conversions in worker threads, one job per worker at a time, queueing the rest.
- * A job past `limits.timeoutMs` (measured from when a worker takes it) or over the memory cap
- * rejects with InputError and its worker is replaced. Idle workers do not keep the process alive.
+ * Runs conversions and the HTML work of exports in worker threads, one task per worker at a
+ * time, queueing the rest in arrival order, so the service's event loop never parses a
+ * document. A task past its time bound (measured from when a worker takes it) or over the
+ * memory cap rejects with its bounds' error and its worker is replaced. Idle workers do not keep
+ * the process alive.
  */
 export class ConverterPool {
   private readonly slots: Slot[];
@@ -62,11 +77,38 @@ export class ConverterPool {
     for (const slot of this.slots) if (!slot.worker && !this.closed) this.spawn(slot);
   }
 
-  /** Converts in a worker. Rejects with the converter's error, InputError on timeout/OOM, UnavailableError after close. */
+  /**
+   * Converts in a worker; the HTML comes back sanitized. Rejects with the converter's error,
+   * TooManyElementsError (413) past `limits.maxElements`, InputError (400) on timeout or out of
+   * memory, UnavailableError after close.
+   */
   run(job: ConvertJob): Promise<ConvertResult> {
+    // A private copy whose buffer can be transferred: the caller's Buffer may be a view into a
+    // shared pool (gRPC message buffers) that must not be detached.
+    const bytes = new Uint8Array(job.bytes);
+    const ext = extensionOf(job.filename) || `.${job.format}`;
+    return this.runTask<ConvertResult>(
+      { kind: "convert", format: job.format, filename: job.filename, bytes, limits: job.limits },
+      {
+        timeoutMs: job.limits.timeoutMs,
+        onTimeout: () =>
+          new InputError(
+            `The ${ext} file took longer than ${seconds(job.limits.timeoutMs)} s to convert; it may be damaged or too complex. Save it again or split it, and upload again`,
+          ),
+        onOutOfMemory: (mb) =>
+          new InputError(
+            `The ${ext} file needs more than ${mb} MB of memory to convert; split it into smaller documents and upload again`,
+          ),
+      },
+      [bytes.buffer],
+    );
+  }
+
+  /** Runs one task in a worker under `bounds`; rejects with the task's error, a bounds error, or UnavailableError after close. */
+  runTask<T>(task: WorkerTask, bounds: TaskBounds, transfer: ArrayBuffer[] = []): Promise<T> {
     if (this.closed) return Promise.reject(new UnavailableError("The ingest converter pool is shut down"));
-    return new Promise<ConvertResult>((resolve, reject) => {
-      this.queue.push({ id: this.nextId++, job, resolve, reject });
+    return new Promise<T>((resolve, reject) => {
+      this.queue.push({ id: this.nextId++, task, transfer, bounds, resolve: resolve as (r: unknown) => void, reject });
       this.pump();
     });
   }
@@ -114,13 +156,7 @@ export class ConverterPool {
       this.release(slot);
       slot.worker = null;
       if (pending) {
-        pending.reject(
-          err.code === "ERR_WORKER_OUT_OF_MEMORY"
-            ? new InputError(
-                `The ${extOf(pending.job)} file needs more than ${this.maxMemoryMb} MB of memory to convert; split it into smaller documents and upload again`,
-              )
-            : err,
-        );
+        pending.reject(err.code === "ERR_WORKER_OUT_OF_MEMORY" ? pending.bounds.onOutOfMemory(this.maxMemoryMb) : err);
       }
       this.pump();
     });
@@ -140,30 +176,16 @@ export class ConverterPool {
     slot.current = pending;
     // Referenced while busy: a caller awaiting only this job must keep the process alive.
     worker.ref();
-    const { job } = pending;
     slot.timer = setTimeout(() => {
       if (slot.current !== pending) return;
       this.release(slot);
       slot.worker = null;
       void worker.terminate();
-      pending.reject(
-        new InputError(
-          `The ${extOf(job)} file took longer than ${seconds(job.limits.timeoutMs)} s to convert; it may be damaged or too complex. Save it again or split it, and upload again`,
-        ),
-      );
+      pending.reject(pending.bounds.onTimeout());
       this.pump();
-    }, job.limits.timeoutMs);
-    // A private copy whose buffer can be transferred: the caller's Buffer may be a view into a
-    // shared pool (gRPC message buffers) that must not be detached.
-    const bytes = new Uint8Array(job.bytes);
-    const message: JobMessage = {
-      id: pending.id,
-      format: job.format,
-      filename: job.filename,
-      bytes,
-      limits: job.limits,
-    };
-    worker.postMessage(message, [bytes.buffer]);
+    }, pending.bounds.timeoutMs);
+    const message: JobMessage = { ...pending.task, id: pending.id };
+    worker.postMessage(message, pending.transfer);
   }
 
   private release(slot: Slot): void {
@@ -174,8 +196,5 @@ export class ConverterPool {
   }
 }
 
-const seconds = (ms: number) => (ms < 10_000 ? (ms / 1000).toFixed(1) : String(Math.round(ms / 1000)));
-
-function extOf(job: ConvertJob): string {
-  return extensionOf(job.filename) || `.${job.format}`;
-}
+/** Seconds for a message: one decimal under 10 s. */
+export const seconds = (ms: number) => (ms < 10_000 ? (ms / 1000).toFixed(1) : String(Math.round(ms / 1000)));

@@ -2,16 +2,30 @@
 // with their class intact (an InputError in the worker is an InputError for the caller).
 import type { status as GrpcStatus } from "@grpc/grpc-js";
 import { type ErrorPayload, InputError, RedlineError } from "@redline/service-kit";
-import type { ConvertLimits, ConvertResult, DocumentFormat } from "../formats.js";
+import type { ExportBuildTask, ExportScanTask } from "../export/export-worker.js";
+import { type ConvertLimits, type DocumentFormat, TooManyElementsError } from "../formats.js";
 
-/** One conversion sent to a worker; `bytes` is transferred, not copied. */
-export interface JobMessage {
-  id: number;
+/** One conversion; `bytes` is transferred, not copied. */
+export interface ConvertTask {
+  kind: "convert";
   format: DocumentFormat;
   filename: string;
   bytes: Uint8Array;
   limits: ConvertLimits;
 }
+
+/** Text per chunk of converted HTML (attachment search); answered with `string[]`. */
+export interface ChunkTextsTask {
+  kind: "chunk-texts";
+  html: string;
+  maxChars: number;
+}
+
+/** Work a pool worker runs: a conversion, one step of an export (export-worker.ts), chunk texts. */
+export type WorkerTask = ConvertTask | ExportScanTask | ExportBuildTask | ChunkTextsTask;
+
+/** One task sent to a worker, answered by `id`. */
+export type JobMessage = WorkerTask & { id: number };
 
 /** An error as plain data. */
 export interface SerializedError {
@@ -22,7 +36,7 @@ export interface SerializedError {
 
 /** A worker's answer to one job. */
 export type ReplyMessage =
-  | { id: number; ok: true; result: ConvertResult }
+  | { id: number; ok: true; result: unknown }
   | { id: number; ok: false; error: SerializedError };
 
 /** Flattens an error for postMessage, keeping the HTTP shape of RedlineErrors. */
@@ -38,6 +52,8 @@ export function serializeError(err: unknown): SerializedError {
 export function deserializeError(e: SerializedError): Error {
   const r = e.redline;
   if (r && e.name === "InputError" && typeof r.detail === "string") return new InputError(r.detail, r.body);
+  if (r && e.name === "TooManyElementsError")
+    return new TooManyElementsError(Number(r.body?.element_count), Number(r.body?.max_elements));
   if (r)
     return new RedlineError(r.httpStatus, r.grpcCode as GrpcStatus, r.detail, { body: r.body, headers: r.headers });
   const err = new Error(`converter failed: ${e.message}`);

@@ -1,0 +1,117 @@
+// The HTML work of an export, run in the pool's workers (never on the service's event loop):
+// sanitize the source, bound its element count, list its images, then build the file (or, for
+// pdf, the page Chromium prints).
+import { sanitizeHtml } from "@redline/html-chunks";
+import { countElements } from "../converters/html-util.js";
+import { TooManyElementsError } from "../formats.js";
+import type { ExportFormat, ExportLayout } from "./export-formats.js";
+import { imageSources, rewriteImageSources } from "./parts.js";
+import { type PdfPage, preparePdf } from "./pdf-page.js";
+import { htmlToDocx } from "./to-docx.js";
+import { htmlPage } from "./to-html.js";
+import { htmlToMarkdown, htmlToText } from "./to-text.js";
+
+/** First step of an export that needs images: sanitize, count, list the `<img src>` values. */
+export interface ExportScanTask {
+  kind: "export-scan";
+  html: string;
+  maxElements: number;
+}
+
+/** What the scan returns: the sanitized HTML (the build takes it as is) and its image sources. */
+export interface ExportScan {
+  html: string;
+  images: string[];
+}
+
+/** An image's bytes and type as they cross to a worker. */
+export interface TaskImage {
+  bytes: Uint8Array;
+  contentType: string;
+}
+
+/** The build step: the file (docx, html, markdown, txt) or the pdf's print page. */
+export interface ExportBuildTask {
+  kind: "export-build";
+  html: string;
+  /** True when `html` comes from a scan (already sanitized and counted). */
+  sanitized: boolean;
+  maxElements: number;
+  format: ExportFormat;
+  title: string;
+  layout: ExportLayout;
+  embedImages: boolean;
+  watermarkText?: string;
+  watermarkOpacity?: number;
+  /** Resolved images by their `src` (sources that are not data: URLs). */
+  images: [string, TaskImage][];
+}
+
+/** A built export: the file's bytes (own buffer, transferable), or the pdf page to print. */
+export type ExportBuild =
+  | { kind: "file"; bytes: Uint8Array; warnings: string[] }
+  | { kind: "pdf"; page: PdfPage; warnings: string[] };
+
+/**
+ * sanitizeHtml (the stored documents' rules), then the element bound. The count is taken on the
+ * sanitized HTML, where it is exact (see countElements). Throws TooManyElementsError (413).
+ */
+export function sanitizeCounted(html: string, maxElements: number): string {
+  const clean = sanitizeHtml(html);
+  const count = countElements(clean);
+  if (count > maxElements) throw new TooManyElementsError(count, maxElements);
+  return clean;
+}
+
+/** Scan step (see ExportScanTask). Throws TooManyElementsError. */
+export function scanExportSource(task: ExportScanTask): ExportScan {
+  const html = sanitizeCounted(task.html, task.maxElements);
+  return { html, images: imageSources(html) };
+}
+
+const dataUrl = (i: TaskImage) => `data:${i.contentType};base64,${Buffer.from(i.bytes).toString("base64")}`;
+
+/** Build step (see ExportBuildTask). Throws TooManyElementsError when the source was not scanned. */
+export async function buildExport(task: ExportBuildTask): Promise<ExportBuild> {
+  const html = task.sanitized ? task.html : sanitizeCounted(task.html, task.maxElements);
+  const images = new Map(task.images);
+  const inlined = () => rewriteImageSources(html, new Map([...images].map(([src, i]) => [src, dataUrl(i)])));
+  const common = {
+    title: task.title,
+    layout: task.layout,
+    watermarkText: task.watermarkText || undefined,
+    watermarkOpacity: task.watermarkOpacity,
+  };
+  const warnings: string[] = [];
+  let bytes: Buffer;
+  switch (task.format) {
+    case "docx": {
+      const built = await htmlToDocx({
+        ...common,
+        html,
+        images: new Map([...images].map(([src, i]) => [src, Buffer.from(i.bytes)])),
+      });
+      warnings.push(...built.warnings);
+      bytes = built.bytes;
+      break;
+    }
+    case "pdf":
+      return { kind: "pdf", page: preparePdf({ ...common, html: inlined() }), warnings };
+    case "html":
+      bytes = Buffer.from(htmlPage({ ...common, html: task.embedImages ? inlined() : html }), "utf8");
+      break;
+    case "markdown": {
+      const md = htmlToMarkdown(html);
+      warnings.push(...md.warnings);
+      if (task.watermarkText) warnings.push("Watermarks have no Markdown equivalent and were left out");
+      bytes = Buffer.from(md.text, "utf8");
+      break;
+    }
+    case "txt":
+      if (task.watermarkText) warnings.push("Watermarks have no plain-text equivalent and were left out");
+      bytes = Buffer.from(htmlToText(html), "utf8");
+      break;
+  }
+  // A copy with its own buffer: small Buffers share Node's pool slab, which must not be transferred.
+  return { kind: "file", bytes: new Uint8Array(bytes), warnings };
+}
