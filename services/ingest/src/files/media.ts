@@ -11,6 +11,7 @@ import { createHash } from "node:crypto";
 import type { ingestFilesV1 } from "@redline/grpc-stubs";
 import { type CallContext, NotFoundError, requirePrincipal } from "@redline/service-kit";
 import type { ImageResolver } from "../export/export-document.js";
+import { dropSvgImages } from "../svg-images.js";
 import type { MediaRow } from "../tables.js";
 import { type FilesContext, type FilesStorage, requireStorage } from "./files-context.js";
 
@@ -18,29 +19,8 @@ import { type FilesContext, type FilesStorage, requireStorage } from "./files-co
 export const MEDIA_PATH = "/v1/media/";
 const DATA_IMAGE = /(<img\b[^>]*?\ssrc=)(["'])data:(image\/[\w.+-]+);base64,([A-Za-z0-9+/=\s]+)\2/gi;
 const MEDIA_ID = /^[0-9a-f]{64}$/;
-// The src of an <img> that is an SVG data: URL, in any encoding (base64, utf8, percent-encoded),
-// quoted or not.
-const SVG_IMG_SRC =
-  /(<img\b[^>]*?)\s+src\s*=\s*(?:"\s*data:image\/svg[^"]*"|'\s*data:image\/svg[^']*'|data:image\/svg[^\s>]*)/gi;
-
 const mediaKey = (id: string) => `media/${id}`;
 const isSvg = (type: string) => /svg|xml/i.test(type);
-
-/**
- * Removes the src of every `<img>` whose src is an SVG data: URL (the element and its alt stay),
- * so no SVG is stored or served (see the file comment). Adds one line to `warnings` when it
- * removed any.
- */
-export function dropSvgImages(html: string, warnings?: string[]): string {
-  let dropped = 0;
-  const out = html.replace(SVG_IMG_SRC, (_whole, start: string) => {
-    dropped++;
-    return start;
-  });
-  if (dropped && warnings)
-    warnings.push(`${dropped} SVG image(s) were removed: SVG can carry scripts; use PNG or JPEG instead`);
-  return out;
-}
 
 /**
  * Moves every `data:image/*;base64` `<img src>` of `html` into the object store and rewrites the

@@ -3,9 +3,10 @@ import type { ingestV1 } from "@redline/grpc-stubs";
 import { type CallContext, InputError, PayloadTooLargeError } from "@redline/service-kit";
 import { convertDocument } from "../convert.js";
 import type { FilesStorage } from "../files/files-context.js";
-import { dropSvgImages, extractMedia } from "../files/media.js";
+import { extractMedia } from "../files/media.js";
 import { type ConvertLimits, FORMATS_WITH_PARTS, formatForFilename, TooManyElementsError } from "../formats.js";
 import type { ConverterPool } from "../sandbox/pool.js";
+import { dropSvgImages } from "../svg-images.js";
 
 /** What the handler needs from the service. */
 export interface ConvertDocumentDeps {

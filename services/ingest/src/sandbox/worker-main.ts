@@ -4,6 +4,7 @@ import { parentPort } from "node:worker_threads";
 import { chunkTexts } from "../chunk-texts.js";
 import { convertInProcess } from "../convert-in-process.js";
 import { buildExport, sanitizeCounted, scanExportSource } from "../export/export-worker.js";
+import { dropSvgImages } from "../svg-images.js";
 import { type JobMessage, type ReplyMessage, serializeError, type WorkerTask } from "./protocol.js";
 
 const port = parentPort;
@@ -14,7 +15,9 @@ async function runTask(task: WorkerTask): Promise<{ result: unknown; transfer: A
     case "convert": {
       const bytes = Buffer.from(task.bytes.buffer, task.bytes.byteOffset, task.bytes.byteLength);
       const result = await convertInProcess(task.format, task.filename, bytes, task.limits);
-      return { result: { ...result, html: sanitizeCounted(result.html, task.limits.maxElements) }, transfer: [] };
+      // SVG first: the sanitizer would drop those images silently, and the caller should hear why.
+      const html = sanitizeCounted(dropSvgImages(result.html, result.warnings), task.limits.maxElements);
+      return { result: { ...result, html }, transfer: [] };
     }
     case "chunk-texts":
       return { result: chunkTexts(task.html, task.maxChars), transfer: [] };

@@ -1,6 +1,6 @@
 // dropSvgImages: no SVG data: URL survives in an <img src>, whatever its encoding or quoting.
 import { describe, expect, it } from "vitest";
-import { dropSvgImages } from "./media.js";
+import { dropSvgImages } from "./svg-images.js";
 
 const SVG = '<svg xmlns="http://www.w3.org/2000/svg" onload="alert(1)"><script>alert(2)</script></svg>';
 
