@@ -97,14 +97,27 @@ class PendingConflicts extends Error {
   }
 }
 
-/** The 409 body of a refused write: the chunks, the head to rebase on, and the recorded conflicts. */
+/** Conflicts a 409 lists; the rest are counted (`conflict_count`) and stay recorded for re-edit. */
+const MAX_CONFLICTS_LISTED = 200;
+
+/**
+ * The 409 body of a refused write: the chunks, the head to rebase on, and the recorded
+ * conflicts, at most 200 of each listed (`truncated` when more, `conflict_count` = all). The
+ * body travels in a gRPC trailer: a save clashing on thousands of chunks made it too large to
+ * deliver, and the call hung until its deadline.
+ */
 export function chunkConflictError(conflicts: NewConflict[], headVersionId: string): ConflictError {
   const chunkIds = [...new Set(conflicts.map((c) => c.chunk_id))];
-  return new ConflictError(`Chunks changed by another session since your version: ${chunkIds.join(", ")}`, {
+  const listed = chunkIds.slice(0, MAX_CONFLICTS_LISTED);
+  const more = chunkIds.length - listed.length;
+  const named = listed.slice(0, 20).join(", ") + (chunkIds.length > 20 ? `, and ${chunkIds.length - 20} more` : "");
+  return new ConflictError(`Chunks changed by another session since your version: ${named}`, {
     code: "chunk_conflict",
-    chunk_ids: chunkIds,
+    chunk_ids: listed,
     head_version_id: headVersionId,
-    conflicts: conflicts.map((c) => ({ conflict_id: c.id, chunk_id: c.chunk_id })),
+    conflicts: conflicts.slice(0, MAX_CONFLICTS_LISTED).map((c) => ({ conflict_id: c.id, chunk_id: c.chunk_id })),
+    conflict_count: conflicts.length,
+    truncated: more > 0 || conflicts.length > MAX_CONFLICTS_LISTED,
     suggested_action: "re_edit",
   });
 }
