@@ -138,10 +138,14 @@ describe("attachments", () => {
     expect((await stack.call("DELETE", `/v1/attachments/${id}`, { key })).status).toBe(404);
   });
 
-  it("keeps other owners out: their session is 403 on upload, 404 on status, their attachment 404", async () => {
+  it("keeps other owners out: the same session id is their own session, their attachment 404", async () => {
     const mine = await attachBase64("a.txt", Buffer.from("secret"), "att-private");
-    expect((await attachBase64("b.txt", Buffer.from("x"), "att-private", otherKey)).status).toBe(403);
     expect((await statusOf("att-private", otherKey)).status).toBe(404);
+    // Session ids are scoped per owner: the upload makes the other owner's own "att-private".
+    expect((await attachBase64("b.txt", Buffer.from("x"), "att-private", otherKey)).status).toBeLessThan(300);
+    const theirs = await statusOf("att-private", otherKey);
+    expect(theirs.body.attachments.map((x) => x.filename)).toEqual(["b.txt"]);
+    expect((await statusOf("att-private")).body.attachments.map((x) => x.filename)).toEqual(["a.txt"]);
     const del = await stack.call("DELETE", `/v1/attachments/${String(mine.body.attachment_id)}`, { key: otherKey });
     expect(del.status).toBe(404);
   });

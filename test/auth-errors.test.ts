@@ -67,13 +67,20 @@ describe("owner scope", () => {
       key: other,
       body: { session_id: sid, message: 'show section "1. Services"' },
     });
-    expect([403, 404]).toContain(hijack.status);
+    // Session ids are scoped per owner: the same id is a fresh session of the other owner's.
+    expect(hijack.status).toBe(200);
     const text = await hijack.text();
     expect(text).not.toContain("Zeta");
+    const theirs = await stack.call("GET", `/v1/sessions/${sid}/history`, { key: other });
+    expect(((await theirs.json()) as { messages: { content: string }[] }).messages[0].content).toBe(
+      'show section "1. Services"',
+    );
     const list = (await (await stack.call("GET", "/v1/sessions", { key: other })).json()) as {
       sessions: { session_id: string }[];
     };
-    expect(list.sessions.map((s) => s.session_id)).not.toContain(sid);
+    expect(list.sessions.filter((s) => s.session_id === sid)).toHaveLength(1);
+    const own = await stack.call("GET", `/v1/sessions/${sid}/history`, { key });
+    expect(((await own.json()) as { messages: unknown[] }).messages).toHaveLength(2);
   });
 
   it("scopes an organization's keys to the organization", async () => {

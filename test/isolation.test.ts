@@ -2,6 +2,7 @@
 // by tenant A with tenant B's session, slot, chunk and document ids, answers 403 or 404 (or, for
 // the unarchive forms, the spec's no-op success for an id the caller does not know) and never a
 // byte of B's data; afterwards B's document, roster and memory note are exactly as they were.
+// Session ids are scoped per owner, so init with B's session id gives A a session of its own.
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { type Body, createSavedDocument, jsonCall } from "./support/documents-client.js";
 import { startTestStack, type TestStack } from "./support/stack.js";
@@ -34,7 +35,6 @@ afterAll(async () => {
 type Case = [name: string, method: string, path: () => string, body?: () => unknown];
 
 const foreignSession: Case[] = [
-  ["init with B's session id", "POST", () => "/v1/sessions/init", () => ({ session_id: b.sessionId })],
   [
     "open in B's session",
     "POST",
@@ -156,5 +156,17 @@ describe("isolation matrix", () => {
     expect(history.body.editor_actions).toEqual([]);
     const memory = await jsonCall(stack, "DELETE", "/v1/users/me/cross-session-memory?memory_key=b-customer", keyB);
     expect(memory.body.removed).toBe(1);
+  });
+
+  // Last: it creates A's own session under B's id, which the matrix above must not find.
+  it("init with B's session id: A's own fresh session, nothing of B's, B's untouched", async () => {
+    const init = await jsonCall(stack, "POST", "/v1/sessions/init", keyA, { session_id: b.sessionId });
+    expect(init.status).toBe(200);
+    expect(init.body).toMatchObject({ session_id: b.sessionId, created: true, documents: [] });
+    expect(leaks(init.body)).toBe(false);
+    const history = await jsonCall(stack, "GET", `/v1/sessions/${b.sessionId}/history`, keyA);
+    expect(history.body.messages).toEqual([]);
+    const roster = await jsonCall(stack, "GET", `/v1/sessions/${b.sessionId}/documents`, keyB);
+    expect(roster.body.documents.map((d: Body) => d.durable_document_id)).toEqual([b.documentId]);
   });
 });

@@ -77,15 +77,23 @@ describe("GetTurnContext", () => {
     expect(none.memoryNote).toBe("");
   });
 
-  it("refuses another owner's session id with 403 and returns none of its data", async () => {
+  it("gives another owner's session id to the caller as a new session of its own, with none of the data", async () => {
     const own = await sessions.getTurnContext({ sessionId: "", historyLimit: 2, memoryKey: "" }, { principal: alice });
     const sid = own.session?.sessionId ?? "";
     await sessions.appendTurn(turn(sid, 0), { principal: alice });
-    const err = await sessions
-      .getTurnContext({ sessionId: sid, historyLimit: 10, memoryKey: "" }, { principal: bob })
-      .catch((e: unknown) => e);
-    expect(err).toMatchObject({ httpStatus: 403 });
-    expect(JSON.stringify(err)).not.toContain("question 0");
+    const theirs = await sessions.getTurnContext(
+      { sessionId: sid, historyLimit: 10, memoryKey: "" },
+      { principal: bob },
+    );
+    expect(theirs.created).toBe(true);
+    expect(theirs.session?.sessionId).toBe(sid);
+    expect(theirs.messages).toEqual([]);
+    expect(JSON.stringify(theirs)).not.toContain("question 0");
+    const mine = await sessions.getTurnContext(
+      { sessionId: sid, historyLimit: 10, memoryKey: "" },
+      { principal: alice },
+    );
+    expect(mine.messages.map((m) => m.content)).toContain("question 0");
   });
 });
 

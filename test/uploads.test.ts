@@ -122,7 +122,7 @@ describe("POST /v1/documents/upload (multipart)", () => {
     expect(tab.body.roster?.find((e) => e.focused)?.durable_document_id).toBe(tab.body.durable_document_id);
   });
 
-  it("refuses another owner's session with 403 and an unknown open_mode with 422", async () => {
+  it("loads another owner's session id into the caller's own session; an unknown open_mode is 422", async () => {
     const mine = await uploadMultipart("a.txt", Buffer.from("mine"));
     const theirs = await uploadMultipart(
       "b.txt",
@@ -130,7 +130,11 @@ describe("POST /v1/documents/upload (multipart)", () => {
       { session_id: mine.body.session_id as string },
       otherKey,
     );
-    expect(theirs.status).toBe(403);
+    // Session ids are scoped per owner: the other owner gets a session of its own by that id.
+    expect(theirs.status).toBe(200);
+    expect(theirs.body.roster).toHaveLength(1);
+    expect(theirs.body.durable_document_id).not.toBe(mine.body.durable_document_id);
+    expect(JSON.stringify(theirs.body)).not.toContain("mine");
     const bad = await uploadMultipart("a.txt", Buffer.from("x"), { open_mode: "sideways" });
     expect(bad.status).toBe(422);
     expect(JSON.stringify(bad.body.detail)).toContain("open_mode");

@@ -18,7 +18,13 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 export function isUuid(value: string): boolean {
   return UUID.test(value);
 }
-const INSERT_BATCH = 500;
+/**
+ * Rows per multi-row insert whose columns are bound one parameter each: well under Postgres's
+ * 65,535 bind parameters for any of our tables (conflicts have 11 columns).
+ */
+const INSERT_BATCH = 1000;
+/** Rows per unnest() insert of chunk revisions: bounds one statement's size, not its parameters. */
+const UNNEST_BATCH = 20_000;
 
 /** The owner's document, or undefined (another owner's id reads as missing). */
 export function findDocument(db: Db, ownerId: string, id: string, forUpdate = false): Promise<DocumentRow | undefined> {
@@ -84,10 +90,11 @@ export function chunksAt(
 /** Live revisions of the given chunk ids (O(k) with the partial unique index). */
 export function liveChunks(db: Db, documentId: string, chunkIds: string[]): Promise<ChunkRevisionRow[]> {
   if (chunkIds.length === 0) return Promise.resolve([]);
+  // One array parameter, not one per id: a save may touch every chunk of a 100k-chunk document.
   return db<ChunkRevisionRow>(T.chunks)
     .where({ document_id: documentId })
     .whereNull("valid_to")
-    .whereIn("chunk_id", chunkIds);
+    .whereRaw("chunk_id = any(?::text[])", [chunkIds]);
 }
 
 /** Position of the first live chunk after `position`, or null at the end. */
@@ -96,6 +103,16 @@ export async function nextLivePosition(db: Db, documentId: string, position: str
   if (position !== null) q.where("position", ">", position);
   const row = await q.orderBy("position", "asc").first();
   return row?.position ?? null;
+}
+
+/** Positions of the live chunks in order (C collation), for commits with many inserts. */
+export async function livePositions(db: Db, documentId: string): Promise<string[]> {
+  const rows = await db<ChunkRevisionRow>(T.chunks)
+    .select("position")
+    .where({ document_id: documentId })
+    .whereNull("valid_to")
+    .orderBy("position", "asc");
+  return rows.map((r) => r.position);
 }
 
 /** Chunk ids that got a revision or were closed after version `seq`. */
@@ -107,20 +124,37 @@ export async function chunksChangedSince(db: Db, documentId: string, seq: number
   return new Set(rows.map((r) => r.chunk_id));
 }
 
-/** Inserts chunk revision rows in batches of 500. */
+/**
+ * Inserts chunk revision rows. Columns travel as parallel arrays through unnest(), six bind
+ * parameters per statement whatever the row count (a multi-row VALUES list hits Postgres's
+ * 65,535-parameter limit near 11k rows); statements hold at most 20,000 rows each.
+ */
 export async function insertRevisions(db: Db, rows: ChunkRevisionRow[]): Promise<void> {
-  for (let i = 0; i < rows.length; i += INSERT_BATCH) await db(T.chunks).insert(rows.slice(i, i + INSERT_BATCH));
+  for (let i = 0; i < rows.length; i += UNNEST_BATCH) {
+    const batch = rows.slice(i, i + UNNEST_BATCH);
+    await db.raw(
+      `insert into ${T.chunks} (document_id, chunk_id, position, html, valid_from, valid_to)
+       select * from unnest(?::uuid[], ?::text[], ?::text[], ?::text[], ?::int[], ?::int[])`,
+      [
+        batch.map((r) => r.document_id),
+        batch.map((r) => r.chunk_id),
+        batch.map((r) => r.position),
+        batch.map((r) => r.html),
+        batch.map((r) => r.valid_from),
+        batch.map((r) => r.valid_to),
+      ],
+    );
+  }
 }
 
-/** Closes the live revisions of `chunkIds` at version `seq`. */
+/** Closes the live revisions of `chunkIds` at version `seq` (one statement, one array parameter). */
 export async function closeRevisions(db: Db, documentId: string, chunkIds: string[], seq: number): Promise<void> {
-  for (let i = 0; i < chunkIds.length; i += INSERT_BATCH) {
-    await db(T.chunks)
-      .where({ document_id: documentId })
-      .whereNull("valid_to")
-      .whereIn("chunk_id", chunkIds.slice(i, i + INSERT_BATCH))
-      .update({ valid_to: seq });
-  }
+  if (chunkIds.length === 0) return;
+  await db(T.chunks)
+    .where({ document_id: documentId })
+    .whereNull("valid_to")
+    .whereRaw("chunk_id = any(?::text[])", [chunkIds])
+    .update({ valid_to: seq });
 }
 
 /** Takes the transaction-scoped lock every outbox writer holds from before its id is drawn to commit. */
@@ -231,7 +265,7 @@ export function chunksAtSeq(db: Db, documentId: string, seq: number, chunkIds: s
   if (chunkIds.length === 0) return Promise.resolve([]);
   return db<ChunkRevisionRow>(T.chunks)
     .where({ document_id: documentId })
-    .whereIn("chunk_id", chunkIds)
+    .whereRaw("chunk_id = any(?::text[])", [chunkIds])
     .where("valid_from", "<=", seq)
     .andWhere((w) => w.whereNull("valid_to").orWhere("valid_to", ">", seq));
 }
@@ -321,12 +355,16 @@ export function eventsAfter(
   return query.orderBy("id", "asc").limit(q.limit + 1);
 }
 
-/** Records concurrent writes that lost to another session's change of the same chunk. */
+/**
+ * Records concurrent writes that lost to another session's change of the same chunk, in
+ * batches of 1,000 rows (11 parameters each; a save may clash on every chunk). Not atomic
+ * across batches unless `db` is a transaction.
+ */
 export async function insertConflicts(
   db: Db,
   rows: Omit<ConflictRow, "created_at" | "resolved_at" | "resolved_version_id">[],
 ): Promise<void> {
-  if (rows.length > 0) await db(T.conflicts).insert(rows);
+  for (let i = 0; i < rows.length; i += INSERT_BATCH) await db(T.conflicts).insert(rows.slice(i, i + INSERT_BATCH));
 }
 
 /** Unresolved conflicts of one chunk in the owner's documents, newest first. */

@@ -325,6 +325,8 @@ export const ChunkConflictSchema = z
     chunk_ids: z.array(z.string()),
     head_version_id: z.string(),
     conflicts: z.array(z.object({ conflict_id: z.string(), chunk_id: z.string() })),
+    conflict_count: z.number().int().meta({ description: "All conflicts recorded; at most 200 are listed." }),
+    truncated: z.boolean().meta({ description: "True when chunk_ids or conflicts list only the first 200." }),
     suggested_action: z.string(),
   })
   .register(apiSchemas, { id: "ChunkConflictError" });

@@ -1,5 +1,6 @@
 // Sessions schema migrations: immutable, timestamped, each with up and down.
 import type { Knex, Migration } from "@redline/service-kit";
+import { ownerScopeMigrations } from "./migrations-owner-scope.js";
 import { revertMigrations } from "./migrations-revert.js";
 
 export const SCHEMA = "sessions";
@@ -90,4 +91,5 @@ export const migrations: Migration[] = [
     },
   },
   ...revertMigrations,
+  ...ownerScopeMigrations,
 ];

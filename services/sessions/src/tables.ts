@@ -11,6 +11,8 @@ export interface SessionRow {
 
 /** One roster slot: a document open in a session. */
 export interface RosterRow {
+  /** With session_id, names the session (ids are scoped per owner). */
+  owner_id?: string;
   session_id: string;
   slot_id: string;
   /** Durable document id; null for a blank tab not yet saved. */
@@ -27,6 +29,7 @@ export interface RosterRow {
 
 export interface MessageRow {
   id: string;
+  owner_id?: string;
   session_id: string;
   turn_index: number;
   sender: "user" | "ai";
@@ -39,6 +42,7 @@ export interface MessageRow {
 /** An editor action (font, colour, alignment change) recorded by a session. */
 export interface EditorActionRow {
   id: string;
+  owner_id?: string;
   session_id: string;
   action: string;
   value: string;

@@ -49,6 +49,9 @@ export async function eventsOf(db: Db, jobIds: string[]): Promise<Map<string, Jo
   return out;
 }
 
+/** Event rows per insert statement. */
+const EVENT_BATCH = 1000;
+
 /**
  * Appends events under the job's row lock so sequences are gapless and in commit order; the
  * caller's transaction makes them atomic with a status change. Returns the stored rows.
@@ -62,7 +65,16 @@ export async function appendEvents(trx: Knex.Transaction, jobId: string, events:
   if (!row) return [];
   const first = row.next_sequence - events.length;
   const rows = events.map((e, i) => ({ job_id: jobId, sequence: first + i, type: e.type, data: e.data }));
-  return trx<JobEventRow>(T.events).insert(rows).returning("*");
+  // A turn staging many changes emits one proposed_change each: batches keep every statement
+  // far below Postgres's 65,535 bind parameters (4 a row); the caller's transaction keeps them atomic.
+  const stored: JobEventRow[] = [];
+  for (let i = 0; i < rows.length; i += EVENT_BATCH)
+    stored.push(
+      ...(await trx<JobEventRow>(T.events)
+        .insert(rows.slice(i, i + EVENT_BATCH))
+        .returning("*")),
+    );
+  return stored;
 }
 
 /**

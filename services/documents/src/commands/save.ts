@@ -120,6 +120,7 @@ export async function saveDocument(
     returnChunks: seq !== undefined,
     writer: "save",
     eventKind: "save",
+    normalized: true,
   });
   let chunks = seq !== undefined ? result.chunks : next;
   if (seq === undefined && result.merged) {

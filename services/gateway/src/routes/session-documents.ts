@@ -193,6 +193,12 @@ export const listSessionDocumentsRoute = defineRoute({
 });
 
 /**
+ * Deadline of the documents write behind a save: linear in the chunks written, a 100,000-chunk
+ * document (about 1 MB) takes seconds, more on a busy host, beyond the 10 s default.
+ */
+const DOCUMENT_WRITE_TIMEOUT_MS = 120_000;
+
+/**
  * Saves HTML into a slot: a blank tab's first save creates its durable document; later saves
  * merge at chunk level against `base_version_id` (default: the version this session last saw).
  */
@@ -206,7 +212,7 @@ async function saveInto(
   if (!entry.durableDocumentId) {
     const created = await call.ctx.documents.createDocument(
       { html, title: entry.title === "Untitled document" ? "" : entry.title, pageSetupJson: "", sessionId },
-      call.rpc(),
+      call.rpc(DOCUMENT_WRITE_TIMEOUT_MS),
     );
     const meta = created.document;
     if (!meta) throw new Error("createDocument returned no document");
@@ -237,7 +243,7 @@ async function saveInto(
       baseVersionId: baseVersionId || entry.lastSeenVersionId,
       sessionId,
     },
-    call.rpc(30_000),
+    call.rpc(DOCUMENT_WRITE_TIMEOUT_MS),
   );
   const meta = saved.document;
   if (!meta) throw new Error("saveDocument returned no document");

@@ -2,7 +2,7 @@
 import * as cheerio from "cheerio";
 import { baseTitle, type ConvertResult } from "../formats.js";
 import { decodeText } from "./encoding.js";
-import { collapseWhitespace, type DomNode, findAll, firstHeadingText } from "./html-util.js";
+import { collapseWhitespace, firstHeadingText } from "./html-util.js";
 
 /** A DOM node as cheerio hands it out (domhandler's AnyNode, which is not our dependency). */
 type AnyNode = Parameters<typeof cheerio.contains>[0];
@@ -80,27 +80,38 @@ export async function convertHtml(bytes: Uint8Array, filename: string): Promise<
   const $ = cheerio.load(decoded.text);
   const pageTitle = collapseWhitespace($("head > title").first().text() || $("title").first().text());
 
-  // Plain walks instead of `body.find(selector)`: with many top-level nodes css-select's
-  // context handling is quadratic (a 15 MB page timed out).
   const body = $("body");
-  $(findAll(body.toArray(), (el) => DROPPED.has(el.name))).remove();
-  const embedded = findAll(body.toArray(), (el) => EMBEDDED.has(el.name));
+  // One walk finds what goes and the images: a selector list (`find("script, style")`) or
+  // `.addBack()` sorts matches into document order by sibling index, quadratic on a page of
+  // 100,000 paragraphs (minutes). Iterative, so a hostile nesting depth cannot overflow the
+  // stack; nothing inside a dropped or embedded element is visited (it goes with it).
+  const dropped: AnyNode[] = [];
+  const embedded: AnyNode[] = [];
+  // Comments carry nothing for the reader and may hide conditional markup.
+  const comments: AnyNode[] = [];
+  let relativeImages = 0;
+  const pending: AnyNode[] = body.toArray().flatMap((b) => ("children" in b ? (b.children as AnyNode[]) : []));
+  for (let node = pending.pop(); node; node = pending.pop()) {
+    if (node.type === "comment") {
+      comments.push(node);
+      continue;
+    }
+    if (node.type !== "tag" && node.type !== "script" && node.type !== "style") continue;
+    const el = node as AnyNode & { name: string; attribs: Record<string, string>; children: AnyNode[] };
+    if (DROPPED.has(el.name)) dropped.push(el);
+    else if (EMBEDDED.has(el.name)) embedded.push(el);
+    else {
+      if (el.name === "img") {
+        const src = el.attribs.src ?? "";
+        if (src !== "" && !/^(https?:|data:)/i.test(src.trim())) relativeImages += 1;
+      }
+      for (const child of el.children) pending.push(child);
+    }
+  }
+  $(dropped).remove();
   if (embedded.length > 0) warnings.push(`${embedded.length} embedded frames or objects were dropped`);
   $(embedded).remove();
-  // Comments carry nothing for the reader and may hide conditional markup.
-  const comments: DomNode[] = [];
-  const stack: DomNode[] = body.toArray();
-  while (stack.length > 0) {
-    const node = stack.pop() as DomNode;
-    if (node.type === "comment") comments.push(node);
-    else if ("children" in node) for (const child of node.children) stack.push(child);
-  }
   $(comments).remove();
-  const relativeImages = findAll(body.toArray(), (el) => {
-    if (el.name !== "img") return false;
-    const src = el.attribs.src ?? "";
-    return src !== "" && !/^(https?:|data:)/i.test(src.trim());
-  }).length;
   if (relativeImages > 0) {
     warnings.push(`${relativeImages} images point to files next to the page (relative URLs) and will not display`);
   }

@@ -149,8 +149,10 @@ export class AttachmentProcessor {
         await tx("attachments").where({ id }).update({ status: "failed", error, updated_at: tx.fn.now() });
         return;
       }
-      if (texts.length > 0)
-        await tx("attachment_chunks").insert(texts.map((text, seq) => ({ attachment_id: id, seq, text })));
+      // Batches of 1,000 rows (3 parameters each): a long document has more chunks than
+      // Postgres's 65,535 bind parameters allow in one statement; the transaction keeps them atomic.
+      const rows = texts.map((text, seq) => ({ attachment_id: id, seq, text }));
+      for (let i = 0; i < rows.length; i += 1000) await tx("attachment_chunks").insert(rows.slice(i, i + 1000));
       await tx("attachments")
         .where({ id })
         .update({

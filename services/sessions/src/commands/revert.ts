@@ -17,6 +17,7 @@ export interface RestoredDoc {
 /** A stored revert. */
 export interface RevertRow {
   id: string;
+  owner_id: string;
   session_id: string;
   turn_index: number;
   message_ids: string[];
@@ -46,7 +47,7 @@ export async function planRevert(
 ): Promise<{ turns: { turnIndex: number; checkpointId: string }[]; composeText: string; openedSlots: RosterRow[] }> {
   await ownSession(db, ownerId, sessionId);
   const messages = await db<MessageRow>(T.messages)
-    .where({ session_id: sessionId, active: true })
+    .where({ owner_id: ownerId, session_id: sessionId, active: true })
     .orderBy([
       { column: "turn_index", order: "asc" },
       { column: "created_at", order: "asc" },
@@ -55,7 +56,7 @@ export async function planRevert(
   if (target.length === 0) throw new NotFoundError(`Turn ${turnIndex} is not in the active history`);
   const earlier = messages.filter((m) => m.turn_index < turnIndex);
   const bound = earlier.length > 0 ? earlier[earlier.length - 1].created_at : null;
-  const roster = await db<RosterRow>(T.roster).where({ session_id: sessionId });
+  const roster = await db<RosterRow>(T.roster).where({ owner_id: ownerId, session_id: sessionId });
   const openBefore = bound ? roster.some((r) => r.opened_at <= bound) : false;
   const checkpoint = target[0].checkpoint_id;
   if (!checkpoint && openBefore) {
@@ -94,53 +95,56 @@ export async function applyRevert(
       .first();
     if (!session) throw new NotFoundError("Session not found");
     const deactivated = await trx<MessageRow>(T.messages)
-      .where({ session_id: session.id, active: true })
+      .where({ owner_id: ownerId, session_id: session.id, active: true })
       .andWhere("turn_index", ">=", input.turnIndex)
       .update({ active: false })
       .returning(["id", "turn_index"]);
     if (deactivated.length === 0) throw new NotFoundError(`Turn ${input.turnIndex} is not in the active history`);
     if (input.closeSlotIds.length > 0) {
       await trx(T.roster)
-        .where({ session_id: session.id })
+        .where({ owner_id: ownerId, session_id: session.id })
         .whereIn("slot_id", input.closeSlotIds)
         .update({ closed_at: trx.fn.now(), focused: false });
     }
     for (const r of input.restored) {
       await trx(T.roster)
-        .where({ session_id: session.id, document_id: r.document_id })
+        .where({ owner_id: ownerId, session_id: session.id, document_id: r.document_id })
         .whereNull("closed_at")
         .update({ last_seen_version_id: r.to_version_id });
     }
-    await refocus(trx, session.id);
+    await refocus(trx, ownerId, session.id);
     const id = `rc_${randomBytes(12).toString("hex")}`;
     await trx(T.reverts).insert({
       id,
+      owner_id: ownerId,
       session_id: session.id,
       turn_index: input.turnIndex,
       message_ids: JSON.stringify(deactivated.map((m) => m.id)),
       closed_slot_ids: JSON.stringify(input.closeSlotIds),
       restored: JSON.stringify(input.restored),
     });
-    await trx(T.sessions).where({ id: session.id }).update({ updated_at: trx.fn.now() });
+    await trx(T.sessions).where({ owner_id: ownerId, id: session.id }).update({ updated_at: trx.fn.now() });
     return { redoId: id, archived: new Set(deactivated.map((m) => m.turn_index)).size };
   });
 }
 
 /** When no open slot is focused, focuses the first open one. */
-async function refocus(trx: Knex.Transaction, sessionId: string): Promise<void> {
+async function refocus(trx: Knex.Transaction, ownerId: string, sessionId: string): Promise<void> {
   const open = await trx<RosterRow>(T.roster)
-    .where({ session_id: sessionId })
+    .where({ owner_id: ownerId, session_id: sessionId })
     .whereNull("closed_at")
     .orderBy("position");
   if (open.length > 0 && !open.some((r) => r.focused)) {
-    await trx(T.roster).where({ session_id: sessionId, slot_id: open[0].slot_id }).update({ focused: true });
+    await trx(T.roster)
+      .where({ owner_id: ownerId, session_id: sessionId, slot_id: open[0].slot_id })
+      .update({ focused: true });
   }
 }
 
 /** A stored revert of the owner's session; NotFoundError when unknown. */
 export async function getRevert(db: Knex, ownerId: string, sessionId: string, redoId: string): Promise<RevertRow> {
   await ownSession(db, ownerId, sessionId);
-  const row = await db<RevertRow>(T.reverts).where({ id: redoId, session_id: sessionId }).first();
+  const row = await db<RevertRow>(T.reverts).where({ id: redoId, owner_id: ownerId, session_id: sessionId }).first();
   if (!row) throw new NotFoundError("Unknown redo_checkpoint_id");
   return row;
 }
@@ -152,11 +156,14 @@ export async function getRevert(db: Knex, ownerId: string, sessionId: string, re
 export async function undoRevert(db: Knex, ownerId: string, sessionId: string, redoId: string): Promise<number> {
   return db.transaction(async (trx) => {
     await trx<SessionRow>(T.sessions).where({ id: sessionId, owner_id: ownerId }).forUpdate().first();
-    const row = await trx<RevertRow>(T.reverts).where({ id: redoId, session_id: sessionId }).forUpdate().first();
+    const row = await trx<RevertRow>(T.reverts)
+      .where({ id: redoId, owner_id: ownerId, session_id: sessionId })
+      .forUpdate()
+      .first();
     if (!row) throw new NotFoundError("Unknown redo_checkpoint_id");
     if (row.undone_at) throw new ConflictError("This revert was already undone", { code: "revert_already_undone" });
     const [newer] = await trx(T.messages)
-      .where({ session_id: sessionId, active: true })
+      .where({ owner_id: ownerId, session_id: sessionId, active: true })
       .andWhere("created_at", ">", row.created_at)
       .count<{ count: string }[]>("* as count");
     if (Number(newer?.count ?? 0) > 0) {
@@ -165,17 +172,18 @@ export async function undoRevert(db: Knex, ownerId: string, sessionId: string, r
       });
     }
     const reactivated = await trx<MessageRow>(T.messages)
+      .where({ owner_id: ownerId, session_id: sessionId })
       .whereIn("id", row.message_ids)
       .update({ active: true })
       .returning(["turn_index"]);
     if (row.closed_slot_ids.length > 0) {
       await trx(T.roster)
-        .where({ session_id: sessionId })
+        .where({ owner_id: ownerId, session_id: sessionId })
         .whereIn("slot_id", row.closed_slot_ids)
         .update({ closed_at: null });
     }
     await trx(T.reverts).where({ id: redoId }).update({ undone_at: trx.fn.now() });
-    await trx(T.sessions).where({ id: sessionId }).update({ updated_at: trx.fn.now() });
+    await trx(T.sessions).where({ owner_id: ownerId, id: sessionId }).update({ updated_at: trx.fn.now() });
     return new Set(reactivated.map((m) => m.turn_index)).size;
   });
 }

@@ -1,6 +1,6 @@
 // Sessions, their roster of open documents, and their turns.
 import { randomBytes, randomUUID } from "node:crypto";
-import { ForbiddenError, type Knex, NotFoundError } from "@redline/service-kit";
+import { type Knex, NotFoundError } from "@redline/service-kit";
 import { SCHEMA } from "../migrations.js";
 import type { MessageRow, RosterRow, SessionRow } from "../tables.js";
 import { appendMemoryLine, remember, rememberIn } from "./memory.js";
@@ -21,9 +21,9 @@ export interface SessionView {
   messageCount: number;
 }
 
-async function openRoster(db: Db, sessionId: string): Promise<RosterRow[]> {
+async function openRoster(db: Db, ownerId: string, sessionId: string): Promise<RosterRow[]> {
   return db<RosterRow>(T.roster)
-    .where({ session_id: sessionId })
+    .where({ owner_id: ownerId, session_id: sessionId })
     .whereNull("closed_at")
     .orderBy([
       { column: "focused", order: "desc" },
@@ -31,15 +31,18 @@ async function openRoster(db: Db, sessionId: string): Promise<RosterRow[]> {
     ]);
 }
 
-async function messageCount(db: Db, sessionId: string): Promise<number> {
+async function messageCount(db: Db, ownerId: string, sessionId: string): Promise<number> {
   const [row] = await db(T.messages)
-    .where({ session_id: sessionId, active: true })
+    .where({ owner_id: ownerId, session_id: sessionId, active: true })
     .count<{ count: string }[]>("* as count");
   return Number(row?.count ?? 0);
 }
 
 async function view(db: Db, row: SessionRow): Promise<SessionView> {
-  const [roster, count] = await Promise.all([openRoster(db, row.id), messageCount(db, row.id)]);
+  const [roster, count] = await Promise.all([
+    openRoster(db, row.owner_id, row.id),
+    messageCount(db, row.owner_id, row.id),
+  ]);
   return { row, roster, messageCount: count };
 }
 
@@ -74,24 +77,27 @@ async function ensureSessionRow(
 ): Promise<{ view: SessionView; created: boolean; extra: Record<string, unknown> }> {
   const res = await db.raw<{ rows: (SessionRow & Record<string, unknown>)[] }>(
     `with ins as (
-       insert into ${T.sessions} (id, owner_id) values (?, ?) on conflict (id) do nothing returning *
+       insert into ${T.sessions} (id, owner_id) values (?, ?) on conflict (owner_id, id) do nothing returning *
      ),
      s as (
        select * from ins
        union all
-       select * from ${T.sessions} where id = ? and not exists (select 1 from ins)
+       select * from ${T.sessions} where owner_id = ? and id = ? and not exists (select 1 from ins)
      )
      select s.*,
             exists (select 1 from ins) as created,
-            (select count(*) from ${T.messages} m where m.session_id = s.id and m.active)::int as message_count,
+            (select count(*) from ${T.messages} m
+              where m.owner_id = s.owner_id and m.session_id = s.id and m.active)::int as message_count,
             coalesce((select json_agg(r order by r.focused desc, r.position asc)
-                        from ${T.roster} r where r.session_id = s.id and r.closed_at is null), '[]'::json) as roster
+                        from ${T.roster} r
+                       where r.owner_id = s.owner_id and r.session_id = s.id and r.closed_at is null), '[]'::json) as roster
             ${extra.sql}
        from s`,
-    [id, ownerId, id, ...extra.bindings],
+    [id, ownerId, ownerId, id, ...extra.bindings],
   );
   const found = res.rows[0];
-  if (!found || found.owner_id !== ownerId) throw new ForbiddenError("session_id is in use by another account");
+  // Only reachable if the session was deleted between the insert's check and the read.
+  if (!found) throw new NotFoundError("Session not found");
   const { created, message_count, roster, ...rest } = found;
   const row: SessionRow = {
     id: found.id,
@@ -113,8 +119,9 @@ async function ensureSessionRow(
 }
 
 /**
- * Gets or creates the session `sessionId` (minted when empty). ForbiddenError (403) when the
- * id is taken by another owner: session ids are global, and a caller must not adopt another's.
+ * Gets or creates the owner's session `sessionId` (minted when empty). Ids are scoped per owner
+ * (interface-spec.md, Session): another owner's session with the same id is a different session,
+ * neither read nor revealed.
  */
 export async function ensureSession(
   db: Knex,
@@ -136,8 +143,7 @@ export interface TurnContext {
 
 /**
  * ensureSession plus the last `historyLimit` active messages and the memory note `memoryKey`,
- * in the same single statement (ForbiddenError for another owner's session id; its rows are
- * read but never leave this function).
+ * in the same single statement.
  */
 export async function getTurnContext(
   db: Knex,
@@ -149,7 +155,8 @@ export async function getTurnContext(
   const { view, created, extra } = await ensureSessionRow(db, ownerId, id, {
     sql: `,
       coalesce((select json_agg(h order by h.turn_index asc, h.created_at asc, h.sender desc)
-                  from (select * from ${T.messages} m where m.session_id = s.id and m.active
+                  from (select * from ${T.messages} m
+                         where m.owner_id = s.owner_id and m.session_id = s.id and m.active
                          order by m.turn_index desc, m.created_at desc, m.sender asc limit ?) h), '[]'::json) as history,
       (select note from ${T.memory} where owner_id = ? and memory_key = ?) as memory_note`,
     bindings: [limit, ownerId, input.memoryKey],
@@ -179,10 +186,11 @@ export async function listSessions(db: Knex, ownerId: string, limit: number): Pr
     db(T.messages)
       .select("session_id")
       .count<{ session_id: string; count: string }[]>("* as count")
+      .where({ owner_id: ownerId, active: true })
       .whereIn("session_id", ids)
-      .andWhere({ active: true })
       .groupBy("session_id"),
     db<RosterRow>(T.roster)
+      .where({ owner_id: ownerId })
       .whereIn("session_id", ids)
       .whereNull("closed_at")
       .orderBy([
@@ -219,7 +227,8 @@ async function lockSession(
   memoryKey: string,
 ): Promise<{ roster: RosterRow[]; note: string | null } | undefined> {
   const res = await trx.raw<{ rows: { roster: Parameters<typeof rosterFromJson>[0]; note: string | null }[] }>(
-    `select coalesce((select json_agg(r) from ${T.roster} r where r.session_id = s.id), '[]'::json) as roster,
+    `select coalesce((select json_agg(r) from ${T.roster} r
+                       where r.owner_id = s.owner_id and r.session_id = s.id), '[]'::json) as roster,
             (select note from ${T.memory} where owner_id = s.owner_id and memory_key = ?) as note
        from ${T.sessions} s
       where s.id = ? and s.owner_id = ?
@@ -234,7 +243,12 @@ async function lockSession(
  * The roster write of an attach, on a locked session whose roster is `all`: one statement
  * unfocuses the others (with `focus`), upserts the slot and touches the session.
  */
-async function attachLocked(trx: Knex.Transaction, all: RosterRow[], input: AttachInput): Promise<RosterRow> {
+async function attachLocked(
+  trx: Knex.Transaction,
+  ownerId: string,
+  all: RosterRow[],
+  input: AttachInput,
+): Promise<RosterRow> {
   const existing =
     (input.slotId ? all.find((r) => r.slot_id === input.slotId) : undefined) ??
     all.find((r) => r.document_id === input.durableDocumentId && r.closed_at === null);
@@ -246,24 +260,28 @@ async function attachLocked(trx: Knex.Transaction, all: RosterRow[], input: Atta
   const focusedIfNew = input.focus || all.every((r) => r.closed_at !== null);
   const res = await trx.raw<{ rows: RosterRow[] }>(
     `with unfocus as (
-       update ${T.roster} set focused = false where session_id = ? and slot_id <> ? and focused and ?
+       update ${T.roster} set focused = false
+        where owner_id = ? and session_id = ? and slot_id <> ? and focused and ?
      ),
      up as (
        insert into ${T.roster}
-              (session_id, slot_id, position, focused, document_id, title, last_seen_version_id, closed_at, closed_reason)
-       values (?, ?, ?, ?, ?, ?, ?, null, null)
-       on conflict (session_id, slot_id) do update
+              (owner_id, session_id, slot_id, position, focused, document_id, title, last_seen_version_id,
+               closed_at, closed_reason)
+       values (?, ?, ?, ?, ?, ?, ?, ?, null, null)
+       on conflict (owner_id, session_id, slot_id) do update
           set document_id = excluded.document_id, title = excluded.title,
               last_seen_version_id = excluded.last_seen_version_id, closed_at = null, closed_reason = null,
               focused = ${T.roster}.focused or ?
        returning *
      ),
-     touch as (update ${T.sessions} set updated_at = now() where id = ?)
+     touch as (update ${T.sessions} set updated_at = now() where owner_id = ? and id = ?)
      select * from up`,
     [
+      ownerId,
       input.sessionId,
       slotId,
       input.focus,
+      ownerId,
       input.sessionId,
       slotId,
       position,
@@ -272,6 +290,7 @@ async function attachLocked(trx: Knex.Transaction, all: RosterRow[], input: Atta
       input.title,
       input.versionId,
       input.focus,
+      ownerId,
       input.sessionId,
     ],
   );
@@ -287,7 +306,7 @@ export async function attachDocument(db: Knex, ownerId: string, input: AttachInp
   return db.transaction(async (trx) => {
     const locked = await lockSession(trx, ownerId, input.sessionId, "");
     if (!locked) throw new NotFoundError("Session not found");
-    return attachLocked(trx, locked.roster, input);
+    return attachLocked(trx, ownerId, locked.roster, input);
   });
 }
 
@@ -339,7 +358,7 @@ export async function appendTurn(db: Knex, ownerId: string, input: AppendTurnInp
     const locked = await lockSession(trx, ownerId, input.sessionId, memoryKey);
     if (!locked) throw new NotFoundError("Session not found");
     if (attach) {
-      await attachLocked(trx, locked.roster, {
+      await attachLocked(trx, ownerId, locked.roster, {
         sessionId: input.sessionId,
         durableDocumentId: input.durableDocumentId,
         title: input.title,
@@ -386,7 +405,11 @@ async function appendTurnStatement(
     bindings.push(...values);
   };
   if (attach) {
-    cte(`cur as (select slot_id, document_id, closed_at, position from ${T.roster} where session_id = ?)`, sid);
+    cte(
+      `cur as (select slot_id, document_id, closed_at, position from ${T.roster} where owner_id = ? and session_id = ?)`,
+      ownerId,
+      sid,
+    );
     // No row unless the caller owns the session, so nothing below writes into another's roster.
     cte(
       `pick as (
@@ -407,16 +430,19 @@ async function appendTurnStatement(
     cte(
       `up as (
          insert into ${T.roster}
-                (session_id, slot_id, position, focused, document_id, title, last_seen_version_id, closed_at, closed_reason)
-         select ?, coalesce(pick.existing, pick.fresh), pick.position, pick.focused_if_new, cast(? as uuid), ?, ?, null, null
+                (owner_id, session_id, slot_id, position, focused, document_id, title, last_seen_version_id,
+                 closed_at, closed_reason)
+         select ?, ?, coalesce(pick.existing, pick.fresh), pick.position, pick.focused_if_new, cast(? as uuid), ?, ?,
+                null, null
            from pick
-         on conflict (session_id, slot_id) do update
+         on conflict (owner_id, session_id, slot_id) do update
             set document_id = excluded.document_id, title = excluded.title,
                 last_seen_version_id = excluded.last_seen_version_id, closed_at = null, closed_reason = null,
                 focused = ${T.roster}.focused or ?
           where (select existing from pick) is not null
          returning slot_id
        )`,
+      ownerId,
       sid,
       input.durableDocumentId,
       input.title,
@@ -426,8 +452,9 @@ async function appendTurnStatement(
     cte(
       `unfocus as (
          update ${T.roster} set focused = false
-          where session_id = ? and focused and ? and slot_id <> (select slot_id from up)
+          where owner_id = ? and session_id = ? and focused and ? and slot_id <> (select slot_id from up)
        )`,
+      ownerId,
       sid,
       attach.focus,
     );
@@ -446,10 +473,11 @@ async function appendTurnStatement(
   );
   cte(
     `m as (
-       insert into ${T.messages} (id, session_id, turn_index, sender, content, checkpoint_id)
-       select x.id, ?, s.turn_index, x.sender, x.content, ?
+       insert into ${T.messages} (id, owner_id, session_id, turn_index, sender, content, checkpoint_id)
+       select x.id, ?, ?, s.turn_index, x.sender, x.content, ?
          from s cross join (values (cast(? as uuid), 'user', ?), (cast(? as uuid), 'ai', ?)) as x(id, sender, content)
      )`,
+    ownerId,
     sid,
     input.checkpointVersionId,
     randomUUID(),
@@ -462,11 +490,13 @@ async function appendTurnStatement(
       `r as (
          update ${T.roster}
             set last_seen_version_id = ?, title = case when ? <> '' then ? else title end
-          where session_id = ? and document_id = cast(? as uuid) and closed_at is null and exists (select 1 from s)
+          where owner_id = ? and session_id = ? and document_id = cast(? as uuid) and closed_at is null
+            and exists (select 1 from s)
        )`,
       input.versionId,
       input.title,
       input.title,
+      ownerId,
       sid,
       input.durableDocumentId,
     );
@@ -506,7 +536,7 @@ export async function getHistory(
 ): Promise<{ view: SessionView; messages: MessageRow[] }> {
   const v = await getSession(db, ownerId, sessionId);
   const messages = await db<MessageRow>(T.messages)
-    .where({ session_id: sessionId, active: true })
+    .where({ owner_id: ownerId, session_id: sessionId, active: true })
     .orderBy([
       { column: "turn_index", order: "asc" },
       { column: "created_at", order: "asc" },

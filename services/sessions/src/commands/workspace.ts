@@ -36,18 +36,23 @@ function matchSlot(rows: RosterRow[], ref: string, includeClosed: boolean): Rost
   return hits.sort((a, b) => (b.closed_at?.getTime() ?? 0) - (a.closed_at?.getTime() ?? 0))[0];
 }
 
-async function touch(trx: Db, sessionId: string): Promise<void> {
-  await trx(T.sessions).where({ id: sessionId }).update({ updated_at: trx.fn.now() });
+// Session ids are scoped per owner: every statement on a session's rows names both.
+async function touch(trx: Db, ownerId: string, sessionId: string): Promise<void> {
+  await trx(T.sessions).where({ owner_id: ownerId, id: sessionId }).update({ updated_at: trx.fn.now() });
 }
 
-async function slot(trx: Db, sessionId: string, slotId: string): Promise<RosterRow> {
-  return (await trx<RosterRow>(T.roster).where({ session_id: sessionId, slot_id: slotId }).first()) as RosterRow;
+function rosterOf(trx: Db, ownerId: string, sessionId: string) {
+  return trx<RosterRow>(T.roster).where({ owner_id: ownerId, session_id: sessionId });
+}
+
+async function slot(trx: Db, ownerId: string, sessionId: string, slotId: string): Promise<RosterRow> {
+  return (await rosterOf(trx, ownerId, sessionId).where({ slot_id: slotId }).first()) as RosterRow;
 }
 
 /** Focuses `slotId` alone in the session. */
-async function focusOnly(trx: Db, sessionId: string, slotId: string): Promise<void> {
-  await trx(T.roster).where({ session_id: sessionId }).whereNot({ slot_id: slotId }).update({ focused: false });
-  await trx(T.roster).where({ session_id: sessionId, slot_id: slotId }).update({ focused: true });
+async function focusOnly(trx: Db, ownerId: string, sessionId: string, slotId: string): Promise<void> {
+  await rosterOf(trx, ownerId, sessionId).whereNot({ slot_id: slotId }).update({ focused: false });
+  await rosterOf(trx, ownerId, sessionId).where({ slot_id: slotId }).update({ focused: true });
 }
 
 /**
@@ -64,7 +69,7 @@ export async function openDocuments(
     throw new InputError("document ids must be durable document UUIDs");
   const slotIds = await db.transaction(async (trx) => {
     await lockSession(trx, ownerId, input.sessionId);
-    const rows = await trx<RosterRow>(T.roster).where({ session_id: input.sessionId });
+    const rows = await rosterOf(trx, ownerId, input.sessionId);
     const ids: string[] = [];
     for (const doc of input.documents) {
       const fields = {
@@ -76,12 +81,13 @@ export async function openDocuments(
       };
       const existing = matchSlot(rows, doc.durableDocumentId, true);
       if (existing) {
-        await trx(T.roster).where({ session_id: input.sessionId, slot_id: existing.slot_id }).update(fields);
+        await rosterOf(trx, ownerId, input.sessionId).where({ slot_id: existing.slot_id }).update(fields);
         existing.closed_at = null;
         ids.push(existing.slot_id);
         continue;
       }
       const row = {
+        owner_id: ownerId,
         session_id: input.sessionId,
         slot_id: newSlotId(rows),
         position: nextPosition(rows),
@@ -93,8 +99,8 @@ export async function openDocuments(
       rows.push(row);
       ids.push(row.slot_id);
     }
-    if (ids.length > 0) await focusOnly(trx, input.sessionId, ids[0]);
-    await touch(trx, input.sessionId);
+    if (ids.length > 0) await focusOnly(trx, ownerId, input.sessionId, ids[0]);
+    await touch(trx, ownerId, input.sessionId);
     return ids;
   });
   const view = await getSession(db, ownerId, input.sessionId);
@@ -110,9 +116,10 @@ export async function openBlank(
 ): Promise<{ view: SessionView; entry: RosterRow }> {
   const slotId = await db.transaction(async (trx) => {
     await lockSession(trx, ownerId, input.sessionId);
-    const rows = await trx<RosterRow>(T.roster).where({ session_id: input.sessionId });
+    const rows = await rosterOf(trx, ownerId, input.sessionId);
     const id = newSlotId(rows);
     await trx(T.roster).insert({
+      owner_id: ownerId,
       session_id: input.sessionId,
       slot_id: id,
       document_id: null,
@@ -121,8 +128,8 @@ export async function openBlank(
       focused: false,
       last_seen_version_id: "",
     });
-    await focusOnly(trx, input.sessionId, id);
-    await touch(trx, input.sessionId);
+    await focusOnly(trx, ownerId, input.sessionId, id);
+    await touch(trx, ownerId, input.sessionId);
     return id;
   });
   const view = await getSession(db, ownerId, input.sessionId);
@@ -138,7 +145,7 @@ export async function resolveDocument(
   // The roster read is scoped to the owner's session; no rows and no session both read as 404.
   const owned = await db<SessionRow>(T.sessions).where({ id: input.sessionId, owner_id: ownerId }).first("id");
   if (!owned) throw new NotFoundError("Session not found");
-  const rows = await db<RosterRow>(T.roster).where({ session_id: input.sessionId });
+  const rows = await rosterOf(db, ownerId, input.sessionId);
   const hit = matchSlot(rows, input.documentRef, input.includeClosed);
   if (!hit) throw new NotFoundError("Document not open in this session");
   return hit;
@@ -152,11 +159,11 @@ export async function focusDocument(
 ): Promise<{ view: SessionView; entry: RosterRow }> {
   const slotId = await db.transaction(async (trx) => {
     await lockSession(trx, ownerId, input.sessionId);
-    const rows = await trx<RosterRow>(T.roster).where({ session_id: input.sessionId });
+    const rows = await rosterOf(trx, ownerId, input.sessionId);
     const hit = matchSlot(rows, input.documentRef, false);
     if (!hit) throw new NotFoundError("Document not open in this session");
-    await focusOnly(trx, input.sessionId, hit.slot_id);
-    await touch(trx, input.sessionId);
+    await focusOnly(trx, ownerId, input.sessionId, hit.slot_id);
+    await touch(trx, ownerId, input.sessionId);
     return hit.slot_id;
   });
   const view = await getSession(db, ownerId, input.sessionId);
@@ -175,11 +182,11 @@ export async function closeDocument(
 ): Promise<{ view: SessionView; closed: RosterRow }> {
   const closedSlot = await db.transaction(async (trx) => {
     await lockSession(trx, ownerId, input.sessionId);
-    const rows = await trx<RosterRow>(T.roster).where({ session_id: input.sessionId });
+    const rows = await rosterOf(trx, ownerId, input.sessionId);
     const hit = matchSlot(rows, input.documentRef, false);
     if (!hit) throw new NotFoundError("Document not open in this session");
-    await trx(T.roster)
-      .where({ session_id: input.sessionId, slot_id: hit.slot_id })
+    await rosterOf(trx, ownerId, input.sessionId)
+      .where({ slot_id: hit.slot_id })
       .update({ closed_at: trx.fn.now(), closed_reason: "closed", focused: false });
     const open = rows
       .filter((r) => r.closed_at === null && r.slot_id !== hit.slot_id)
@@ -187,14 +194,14 @@ export async function closeDocument(
     if (hit.focused && open.length > 0) {
       const asked = input.nextFocus ? matchSlot(open, input.nextFocus, false) : undefined;
       const next = asked ?? open.find((r) => r.position > hit.position) ?? open[open.length - 1];
-      await focusOnly(trx, input.sessionId, next.slot_id);
+      await focusOnly(trx, ownerId, input.sessionId, next.slot_id);
     }
-    await touch(trx, input.sessionId);
+    await touch(trx, ownerId, input.sessionId);
     return hit.slot_id;
   });
   const [view, closed] = await Promise.all([
     getSession(db, ownerId, input.sessionId),
-    slot(db, input.sessionId, closedSlot),
+    slot(db, ownerId, input.sessionId, closedSlot),
   ]);
   return { view, closed };
 }
@@ -205,9 +212,9 @@ export async function markSeen(
   ownerId: string,
   input: { sessionId: string; slotId: string; versionId: string; title: string },
 ): Promise<RosterRow> {
+  // The composite foreign key makes an (owner, session) roster row imply the owner's session.
   const updated = await db(T.roster)
-    .where({ session_id: input.sessionId, slot_id: input.slotId })
-    .whereIn("session_id", db(T.sessions).select("id").where({ id: input.sessionId, owner_id: ownerId }))
+    .where({ owner_id: ownerId, session_id: input.sessionId, slot_id: input.slotId })
     .update({ last_seen_version_id: input.versionId, ...(input.title ? { title: input.title } : {}) })
     .returning("*");
   if (updated.length === 0) throw new NotFoundError("Document not open in this session");
@@ -232,7 +239,7 @@ export async function listDocumentHolders(
   const ids = [...new Set(input.documentIds.filter((id) => UUID.test(id)))];
   if (ids.length === 0) return [];
   const q = db(`${T.roster} as r`)
-    .join(`${T.sessions} as s`, "s.id", "r.session_id")
+    .join(`${T.sessions} as s`, (j) => j.on("s.owner_id", "=", "r.owner_id").andOn("s.id", "=", "r.session_id"))
     .select<Holder[]>("r.document_id", "r.session_id", "s.title as session_title", "r.slot_id", "s.updated_at")
     .where("s.owner_id", ownerId)
     .whereIn("r.document_id", ids)
@@ -252,21 +259,16 @@ export async function listDocumentHolders(
 export async function unlinkDocument(db: Knex, ownerId: string, documentId: string): Promise<string[]> {
   if (!UUID.test(documentId)) return [];
   return db.transaction(async (trx) => {
-    const owned = trx(T.sessions).select("id").where({ owner_id: ownerId });
     const rows = await trx<RosterRow>(T.roster)
-      .where({ document_id: documentId })
+      .where({ owner_id: ownerId, document_id: documentId })
       .whereNull("closed_at")
-      .whereIn("session_id", owned)
       .update({ closed_at: trx.fn.now(), closed_reason: "archived", focused: false })
       .returning("*");
     const sessionIds = [...new Set(rows.map((r) => r.session_id as string))];
     for (const sessionId of sessionIds) {
-      const open = await trx<RosterRow>(T.roster)
-        .where({ session_id: sessionId })
-        .whereNull("closed_at")
-        .orderBy("position", "asc");
-      if (open.length > 0 && !open.some((r) => r.focused)) await focusOnly(trx, sessionId, open[0].slot_id);
-      await touch(trx, sessionId);
+      const open = await rosterOf(trx, ownerId, sessionId).whereNull("closed_at").orderBy("position", "asc");
+      if (open.length > 0 && !open.some((r) => r.focused)) await focusOnly(trx, ownerId, sessionId, open[0].slot_id);
+      await touch(trx, ownerId, sessionId);
     }
     return sessionIds;
   });
@@ -283,7 +285,8 @@ export async function listWatchedDocuments(
 ): Promise<{ documentId: string; slotId: string }[]> {
   const rows = await db(`${T.sessions} as s`)
     .leftJoin(`${T.roster} as r`, function () {
-      this.on("r.session_id", "=", "s.id")
+      this.on("r.owner_id", "=", "s.owner_id")
+        .andOn("r.session_id", "=", "s.id")
         .andOnNotNull("r.document_id")
         .andOn((w) => w.onNull("r.closed_at").orOnVal("r.closed_reason", "=", "archived"));
     })
@@ -325,6 +328,7 @@ export async function recordEditorActions(
     const rows = await trx(T.actions)
       .insert(
         actions.map((a) => ({
+          owner_id: ownerId,
           session_id: sessionId,
           action: a.action,
           value: a.value,
@@ -334,7 +338,7 @@ export async function recordEditorActions(
         })),
       )
       .returning("*");
-    await touch(trx, sessionId);
+    await touch(trx, ownerId, sessionId);
     return rows as EditorActionRow[];
   });
 }
@@ -343,7 +347,7 @@ export async function recordEditorActions(
 export async function listEditorActions(db: Knex, ownerId: string, sessionId: string): Promise<EditorActionRow[]> {
   await getSession(db, ownerId, sessionId);
   const rows = await db<EditorActionRow>(T.actions)
-    .where({ session_id: sessionId })
+    .where({ owner_id: ownerId, session_id: sessionId })
     .orderBy("id", "desc")
     .limit(MAX_EDITOR_ACTIONS);
   return rows.reverse();
