@@ -106,11 +106,7 @@ describe(`a ${N.toLocaleString("en")}-chunk document`, () => {
     expect(back.filter((t) => t === "z")).toHaveLength(N);
   }, 600_000);
 
-  // Skipped: ingest's HTML conversion of this page still takes about 55 s (over its 30 s
-  // bound: cheerio serialization and lookups on a 100,000-child body), so the upload is refused
-  // with 400 before documents sees it. The documents side of an upload is the same
-  // CreateDocument as the chat load above.
-  it.skip("loads through upload", async () => {
+  it("loads through upload", async () => {
     const up = await timed("upload-base64 of the .html", () =>
       jsonCall(stack, "POST", "/v1/documents/upload-base64", key, {
         filename: "big.html",
