@@ -38,7 +38,7 @@ export async function closeDefaultConverterPool(): Promise<void> {
  * - `filename` picks the converter by extension (.pdf .docx .txt .rtf .md .html .htm, any case);
  *   any other extension, `.doc` and no extension throw UnsupportedMediaTypeError (415, the
  *   detail lists SUPPORTED_EXTENSIONS) before any byte is read.
- * - The conversion runs in a worker thread bounded by `limits.timeoutMs` (default 30 s) and a
+ * - The conversion runs in a worker process bounded by `limits.timeoutMs` (default 30 s) and a
  *   heap cap; docx zips are checked against the entry count, uncompressed size and ratio
  *   limits before unzipping.
  * - Unreadable input (empty, encrypted, damaged, a zip bomb, too slow or too big to convert)

@@ -51,7 +51,7 @@ export interface IngestConfig {
   logLevel?: string;
   /** Contact address put in 413 bodies (default support@redline.local). */
   supportEmail?: string;
-  /** Converter worker threads (default: CPU count, at most 4). */
+  /** Converter worker processes (default: CPU count, at most 4). */
   converterWorkers?: number;
   /** Heap cap of each converter worker in MB (default 2048). */
   converterMemoryMb?: number;
@@ -156,7 +156,7 @@ export function filesHandlers(ctx: FilesContext, processor: AttachmentProcessor)
  * Serves IngestService, FilesService and grpc.health.v1.Health on cfg.grpcAddress (interface-spec
  * fact 8; unshown-parts.md uploads, attachments, templates, export). With databaseUrl and s3 it
  * migrates the `ingest` schema and ensures the bucket first; attachments left pending by an
- * earlier process are resumed. Conversions run in a pool of worker threads; PDF export uses one
+ * earlier process are resumed. Conversions run in a pool of worker processes; PDF export uses one
  * warm Chromium launched on first use. close() stops all of it.
  */
 export async function startIngestService(cfg: IngestConfig): Promise<RunningIngestService> {

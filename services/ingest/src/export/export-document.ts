@@ -57,7 +57,7 @@ async function resolveImages(
   for (const src of sources) {
     if (src.startsWith("data:")) continue;
     const image = await resolve(src).catch(() => null);
-    if (image) found.push([src, { bytes: new Uint8Array(image.bytes), contentType: image.contentType }]);
+    if (image) found.push([src, { bytes: image.bytes, contentType: image.contentType }]);
     else missing++;
   }
   if (missing > 0) warnings.push(`${missing} images could not be loaded and were left out`);
@@ -115,13 +115,7 @@ export async function exportDocument(job: ExportJob, deps: ExportDeps): Promise<
     watermarkOpacity: job.options.watermarkOpacity,
     images,
   };
-  const built = await pool
-    .runTask<ExportBuild>(
-      task,
-      bounds,
-      images.map(([, i]) => i.bytes.buffer as ArrayBuffer),
-    )
-    .catch(fail);
+  const built = await pool.runTask<ExportBuild>(task, bounds).catch(fail);
   warnings.push(...built.warnings);
   const bytes =
     built.kind === "pdf"

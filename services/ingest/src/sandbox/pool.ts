@@ -1,18 +1,22 @@
-// A small pool of worker threads that run converters. A parser stuck in a synchronous loop
-// cannot be interrupted by a promise timeout; a worker can be terminated, and its heap is
-// capped, so one hostile file costs at most `timeoutMs` and `maxMemoryMb` and then a fresh
-// worker.
+// A small pool of worker processes that run converters. A parser stuck in a synchronous loop
+// cannot be interrupted by a promise timeout; a worker can be killed, and its heap is capped, so
+// one hostile file costs at most `timeoutMs` and `maxMemoryMb` and then a fresh worker.
+// Processes, not worker threads: a thread that hits its heap cap inside some V8 paths aborts
+// the whole process ("Reached heap limit"), which would let one upload take ingest down.
+import { type ChildProcess, fork } from "node:child_process";
 import { availableParallelism } from "node:os";
-import { Worker } from "node:worker_threads";
+import { fileURLToPath } from "node:url";
 import { InputError, UnavailableError } from "@redline/service-kit";
 import { type ConvertLimits, type ConvertResult, type DocumentFormat, extensionOf } from "../formats.js";
 import { deserializeError, type JobMessage, type ReplyMessage, type WorkerTask } from "./protocol.js";
 
-const WORKER_URL = new URL("./worker.mjs", import.meta.url);
+const WORKER_PATH = fileURLToPath(new URL("./worker.mjs", import.meta.url));
+// Enough of a dead worker's stderr to tell an out-of-memory abort from another crash.
+const STDERR_TAIL_CHARS = 4_096;
 
 /** Pool sizing and the per-worker memory cap. */
 export interface ConverterPoolOptions {
-  /** Worker threads (default: CPU count, at most 4). */
+  /** Worker processes (default: CPU count, at most 4). */
   size?: number;
   /** V8 old-generation heap cap of each worker, in MB (default 2048; the 12.5 MB-XML procurement docx peaks near 700). */
   maxMemoryMb?: number;
@@ -39,21 +43,19 @@ export interface TaskBounds {
 interface Pending {
   id: number;
   task: WorkerTask;
-  /** Buffers handed to the worker instead of copied. */
-  transfer: ArrayBuffer[];
   bounds: TaskBounds;
   resolve(result: unknown): void;
   reject(err: Error): void;
 }
 
 interface Slot {
-  worker: Worker | null;
+  worker: ChildProcess | null;
   current: Pending | null;
   timer: NodeJS.Timeout | null;
 }
 
 /**
- * Runs conversions and the HTML work of exports in worker threads, one task per worker at a
+ * Runs conversions and the HTML work of exports in worker processes, one task per worker at a
  * time, queueing the rest in arrival order, so the service's event loop never parses a
  * document. A task past its time bound (measured from when a worker takes it) or over the
  * memory cap rejects with its bounds' error and its worker is replaced. Idle workers do not keep
@@ -72,7 +74,7 @@ export class ConverterPool {
     this.slots = Array.from({ length: size }, () => ({ worker: null, current: null, timer: null }));
   }
 
-  /** Starts every worker now so the first requests do not pay thread start-up. */
+  /** Starts every worker now so the first requests do not pay process start-up. */
   warm(): void {
     for (const slot of this.slots) if (!slot.worker && !this.closed) this.spawn(slot);
   }
@@ -83,9 +85,7 @@ export class ConverterPool {
    * memory, UnavailableError after close.
    */
   run(job: ConvertJob): Promise<ConvertResult> {
-    // A private copy whose buffer can be transferred: the caller's Buffer may be a view into a
-    // shared pool (gRPC message buffers) that must not be detached.
-    const bytes = new Uint8Array(job.bytes);
+    const bytes = new Uint8Array(job.bytes.buffer, job.bytes.byteOffset, job.bytes.byteLength);
     const ext = extensionOf(job.filename) || `.${job.format}`;
     return this.runTask<ConvertResult>(
       { kind: "convert", format: job.format, filename: job.filename, bytes, limits: job.limits },
@@ -100,15 +100,14 @@ export class ConverterPool {
             `The ${ext} file needs more than ${mb} MB of memory to convert; split it into smaller documents and upload again`,
           ),
       },
-      [bytes.buffer],
     );
   }
 
   /** Runs one task in a worker under `bounds`; rejects with the task's error, a bounds error, or UnavailableError after close. */
-  runTask<T>(task: WorkerTask, bounds: TaskBounds, transfer: ArrayBuffer[] = []): Promise<T> {
+  runTask<T>(task: WorkerTask, bounds: TaskBounds): Promise<T> {
     if (this.closed) return Promise.reject(new UnavailableError("The ingest converter pool is shut down"));
     return new Promise<T>((resolve, reject) => {
-      this.queue.push({ id: this.nextId++, task, transfer, bounds, resolve: resolve as (r: unknown) => void, reject });
+      this.queue.push({ id: this.nextId++, task, bounds, resolve: resolve as (r: unknown) => void, reject });
       this.pump();
     });
   }
@@ -124,7 +123,7 @@ export class ConverterPool {
         this.release(slot);
         slot.worker = null;
         current?.reject(new UnavailableError("The ingest converter pool is shut down"));
-        if (worker) await worker.terminate();
+        if (worker) await kill(worker);
       }),
     );
   }
@@ -138,10 +137,20 @@ export class ConverterPool {
     }
   }
 
-  private spawn(slot: Slot): Worker {
-    const worker = new Worker(WORKER_URL, { resourceLimits: { maxOldGenerationSizeMb: this.maxMemoryMb } });
-    worker.unref();
+  private spawn(slot: Slot): ChildProcess {
+    const worker = fork(WORKER_PATH, [], {
+      // Only the heap cap: the parent's loader flags (tsx, vitest) are not the worker's business.
+      execArgv: [`--max-old-space-size=${this.maxMemoryMb}`],
+      serialization: "advanced",
+      stdio: ["ignore", "ignore", "pipe", "ipc"],
+    });
+    unrefWorker(worker);
     slot.worker = worker;
+    let stderrTail = "";
+    worker.stderr?.setEncoding("utf8");
+    worker.stderr?.on("data", (text: string) => {
+      stderrTail = (stderrTail + text).slice(-STDERR_TAIL_CHARS);
+    });
     worker.on("message", (reply: ReplyMessage) => {
       if (slot.worker !== worker || !slot.current || slot.current.id !== reply.id) return;
       const pending = slot.current;
@@ -150,22 +159,26 @@ export class ConverterPool {
       else pending.reject(deserializeError(reply.error));
       this.pump();
     });
-    worker.on("error", (err: NodeJS.ErrnoException) => {
+    worker.on("error", (err) => {
+      if (slot.worker !== worker) return;
+      const pending = slot.current;
+      this.release(slot);
+      slot.worker = null;
+      pending?.reject(err);
+      this.pump();
+    });
+    worker.on("exit", (code, signal) => {
       if (slot.worker !== worker) return;
       const pending = slot.current;
       this.release(slot);
       slot.worker = null;
       if (pending) {
-        pending.reject(err.code === "ERR_WORKER_OUT_OF_MEMORY" ? pending.bounds.onOutOfMemory(this.maxMemoryMb) : err);
+        pending.reject(
+          /heap out of memory|Reached heap limit/.test(stderrTail)
+            ? pending.bounds.onOutOfMemory(this.maxMemoryMb)
+            : new Error(`converter worker exited with ${signal ?? `code ${code}`}`),
+        );
       }
-      this.pump();
-    });
-    worker.on("exit", (code) => {
-      if (slot.worker !== worker) return;
-      const pending = slot.current;
-      this.release(slot);
-      slot.worker = null;
-      pending?.reject(new Error(`converter worker exited with code ${code}`));
       this.pump();
     });
     return worker;
@@ -176,24 +189,40 @@ export class ConverterPool {
     slot.current = pending;
     // Referenced while busy: a caller awaiting only this job must keep the process alive.
     worker.ref();
+    worker.channel?.ref();
     slot.timer = setTimeout(() => {
       if (slot.current !== pending) return;
       this.release(slot);
       slot.worker = null;
-      void worker.terminate();
+      void kill(worker);
       pending.reject(pending.bounds.onTimeout());
       this.pump();
     }, pending.bounds.timeoutMs);
     const message: JobMessage = { ...pending.task, id: pending.id };
-    worker.postMessage(message, pending.transfer);
+    worker.send(message);
   }
 
   private release(slot: Slot): void {
     if (slot.timer) clearTimeout(slot.timer);
     slot.timer = null;
     slot.current = null;
-    slot.worker?.unref();
+    if (slot.worker) unrefWorker(slot.worker);
   }
+}
+
+/** Lets the service exit while this worker is idle (the IPC channel holds a reference too). */
+function unrefWorker(worker: ChildProcess): void {
+  worker.unref();
+  worker.channel?.unref();
+}
+
+/** SIGKILL (a stuck parser ignores anything gentler); resolves once the process is gone. */
+function kill(worker: ChildProcess): Promise<void> {
+  if (worker.exitCode !== null || worker.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => {
+    worker.once("exit", () => resolve());
+    worker.kill("SIGKILL");
+  });
 }
 
 /** Seconds for a message: one decimal under 10 s. */

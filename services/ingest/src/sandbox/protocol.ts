@@ -5,7 +5,7 @@ import { type ErrorPayload, InputError, RedlineError } from "@redline/service-ki
 import type { ExportBuildTask, ExportScanTask } from "../export/export-worker.js";
 import { type ConvertLimits, type DocumentFormat, TooManyElementsError } from "../formats.js";
 
-/** One conversion; `bytes` is transferred, not copied. */
+/** One conversion; `bytes` travel to the worker over IPC (structured clone). */
 export interface ConvertTask {
   kind: "convert";
   format: DocumentFormat;
