@@ -238,7 +238,8 @@ const MAKE_FORMAT = new RegExp(
 const VERB_FORMAT = new RegExp(`^(bold|embolden|italicize|italicise|italic|emphasize|emphasise) ${EVERY}"$`);
 const SHOW_SECTION = new RegExp(`^(?:show|display|print|read|view|get) (?:me )?${SECTION} "$`);
 
-const ORDINALS: Record<string, number> = {
+/** Table ordinals in `add row … to the second table` (last = -1). */
+export const ORDINALS: Record<string, number> = {
   first: 1,
   second: 2,
   third: 3,

@@ -2,7 +2,7 @@
 // quote scanner that rescans to the end per unclosed quote). Kept only as the oracle of the
 // differential property test in offline-parse.test.ts: on short messages, where its
 // super-linear cost does not matter, the new parser must answer exactly the same.
-import type { OfflineInstruction } from "../offline-parse.js";
+import { type OfflineInstruction, ORDINALS } from "../offline-parse.js";
 
 type Token = { quoted: false; text: string } | { quoted: true; text: string };
 
@@ -54,20 +54,6 @@ function tokenize(message: string): Token[] {
   }
   return tokens;
 }
-
-const ORDINALS: Record<string, number> = {
-  first: 1,
-  second: 2,
-  third: 3,
-  fourth: 4,
-  fifth: 5,
-  sixth: 6,
-  seventh: 7,
-  eighth: 8,
-  ninth: 9,
-  tenth: 10,
-  last: -1,
-};
 
 const Q = '"'; // a quoted argument in the token shape
 const FILLER_START = /^(?:(?:please|kindly|can you|could you|would you|will you|i want you to|i'd like you to)\s+)+/;
