@@ -8,7 +8,7 @@ import { readCorpus } from "./testing/corpus.js";
 const pool = new ConverterPool({ size: 2 });
 afterAll(() => pool.close());
 
-describe("convertDocument (front door, in worker threads)", () => {
+describe("convertDocument (front door, in worker processes)", () => {
   it("lists the seven supported extensions", () => {
     expect([...SUPPORTED_EXTENSIONS]).toEqual([".pdf", ".docx", ".txt", ".rtf", ".md", ".html", ".htm"]);
   });

@@ -167,14 +167,15 @@ export class ConverterPool {
       pending?.reject(err);
       this.pump();
     });
-    worker.on("exit", (code, signal) => {
+    // "close", not "exit": stderr is read to its end first, so an out-of-memory abort is known.
+    worker.on("close", (code, signal) => {
       if (slot.worker !== worker) return;
       const pending = slot.current;
       this.release(slot);
       slot.worker = null;
       if (pending) {
         pending.reject(
-          /heap out of memory|Reached heap limit/.test(stderrTail)
+          signal === "SIGABRT" || /heap out of memory|Reached heap limit/.test(stderrTail)
             ? pending.bounds.onOutOfMemory(this.maxMemoryMb)
             : new Error(`converter worker exited with ${signal ?? `code ${code}`}`),
         );
