@@ -7,7 +7,7 @@
 //   (e) human saves per second vs a plain Postgres transaction of the same rows
 //   (f) async chat: POST /v1/chat/async to the first SSE event and to final, minus the model's latency
 //   (g)-(i) ingest: docx → HTML vs pandoc, pdf → text vs pdftotext, HTML → pdf (scripts/lib/bench-ingest.ts)
-//   (j) offline engine parse of adversarial messages, 100k vs 12.5k characters (scripts/lib/bench-offline.ts)
+//   (j) offline engine parse of adversarial messages, equal characters per size, 12.5k×8 vs 100k×1 (scripts/lib/bench-offline.ts)
 //   (k) ingest scaling: txt export, html → docx export, HTML upload at 1-8 MB (scripts/lib/bench-scaling.ts)
 import { randomUUID } from "node:crypto";
 import { chmodSync, mkdtempSync, rmSync } from "node:fs";
