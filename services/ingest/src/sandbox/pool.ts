@@ -222,6 +222,9 @@ function kill(worker: ChildProcess): Promise<void> {
   if (worker.exitCode !== null || worker.signalCode !== null) return Promise.resolve();
   return new Promise((resolve) => {
     worker.once("exit", () => resolve());
+    // An idle worker is unref'd: without this, a caller awaiting close() could see the event
+    // loop run dry (and the process exit) before the exit event arrives.
+    worker.ref();
     worker.kill("SIGKILL");
   });
 }
