@@ -2,7 +2,7 @@
 // or a pre-signed upload) is resolved here, ingest's FilesService builds the file, and the
 // bytes go out with Content-Type, Content-Disposition and X-Export-Warnings. Never billable.
 import type { documentsV1, ingestFilesV1 } from "@redline/grpc-stubs";
-import { InputError, NotFoundError, RedlineError, SchemaError } from "@redline/service-kit";
+import { contentDisposition, InputError, NotFoundError, RedlineError, SchemaError } from "@redline/service-kit";
 import { z } from "zod";
 import { chunksToHtml, pickRosterEntry, usageHeaders, usageToJson } from "../mappers.js";
 import { defineRoute, type RouteCall } from "../route-registry.js";
@@ -84,12 +84,6 @@ export function downloadName(requested: string | undefined, title: string, exten
   return clean.toLowerCase().endsWith(extension) ? clean : `${clean.replace(/\.[A-Za-z0-9]{1,8}$/, "")}${extension}`;
 }
 
-/** Content-Disposition with an ASCII fallback and the RFC 5987 UTF-8 name. */
-export function contentDisposition(name: string): string {
-  const ascii = name.replace(/[^\x20-\x7e]/g, "_");
-  return `attachment; filename="${ascii}"; filename*=UTF-8''${encodeURIComponent(name)}`;
-}
-
 /** POST /v1/documents/export → the file's bytes. */
 export const exportDocumentRoute = defineRoute({
   method: "post",
@@ -129,7 +123,8 @@ export const exportDocumentRoute = defineRoute({
       body: "",
       headers: {
         "Content-Type": file.contentType,
-        "Content-Disposition": contentDisposition(name),
+        // The shared header builder: it also drops bidi controls that could disguise the extension.
+        "Content-Disposition": contentDisposition("attachment", name),
         "Content-Length": String(file.content.length),
         "X-Export-Warnings": Buffer.from(JSON.stringify(file.warnings), "utf8").toString("base64"),
       },

@@ -6,7 +6,6 @@ import type { FilesStorage } from "../files/files-context.js";
 import { extractMedia } from "../files/media.js";
 import { type ConvertLimits, FORMATS_WITH_PARTS, formatForFilename, TooManyElementsError } from "../formats.js";
 import type { ConverterPool } from "../sandbox/pool.js";
-import { dropSvgImages } from "../svg-images.js";
 
 /** What the handler needs from the service. */
 export interface ConvertDocumentDeps {
@@ -66,11 +65,12 @@ export function convertDocumentHandler(deps: ConvertDocumentDeps) {
       { format: result.format, bytes: req.content.length, ms: Date.now() - started, warnings: result.warnings.length },
       "document converted",
     );
-    // Calls without a principal (tools, benchmarks) keep images inline as data: URLs, but never SVG.
+    // Calls without a principal (tools, benchmarks) keep images inline as data: URLs; SVG ones
+    // were already dropped by the converter worker.
     const html =
       deps.storage && ctx.principal
         ? await extractMedia(deps.storage, ctx.principal.ownerId, result.html, result.warnings)
-        : dropSvgImages(result.html, result.warnings);
+        : result.html;
     return {
       html,
       title: result.title,
