@@ -1,6 +1,6 @@
 // Document events: every commit writes an outbox row in its own transaction, and the relay
 // publishes it to JetStream with the event id as message id, in commit order.
-import { DOCUMENT_EVENTS_STREAM, documentEventMessageId, documentEventSubject } from "@redline/documents";
+import { DOCUMENT_EVENTS_STREAM, documentEventMessageId, documentEventSubject } from "@redline/event-contracts";
 import { AckPolicy, connect, DeliverPolicy, type JsMsg } from "nats";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { sampleContract } from "./support/fixtures.js";

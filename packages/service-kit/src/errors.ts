@@ -147,3 +147,13 @@ export class UnavailableError extends RedlineError {
     super(503, GrpcStatus.UNAVAILABLE, detail);
   }
 }
+
+/**
+ * The value of an optional proto field the callee always sets (a message field is optional in
+ * ts-proto even when the RPC's contract says it is present). Throws a plain Error naming the
+ * field, which the error middleware maps to 500: a broken contract is our bug, not the client's.
+ */
+export function required<T>(value: T | undefined | null, field: string): T {
+  if (value === undefined || value === null) throw new Error(`contract: ${field} is missing from the response`);
+  return value;
+}

@@ -4,7 +4,6 @@ export { createDocument, deriveTitle, replaceDocument } from "./commands/load.js
 export { getDocument } from "./commands/read.js";
 export { diffChunks, saveDocument } from "./commands/save.js";
 export { migrations, SCHEMA } from "./migrations.js";
-export { DOCUMENT_EVENTS_STREAM, documentEventMessageId, documentEventSubject } from "./outbox-relay.js";
 export {
   type DocumentsConfig,
   documentsHandlers,

@@ -1,21 +1,15 @@
 // Publishes committed outbox rows to NATS JetStream. Postgres is the record: a row is marked
 // published only after JetStream acked it, and the event id is the message id, so a relay that
 // crashes between publish and mark publishes again without duplicating the event.
+import {
+  DOCUMENT_EVENTS_STREAM,
+  DOCUMENT_EVENTS_SUBJECTS,
+  type DocumentEvent,
+  documentEventMessageId,
+  documentEventSubject,
+} from "@redline/event-contracts";
 import { ensureStream, type Knex, type Logger, type NatsConnection, publishJson } from "@redline/service-kit";
 import { markPublished, unpublishedEvents } from "./store.js";
-
-/** JetStream stream holding document events. */
-export const DOCUMENT_EVENTS_STREAM = "REDLINE_DOCUMENT_EVENTS";
-/** Subject of one event: redline.documents.v1.<event_type>.<owner_id> (see docs/ARCHITECTURE.md). */
-export const documentEventSubject = (eventType: string, ownerId: string) =>
-  `redline.documents.v1.${eventType}.${ownerId}`;
-
-/**
- * JetStream message id of an outbox row. Outbox ids are per database, so the document's UUID is
- * part of it: two deployments (or test stacks) sharing one NATS must not deduplicate each other.
- */
-export const documentEventMessageId = (row: { id: string; document_id: string }) =>
-  `doc-event-${row.document_id}-${row.id}`;
 
 const BATCH = 200;
 const IDLE_POLL_MS = 250;
@@ -28,7 +22,7 @@ export interface OutboxRelay {
 
 /** Starts the relay loop; a failing pass (NATS down) is retried on the next tick. */
 export async function startOutboxRelay(db: Knex, nc: NatsConnection, log: Logger): Promise<OutboxRelay> {
-  await ensureStream(nc, DOCUMENT_EVENTS_STREAM, ["redline.documents.v1.>"]);
+  await ensureStream(nc, DOCUMENT_EVENTS_STREAM, DOCUMENT_EVENTS_SUBJECTS);
   const js = nc.jetstream();
   let stopped = false;
   let wake: (() => void) | null = null;
@@ -37,7 +31,7 @@ export async function startOutboxRelay(db: Knex, nc: NatsConnection, log: Logger
   async function pass(): Promise<number> {
     const rows = await unpublishedEvents(db, BATCH);
     for (const row of rows) {
-      await publishJson(js, documentEventSubject(row.event_type, row.owner_id), documentEventMessageId(row), {
+      const event: DocumentEvent = {
         id: Number(row.id),
         type: row.event_type,
         owner_id: row.owner_id,
@@ -45,8 +39,9 @@ export async function startOutboxRelay(db: Knex, nc: NatsConnection, log: Logger
         version_id: row.version_id,
         session_id: row.session_id,
         payload: row.payload,
-        created_at: row.created_at,
-      });
+        created_at: new Date(row.created_at).toISOString(),
+      };
+      await publishJson(js, documentEventSubject(row.event_type, row.owner_id), documentEventMessageId(row), event);
     }
     if (rows.length > 0)
       await markPublished(

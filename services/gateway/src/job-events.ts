@@ -1,15 +1,11 @@
 // Live job events for progress streams: one NATS connection per gateway, opened on the first
 // stream, with a subscription per streamed job on redline.jobs.v1.<job_id>. Postgres (through
 // the agent's GetJobEvents) stays the record: a stream replays from it and fills any gap.
+import { decodeJobEvent, type JobEvent, jobSubject } from "@redline/event-contracts";
 import { connectNats, type Logger, type NatsConnection } from "@redline/service-kit";
 
 /** One event as the agent publishes it. */
-export interface WireJobEvent {
-  sequence: number;
-  type: string;
-  data: Record<string, unknown>;
-  created_at: string;
-}
+export type WireJobEvent = JobEvent;
 
 /** Subscriptions to job events. */
 export interface JobEventFeed {
@@ -35,12 +31,11 @@ export function createJobEventFeed(natsUrl: string | undefined, log: Logger): Jo
     async subscribe(jobId, onEvent) {
       if (!natsUrl) return () => {};
       const nc = await connection();
-      const sub = nc.subscribe(`redline.jobs.v1.${jobId}`);
-      const decoder = new TextDecoder();
+      const sub = nc.subscribe(jobSubject(jobId));
       void (async () => {
         for await (const msg of sub) {
           try {
-            onEvent(JSON.parse(decoder.decode(msg.data)) as WireJobEvent);
+            onEvent(decodeJobEvent(msg.data));
           } catch (err) {
             log.warn({ err, jobId }, "undecodable job event");
           }

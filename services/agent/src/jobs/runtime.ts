@@ -1,5 +1,6 @@
 // What the job commands and the worker pool share: the agent's context plus the jobs database,
 // NATS, the pool's config, this instance's id and the jobs it runs right now.
+import { encodeJobEvent, type JobEvent, jobSubject } from "@redline/event-contracts";
 import type { sessionsCheckpointsV1, sessionsV1 } from "@redline/grpc-stubs";
 import type { Knex, NatsConnection, RpcClient } from "@redline/service-kit";
 import type { AgentContext, JobsConfig } from "../context.js";
@@ -46,18 +47,8 @@ export interface IdleWorker {
   release(): void;
 }
 
-/** NATS subject of one job's events (core NATS; Postgres keeps them for replay). */
-export function jobSubject(jobId: string): string {
-  return `redline.jobs.v1.${jobId}`;
-}
-
 /** The wire form of an event, on NATS and in GetJobEvents. */
-export interface WireEvent {
-  sequence: number;
-  type: string;
-  data: Record<string, unknown>;
-  created_at: string;
-}
+export type WireEvent = JobEvent;
 
 /** Publishes stored events to NATS; a lost message is recovered by the reader's replay. */
 export function publishEvents(ctx: JobsContext, rows: JobEventRow[]): void {
@@ -69,7 +60,7 @@ export function publishEvents(ctx: JobsContext, rows: JobEventRow[]): void {
       created_at: new Date(r.created_at).toISOString(),
     };
     try {
-      ctx.nats.publish(jobSubject(r.job_id), new TextEncoder().encode(JSON.stringify(wire)));
+      ctx.nats.publish(jobSubject(r.job_id), encodeJobEvent(wire));
     } catch (err) {
       ctx.log.warn({ err, jobId: r.job_id }, "publishing a job event failed; readers replay it from Postgres");
     }
