@@ -7,3 +7,4 @@ export * from "./messaging.js";
 export * from "./object-store.js";
 export * from "./principal.js";
 export * from "./rpc.js";
+export * from "./serve.js";
