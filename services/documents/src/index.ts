@@ -3,7 +3,7 @@ export { archiveDocument, listDocumentEvents, listDocuments, unarchiveDocument }
 export { createDocument, deriveTitle, replaceDocument } from "./commands/load.js";
 export { getDocument } from "./commands/read.js";
 export { diffChunks, saveDocument } from "./commands/save.js";
-export { migrations, SCHEMA } from "./migrations.js";
+export { migrations, SCHEMA } from "./db/migrations.js";
 export {
   type DocumentsConfig,
   documentsHandlers,

@@ -28,11 +28,11 @@ import {
   updateDocument,
 } from "./commands/library.js";
 import { createDocument, type DocumentView, replaceDocument } from "./commands/load.js";
+import { startOutboxRelay } from "./commands/outbox-relay.js";
 import { getDocument } from "./commands/read.js";
 import { saveDocument } from "./commands/save.js";
-import { migrations, SCHEMA } from "./migrations.js";
-import { startOutboxRelay } from "./outbox-relay.js";
-import type { ConflictRow, DocumentRow } from "./tables.js";
+import { migrations, SCHEMA } from "./db/migrations.js";
+import type { ConflictRow, DocumentRow } from "./db/tables.js";
 
 /** Documents configuration. */
 export interface DocumentsConfig {

@@ -4,26 +4,23 @@ import { randomUUID } from "node:crypto";
 import { ChunkError, type ChunkOperation, type ChunkRecord, partOf, validateChunkHtml } from "@redline/html-chunks";
 import { ConflictError, InputError, type Knex, NotFoundError } from "@redline/service-kit";
 import { generateNKeysBetween } from "fractional-indexing";
-import { SCHEMA } from "../migrations.js";
+import { insertConflicts } from "../db/store/conflicts.js";
+import { findDocument, updateHead } from "../db/store/documents.js";
+import { appendOutbox } from "../db/store/outbox.js";
 import {
-  appendOutbox,
   chunksAt,
   chunksAtSeq,
   chunksChangedSince,
   closeRevisions,
-  findDocument,
-  findVersion,
-  insertConflicts,
   insertRevisions,
-  insertVersion,
-  isHeadingHtml,
   lastRevision,
   liveChunks,
   livePositions,
   nextLivePosition,
-  updateHead,
-} from "../store.js";
-import type { ChunkRevisionRow, ConflictRow, DocumentRow, VersionRow } from "../tables.js";
+} from "../db/store/revisions.js";
+import { findVersion, findVersionByKey, insertVersion } from "../db/store/versions.js";
+import type { ChunkRevisionRow, ConflictRow, DocumentRow } from "../db/tables.js";
+import { isHeadingHtml } from "./headings.js";
 
 /** A change record (unshown-parts.md, Change records). */
 export interface ChangeRecordView {
@@ -200,9 +197,7 @@ export async function commitInTransaction(
   }
   if (input.idempotencyKey) {
     // The document row is locked above, so a concurrent commit with the same key waits here.
-    const earlier = await trx<VersionRow>(`${SCHEMA}.versions`)
-      .where({ document_id: doc.id, idempotency_key: input.idempotencyKey })
-      .first();
+    const earlier = await findVersionByKey(trx, doc.id, input.idempotencyKey);
     if (earlier) {
       const chunks = input.returnChunks
         ? (await chunksAt(trx, doc.id)).map((r) => ({ chunkId: r.chunk_id, html: r.html }))

@@ -3,17 +3,15 @@
 import { type ChunkRecord, headingLevel, tagOf, textOf } from "@redline/html-chunks";
 import { type Knex, NotFoundError } from "@redline/service-kit";
 import {
-  appendOutbox,
-  chunksAt,
-  eventsAfter,
   findDocument,
   findDocuments,
-  headChunks,
   listDocuments as listRows,
   setArchived,
   updateMeta,
-} from "../store.js";
-import type { DocumentRow, OutboxRow } from "../tables.js";
+} from "../db/store/documents.js";
+import { appendOutbox, eventsAfter } from "../db/store/outbox.js";
+import { chunksAt, headChunks } from "../db/store/revisions.js";
+import type { DocumentRow, OutboxRow } from "../db/tables.js";
 import { SNAPSHOT } from "./read.js";
 
 /** Chunks shown in a list preview. */

@@ -3,18 +3,12 @@ import { createHash, randomUUID } from "node:crypto";
 import { type ChunkRecord, chunkHtml, sections, textOf } from "@redline/html-chunks";
 import { type Knex, NotFoundError } from "@redline/service-kit";
 import { generateKeyBetween, generateNKeysBetween } from "fractional-indexing";
-import {
-  appendOutbox,
-  chunksAt,
-  closeRevisions,
-  findDocument,
-  insertNewDocument,
-  insertRevisions,
-  insertVersion,
-  isHeadingHtml,
-  updateHead,
-} from "../store.js";
-import type { ChunkRevisionRow, DocumentRow } from "../tables.js";
+import { findDocument, insertNewDocument, updateHead } from "../db/store/documents.js";
+import { appendOutbox } from "../db/store/outbox.js";
+import { chunksAt, closeRevisions, insertRevisions } from "../db/store/revisions.js";
+import { insertVersion } from "../db/store/versions.js";
+import type { ChunkRevisionRow, DocumentRow } from "../db/tables.js";
+import { isHeadingHtml } from "./headings.js";
 import { getDocument } from "./read.js";
 
 /** A document as returned by the commands: its row and (when read) its chunks in order. */

@@ -1,7 +1,9 @@
 // Reading documents at head or at a version.
 import type { ChunkRecord } from "@redline/html-chunks";
 import { type Knex, NotFoundError } from "@redline/service-kit";
-import { chunksAt, findDocument, findVersion } from "../store.js";
+import { findDocument } from "../db/store/documents.js";
+import { chunksAt } from "../db/store/revisions.js";
+import { findVersion } from "../db/store/versions.js";
 import type { DocumentView } from "./load.js";
 
 /**

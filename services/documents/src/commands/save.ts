@@ -3,8 +3,10 @@
 // exactly like an AI edit does, and writes only the chunks it changed.
 import { type ChunkOperation, type ChunkRecord, chunkHtml, partOf } from "@redline/html-chunks";
 import { InputError, type Knex, NotFoundError } from "@redline/service-kit";
-import { chunksAt, findDocument, findVersion } from "../store.js";
-import type { DocumentRow } from "../tables.js";
+import { findDocument } from "../db/store/documents.js";
+import { chunksAt } from "../db/store/revisions.js";
+import { findVersion } from "../db/store/versions.js";
+import type { DocumentRow } from "../db/tables.js";
 import { commitOperations } from "./commit.js";
 import { getDocument, SNAPSHOT } from "./read.js";
 
