@@ -80,6 +80,14 @@ export function saveChunks(html: string, base: ChunkRecord[]): ChunkRecord[] {
   return chunkHtml(html, { knownIds: new Set(base.map((c) => c.chunkId)), parts }).chunks;
 }
 
+/** What a save did: the row after it, the chunks it changed, whether it merged, and head's chunks. */
+export interface SaveResult {
+  row: DocumentRow;
+  changedChunkIds: string[];
+  merged: boolean;
+  chunks: ChunkRecord[];
+}
+
 /**
  * Saves the user's edited HTML (sanitized and chunked by saveChunks) as one version, based on
  * `baseVersionId` (head when empty): chunks the save changed against its base are committed on
@@ -91,7 +99,7 @@ export async function saveDocument(
   db: Knex,
   ownerId: string,
   input: { documentId: string; html: string; baseVersionId: string; sessionId: string },
-): Promise<{ row: DocumentRow; changedChunkIds: string[]; merged: boolean; chunks: ChunkRecord[] }> {
+): Promise<SaveResult> {
   // The base is read in one snapshot: head's version id and the live chunks belong together.
   const { doc, seq, base } = await db.transaction(async (trx) => {
     const found = await findDocument(trx, ownerId, input.documentId);
