@@ -4,7 +4,7 @@
 import { type ChunkOperation, type ChunkRecord, chunkHtml, partOf } from "@redline/html-chunks";
 import { InputError, type Knex, NotFoundError } from "@redline/service-kit";
 import { findDocument } from "../db/store/documents.js";
-import { chunksAt } from "../db/store/revisions.js";
+import { chunkRecordsAt } from "../db/store/revisions.js";
 import { findVersion } from "../db/store/versions.js";
 import type { DocumentRow } from "../db/tables.js";
 import { commitOperations } from "./commit.js";
@@ -110,8 +110,7 @@ export async function saveDocument(
       if (!version) throw new InputError("base_version_id is not a version of this document");
       baseSeq = version.seq;
     }
-    const rows = await chunksAt(trx, found.id, baseSeq);
-    return { doc: found, seq: baseSeq, base: rows.map((r) => ({ chunkId: r.chunk_id, html: r.html })) };
+    return { doc: found, seq: baseSeq, base: await chunkRecordsAt(trx, found.id, baseSeq) };
   }, SNAPSHOT);
   const next = saveChunks(input.html, base);
   const ops = diffChunks(base, next);
@@ -135,7 +134,7 @@ export async function saveDocument(
   let chunks = seq !== undefined ? result.chunks : next;
   if (seq === undefined && result.merged) {
     // Another commit landed between the read and this one: read exactly the version written.
-    chunks = (await chunksAt(db, doc.id, result.row.head_seq)).map((r) => ({ chunkId: r.chunk_id, html: r.html }));
+    chunks = await chunkRecordsAt(db, doc.id, result.row.head_seq);
   }
   return {
     row: result.row,

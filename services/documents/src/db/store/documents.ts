@@ -26,8 +26,17 @@ export function findDocument(db: Db, ownerId: string, id: string, forUpdate = fa
   const q = db<DocumentRow>(T.documents).where({ id, owner_id: ownerId }).first();
   return forUpdate ? q.forUpdate() : q;
 }
-/** Moves the document's head to a new version with its counts (and title/page setup when given). */
-export async function updateHead(
+/** Updates the document row (bumping updated_at) and returns it as it is now. */
+async function updateRow(db: Db, id: string, fields: Record<string, unknown>): Promise<DocumentRow> {
+  const [row] = await db<DocumentRow>(T.documents)
+    .where({ id })
+    .update({ ...fields, updated_at: db.fn.now() })
+    .returning("*");
+  return row;
+}
+
+/** Moves the document's head to a new version with its counts (and title/page setup when given); the row after. */
+export function updateHead(
   db: Db,
   id: string,
   head: {
@@ -38,18 +47,15 @@ export async function updateHead(
     title?: string;
     pageSetup?: Record<string, unknown> | null;
   },
-): Promise<void> {
-  await db(T.documents)
-    .where({ id })
-    .update({
-      head_version_id: head.versionId,
-      head_seq: head.seq,
-      chunk_count: head.chunkCount,
-      section_count: head.sectionCount,
-      updated_at: db.fn.now(),
-      ...(head.title !== undefined ? { title: head.title } : {}),
-      ...pageSetupColumn(head.pageSetup),
-    });
+): Promise<DocumentRow> {
+  return updateRow(db, id, {
+    head_version_id: head.versionId,
+    head_seq: head.seq,
+    chunk_count: head.chunkCount,
+    section_count: head.sectionCount,
+    ...(head.title !== undefined ? { title: head.title } : {}),
+    ...pageSetupColumn(head.pageSetup),
+  });
 }
 /** A new document at version 1, as insertNewDocument writes it. */
 export interface NewDocument {
@@ -147,24 +153,19 @@ export function findDocuments(db: Db, ownerId: string, ids: string[]): Promise<D
   return db<DocumentRow>(T.documents).where({ owner_id: ownerId }).whereIn("id", valid);
 }
 
-/** Sets or clears archived_at and bumps updated_at. */
-export async function setArchived(db: Db, id: string, archived: boolean): Promise<void> {
-  await db(T.documents)
-    .where({ id })
-    .update({ archived_at: archived ? db.fn.now() : null, updated_at: db.fn.now() });
+/** Sets or clears archived_at and bumps updated_at; the row after. */
+export function setArchived(db: Db, id: string, archived: boolean): Promise<DocumentRow> {
+  return updateRow(db, id, { archived_at: archived ? db.fn.now() : null });
 }
 
-/** Updates title and/or page setup and bumps updated_at. */
-export async function updateMeta(
+/** Updates title and/or page setup and bumps updated_at; the row after. */
+export function updateMeta(
   db: Db,
   id: string,
   fields: { title?: string; pageSetup?: Record<string, unknown> | null },
-): Promise<void> {
-  await db(T.documents)
-    .where({ id })
-    .update({
-      updated_at: db.fn.now(),
-      ...(fields.title !== undefined ? { title: fields.title } : {}),
-      ...pageSetupColumn(fields.pageSetup),
-    });
+): Promise<DocumentRow> {
+  return updateRow(db, id, {
+    ...(fields.title !== undefined ? { title: fields.title } : {}),
+    ...pageSetupColumn(fields.pageSetup),
+  });
 }

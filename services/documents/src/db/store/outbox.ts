@@ -45,3 +45,18 @@ export function eventsAfter(
   if (q.excludeSessionId) query.whereNot({ session_id: q.excludeSessionId });
   return query.orderBy("id", "asc").limit(q.limit + 1);
 }
+
+/** Appends a `document_updated` event (the change is in `payload.kind`) to the outbox; see appendOutbox. */
+export function appendDocumentUpdated(
+  db: Knex.Transaction,
+  e: { ownerId: string; documentId: string; versionId: string; sessionId: string; payload: Record<string, unknown> },
+): Promise<string> {
+  return appendOutbox(db, {
+    event_type: "document_updated",
+    owner_id: e.ownerId,
+    document_id: e.documentId,
+    version_id: e.versionId,
+    session_id: e.sessionId,
+    payload: e.payload,
+  });
+}

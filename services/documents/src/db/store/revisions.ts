@@ -1,4 +1,5 @@
 // SQL of documents.chunk_revisions: a row per revision of a chunk, live for valid_from <= seq < valid_to.
+import type { ChunkRecord } from "@redline/html-chunks";
 import { type ChunkRevisionRow, type Db, TABLES as T } from "../tables.js";
 
 /** Rows per unnest() insert of chunk revisions: bounds one statement's size, not its parameters. */
@@ -14,6 +15,11 @@ export function chunksAt(
   if (seq === undefined) q.whereNull("valid_to");
   else q.where("valid_from", "<=", seq).andWhere((w) => w.whereNull("valid_to").orWhere("valid_to", ">", seq));
   return q.orderBy("position", "asc");
+}
+
+/** The chunks of version `seq` (head when omitted) as records, in document order. */
+export async function chunkRecordsAt(db: Db, documentId: string, seq?: number): Promise<ChunkRecord[]> {
+  return (await chunksAt(db, documentId, seq)).map((r) => ({ chunkId: r.chunk_id, html: r.html }));
 }
 
 /** Live revisions of the given chunk ids (O(k) with the partial unique index). */
