@@ -137,8 +137,8 @@ async function insertPosition(
   keys: InsertKeys,
   operations: ChunkOperation[],
   index: number,
+  op: InsertOperation,
 ): Promise<string> {
-  const op = operations[index] as InsertOperation;
   let position = keys.chain.get(index);
   if (position === undefined || current(plan, op.afterChunkId ?? "") === undefined) {
     const lower = await anchorPosition(trx, plan, op, index);
@@ -160,13 +160,13 @@ async function planInsert(
   keys: InsertKeys,
   operations: ChunkOperation[],
   index: number,
+  op: InsertOperation,
 ): Promise<void> {
-  const op = operations[index] as InsertOperation;
   if (current(plan, op.chunkId)) throw invalidOperation(index, `chunk ${op.chunkId} already exists`);
   // A new chunk is in the flow; a chunk moved in this version (deleted above) keeps its part.
   const movedFrom = plan.live.get(op.chunkId);
   const html = checkedHtml(plan, op.html, op.chunkId, movedFrom ? (partOf(movedFrom.html) ?? null) : null);
-  const position = await insertPosition(trx, plan, keys, operations, index);
+  const position = await insertPosition(trx, plan, keys, operations, index, op);
   const row: ChunkRevisionRow = {
     document_id: plan.documentId,
     chunk_id: op.chunkId,
@@ -238,7 +238,7 @@ export async function planRevisions(
   };
   for (const [index, op] of operations.entries()) {
     try {
-      if (op.kind === "insert") await planInsert(trx, plan, keys, operations, index);
+      if (op.kind === "insert") await planInsert(trx, plan, keys, operations, index, op);
       else planEdit(plan, op, index);
     } catch (err) {
       if (err instanceof ChunkError) throw invalidOperation(index, err.message);

@@ -49,7 +49,7 @@ function commit(documentId: string, baseVersionId: string, operations: ChunkOper
 const texts = async (documentId: string) =>
   (await getDocument(db, OWNER, { documentId, includeChunks: true })).chunks.map((c) => c.chunkId);
 
-describe("commitOperations", () => {
+describe("commitOperations on head", () => {
   it("applies replace, insert and delete as one version and keeps the head counts", async () => {
     const doc = await newDoc();
     const heading: ChunkOperation = {
@@ -84,7 +84,9 @@ describe("commitOperations", () => {
     await commit(doc.row.id, doc.versionId, [del("c_a"), insert("c_a", "c_c", "A moved")]);
     expect(await texts(doc.row.id)).toEqual(["c_b", "c_c", "c_a"]);
   });
+});
 
+describe("commitOperations on an older base", () => {
   it("merges disjoint changes onto a head that moved since the base", async () => {
     const doc = await newDoc();
     await commit(doc.row.id, doc.versionId, [replace("c_a", "other session")]);
@@ -133,7 +135,9 @@ describe("commitOperations", () => {
     expect(result.chunks.map((c) => c.html)).toEqual([p("c_a", "fine"), p("c_b", "theirs"), p("c_c", "C")]);
     expect(await openConflicts(db, OWNER, [doc.row.id], "c_b")).toHaveLength(1);
   });
+});
 
+describe("commitOperations refusals and retries", () => {
   it("replays a commit with the same idempotency key without writing", async () => {
     const doc = await newDoc();
     const first = await commit(doc.row.id, doc.versionId, [replace("c_a", "once")], { idempotencyKey: "k1" });

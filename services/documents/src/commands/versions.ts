@@ -23,6 +23,7 @@ async function ownedDocument(db: Knex.Transaction, ownerId: string, documentId: 
   return doc;
 }
 
+/** A store row with its count as the command's view of a version. */
 const view = ({ chunks_changed, ...row }: VersionRow & { chunks_changed: number }): VersionView => ({
   row,
   chunksChanged: chunks_changed,

@@ -22,6 +22,7 @@ import { updateDocument } from "./update-document.js";
 
 type Definition = Parameters<typeof bindService>[0];
 
+/** Binds RPC files (context first) to a service definition, handing each call the one context. */
 function bindWithContext<D extends Definition>(
   definition: D,
   ctx: DocumentsContext,
