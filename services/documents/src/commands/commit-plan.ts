@@ -39,9 +39,12 @@ export interface RevisionPlan {
 
 type InsertOperation = Extract<ChunkOperation, { kind: "insert" }>;
 
-/** Where inserts go: keys of runs already drawn, and the keys this version took so far. */
+/** Where inserts go: the version's operations, stored positions, keys of runs already drawn, and the keys taken so far. */
 interface InsertKeys {
+  operations: ChunkOperation[];
   nextStored: (after: string | null) => Promise<string | null>;
+  /** The most recent revision of a chunk, live or closed. */
+  lastRevision: (chunkId: string) => Promise<ChunkRevisionRow | undefined>;
   /** Keys drawn for later inserts of a run, by operation index. */
   chain: Map<number, string>;
   /** Positions taken by inserts of this version (a later insert's upper bound may be one). */
@@ -115,13 +118,13 @@ function record(
 
 /** The position of an insert's anchor (null at the start); an anchor deleted since the base keeps its place. */
 async function anchorPosition(
-  trx: Knex.Transaction,
   plan: RevisionPlan,
+  keys: InsertKeys,
   op: InsertOperation,
   index: number,
 ): Promise<string | null> {
   if (!op.afterChunkId) return null;
-  const anchor = current(plan, op.afterChunkId) ?? (await lastRevision(trx, plan.documentId, op.afterChunkId));
+  const anchor = current(plan, op.afterChunkId) ?? (await keys.lastRevision(op.afterChunkId));
   if (!anchor) throw invalidOperation(index, `unknown chunk ${op.afterChunkId}`);
   return anchor.position;
 }
@@ -132,19 +135,17 @@ async function anchorPosition(
  * of halving the gap once per insert (keys a character longer every few inserts).
  */
 async function insertPosition(
-  trx: Knex.Transaction,
   plan: RevisionPlan,
   keys: InsertKeys,
-  operations: ChunkOperation[],
-  index: number,
   op: InsertOperation,
+  index: number,
 ): Promise<string> {
   let position = keys.chain.get(index);
   if (position === undefined || current(plan, op.afterChunkId ?? "") === undefined) {
-    const lower = await anchorPosition(trx, plan, op, index);
+    const lower = await anchorPosition(plan, keys, op, index);
     let upper = await keys.nextStored(lower);
     for (const p of keys.taken) if ((lower === null || p > lower) && (upper === null || p < upper)) upper = p;
-    const run = chainLength(operations, index);
+    const run = chainLength(keys.operations, index);
     const drawn = generateNKeysBetween(lower, upper, run);
     for (let k = 1; k < run; k++) keys.chain.set(index + k, drawn[k]);
     position = drawn[0];
@@ -154,19 +155,12 @@ async function insertPosition(
 }
 
 /** Plans the insert at `index`: a new chunk, or one deleted earlier in this version coming back (a move). */
-async function planInsert(
-  trx: Knex.Transaction,
-  plan: RevisionPlan,
-  keys: InsertKeys,
-  operations: ChunkOperation[],
-  index: number,
-  op: InsertOperation,
-): Promise<void> {
+async function planInsert(plan: RevisionPlan, keys: InsertKeys, op: InsertOperation, index: number): Promise<void> {
   if (current(plan, op.chunkId)) throw invalidOperation(index, `chunk ${op.chunkId} already exists`);
   // A new chunk is in the flow; a chunk moved in this version (deleted above) keeps its part.
   const movedFrom = plan.live.get(op.chunkId);
   const html = checkedHtml(plan, op.html, op.chunkId, movedFrom ? (partOf(movedFrom.html) ?? null) : null);
-  const position = await insertPosition(trx, plan, keys, operations, index, op);
+  const position = await insertPosition(plan, keys, op, index);
   const row: ChunkRevisionRow = {
     document_id: plan.documentId,
     chunk_id: op.chunkId,
@@ -232,13 +226,15 @@ export async function planRevisions(
   };
   const insertCount = operations.filter((op) => op.kind === "insert").length;
   const keys: InsertKeys = {
+    operations,
     nextStored: await nextStoredPosition(trx, documentId, insertCount),
+    lastRevision: (chunkId) => lastRevision(trx, documentId, chunkId),
     chain: new Map(),
     taken: [],
   };
   for (const [index, op] of operations.entries()) {
     try {
-      if (op.kind === "insert") await planInsert(trx, plan, keys, operations, index, op);
+      if (op.kind === "insert") await planInsert(plan, keys, op, index);
       else planEdit(plan, op, index);
     } catch (err) {
       if (err instanceof ChunkError) throw invalidOperation(index, err.message);
