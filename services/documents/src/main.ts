@@ -1,13 +1,7 @@
-// Documents process entry: the only place that reads the environment.
-import { DEFAULT_ADDRS, onShutdown } from "@redline/service-kit";
+// Documents process entry: the environment becomes config, the service starts, signals close it.
+import { onShutdown } from "@redline/service-kit";
+import { loadConfig } from "./config.js";
 import { startDocumentsService } from "./service.js";
 
-const env = process.env;
-if (!env.DATABASE_URL || !env.NATS_URL) throw new Error("DATABASE_URL and NATS_URL must be set (pnpm start sets them)");
-const service = await startDocumentsService({
-  grpcAddress: env.DOCUMENTS_ADDR ?? DEFAULT_ADDRS.documents,
-  databaseUrl: env.DATABASE_URL,
-  natsUrl: env.NATS_URL,
-  logLevel: env.LOG_LEVEL,
-});
+const service = await startDocumentsService(loadConfig(process.env));
 onShutdown(() => service.close());

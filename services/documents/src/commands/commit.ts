@@ -1,41 +1,25 @@
 // Committing chunk operations as one version, writing O(k) rows for k operations, with the
 // three-way check against other sessions' commits since the writer's base version.
 import { randomUUID } from "node:crypto";
-import { ChunkError, type ChunkOperation, type ChunkRecord, partOf, validateChunkHtml } from "@redline/html-chunks";
+import type { ChunkOperation, ChunkRecord } from "@redline/html-chunks";
 import { ConflictError, InputError, type Knex, NotFoundError } from "@redline/service-kit";
-import { generateNKeysBetween } from "fractional-indexing";
-import { SCHEMA } from "../migrations.js";
+import { insertConflicts } from "../db/store/conflicts.js";
+import { findDocument } from "../db/store/documents.js";
 import {
-  appendOutbox,
-  chunksAt,
+  chunkRecordsAt,
   chunksAtSeq,
   chunksChangedSince,
   closeRevisions,
-  findDocument,
-  findVersion,
-  insertConflicts,
   insertRevisions,
-  insertVersion,
-  isHeadingHtml,
-  lastRevision,
   liveChunks,
-  livePositions,
-  nextLivePosition,
-  updateHead,
-} from "../store.js";
-import type { ChunkRevisionRow, ConflictRow, DocumentRow, VersionRow } from "../tables.js";
+} from "../db/store/revisions.js";
+import { findVersion, findVersionByKey } from "../db/store/versions.js";
+import type { ConflictRow, DocumentRow, VersionRow } from "../db/tables.js";
+import { type ChangeRecordView, planRevisions, type RevisionPlan, rowsToClose, rowsToInsert } from "./commit-plan.js";
+import { isHeadingHtml } from "./headings.js";
+import { recordVersion } from "./record-version.js";
 
-/** A change record (unshown-parts.md, Change records). */
-export interface ChangeRecordView {
-  changeId: string;
-  operation: "edit" | "create" | "delete";
-  chunkId: string;
-  documentId: string;
-  oldHtml: string;
-  newHtml: string;
-  aiExplanation: string;
-  insertAfterChunkId: string;
-}
+export type { ChangeRecordView } from "./commit-plan.js";
 
 /** A conflict as recorded (the row without its resolution fields). */
 export type NewConflict = Omit<ConflictRow, "created_at" | "resolved_at" | "resolved_version_id">;
@@ -83,10 +67,6 @@ export interface CommitInput {
 
 const MAX_MERGED_LISTED = 200;
 
-function invalid(index: number, message: string): InputError {
-  return new InputError(`operation ${index}: ${message}`, { code: "invalid_operation", operation_index: index });
-}
-
 /** Thrown inside the transaction so it rolls back; the conflicts are recorded after. */
 class PendingConflicts extends Error {
   constructor(
@@ -122,45 +102,6 @@ export function chunkConflictError(conflicts: NewConflict[], headVersionId: stri
   });
 }
 
-/** Inserts from `index` on that each anchor on the insert just before them (1 when none does). */
-function chainLength(operations: ChunkOperation[], index: number): number {
-  let n = 1;
-  while (true) {
-    const next = operations[index + n];
-    const prev = operations[index + n - 1];
-    if (next?.kind !== "insert" || next.afterChunkId !== prev.chunkId) return n;
-    n += 1;
-  }
-}
-
-/** Above this many inserts a commit reads the live positions once instead of once per run. */
-const BULK_POSITIONS = 256;
-
-/**
- * The first stored live position after a key (null at the end). Few inserts query per run (a
- * commit stays O(k) on a large document); many read the live positions once and binary-search.
- */
-async function nextStoredPosition(
-  trx: Knex.Transaction,
-  documentId: string,
-  inserts: number,
-): Promise<(after: string | null) => Promise<string | null>> {
-  if (inserts <= BULK_POSITIONS) return (after) => nextLivePosition(trx, documentId, after);
-  // Keys are ASCII, so JS string order is the column's C collation.
-  const sorted = await livePositions(trx, documentId);
-  return async (after) => {
-    if (after === null) return sorted[0] ?? null;
-    let lo = 0;
-    let hi = sorted.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >> 1;
-      if (sorted[mid] <= after) lo = mid + 1;
-      else hi = mid;
-    }
-    return sorted[lo] ?? null;
-  };
-}
-
 /**
  * Validates and commits `operations` on top of head as one version, with a `document_updated`
  * outbox event in the same transaction. Operations computed on an older base merge when they
@@ -183,237 +124,142 @@ export async function commitOperations(db: Knex, ownerId: string, input: CommitI
   }
 }
 
-/** commitOperations inside the caller's transaction (conflict rows are returned, not written). */
+/**
+ * commitOperations inside the caller's transaction (conflict rows are returned, not written),
+ * in phases: lock the document, replay an idempotent retry, merge against concurrent commits,
+ * plan the revision rows, write the version.
+ */
 export async function commitInTransaction(
   trx: Knex.Transaction,
   ownerId: string,
   input: CommitInput,
 ): Promise<CommitResult> {
   if (input.operations.length === 0) throw new InputError("no operations to commit");
-  const doc = await findDocument(trx, ownerId, input.documentId, true);
+  const doc = await lockWritableDocument(trx, ownerId, input.documentId);
+  const replayed = input.idempotencyKey ? await replay(trx, doc, input) : undefined;
+  if (replayed) return replayed;
+  const merge = await mergeOntoHead(trx, ownerId, doc, input);
+  const unchanged = { row: doc, changes: [], chunks: [], committed: false, replayed: false };
+  if (merge.operations.length === 0) return { ...unchanged, ...merge };
+  const plan = await planRevisions(trx, doc.id, doc.head_seq + 1, merge.operations, input.normalized ?? false);
+  const row = await writeVersion(trx, ownerId, doc, input, plan);
+  const chunks = input.returnChunks ? await chunkRecordsAt(trx, doc.id) : [];
+  return { ...merge, row, changes: plan.changes, chunks, committed: true, replayed: false };
+}
+
+/** The owner's document, locked for the commit. NotFoundError; ConflictError `document_archived`. */
+async function lockWritableDocument(trx: Knex.Transaction, ownerId: string, documentId: string): Promise<DocumentRow> {
+  const doc = await findDocument(trx, ownerId, documentId, true);
   if (!doc) throw new NotFoundError("Document not found");
   if (doc.archived_at) {
-    throw new ConflictError("The document is archived", {
-      code: "document_archived",
-      suggested_action: "unarchive",
-    });
+    throw new ConflictError("The document is archived", { code: "document_archived", suggested_action: "unarchive" });
   }
-  if (input.idempotencyKey) {
-    // The document row is locked above, so a concurrent commit with the same key waits here.
-    const earlier = await trx<VersionRow>(`${SCHEMA}.versions`)
-      .where({ document_id: doc.id, idempotency_key: input.idempotencyKey })
-      .first();
-    if (earlier) {
-      const chunks = input.returnChunks
-        ? (await chunksAt(trx, doc.id)).map((r) => ({ chunkId: r.chunk_id, html: r.html }))
-        : [];
-      return {
-        row: doc,
-        changes: [],
-        chunks,
-        merged: false,
-        mergedChunkIds: [],
-        conflicts: [],
-        committed: false,
-        replayed: true,
-      };
-    }
-  }
-  let merged = false;
-  let mergedChunkIds: string[] = [];
-  let operations = input.operations;
-  const conflicts: NewConflict[] = [];
-  if (input.baseVersionId && input.baseVersionId !== doc.head_version_id) {
-    const base = await findVersion(trx, doc.id, input.baseVersionId);
-    if (!base) throw new InputError("base_version_id is not a version of this document");
-    const changed = await chunksChangedSince(trx, doc.id, base.seq);
-    const touched = [
-      ...new Set(operations.filter((op) => op.kind !== "insert" && changed.has(op.chunkId)).map((op) => op.chunkId)),
-    ];
-    const clashing = new Set<string>();
-    if (touched.length > 0) {
-      const [atBase, atHead] = await Promise.all([
-        chunksAtSeq(trx, doc.id, base.seq, touched),
-        liveChunks(trx, doc.id, touched),
-      ]);
-      const baseHtml = new Map(atBase.map((r) => [r.chunk_id, r.html]));
-      const headHtml = new Map(atHead.map((r) => [r.chunk_id, r.html]));
-      // Both sides making the same change is no conflict: when the writer's last word on a chunk
-      // already is head (the same HTML, or both deleted it), its operations on it are dropped.
-      // The writer's last word on each chunk (one pass: a save may touch every chunk).
-      const lastOp = new Map(operations.map((op) => [op.chunkId, op]));
-      const converged = new Set(
-        touched.filter((id) => {
-          const last = lastOp.get(id);
-          if (last?.kind === "delete") return !headHtml.has(id);
-          return last?.kind === "replace" && headHtml.get(id) === last.html;
-        }),
-      );
-      operations = operations.filter((op) => op.kind === "insert" || !converged.has(op.chunkId));
-      const ids = touched.filter((id) => !converged.has(id));
-      for (const id of ids) clashing.add(id);
-      for (const id of ids) {
-        // The writer's last word on the chunk: its final replace, or "" when it deleted it.
-        const last = lastOp.get(id);
-        conflicts.push({
-          id: randomUUID(),
-          owner_id: ownerId,
-          document_id: doc.id,
-          chunk_id: id,
-          kind: input.writer ?? "chat",
-          session_id: input.sessionId,
-          base_html: baseHtml.get(id) ?? "",
-          ours_html: last && last.kind !== "delete" ? last.html : "",
-          theirs_html: headHtml.get(id) ?? "",
-          base_version_id: base.id,
-          head_version_id: doc.head_version_id,
-        });
-      }
-      if (conflicts.length > 0 && !input.recordConflicts) throw new PendingConflicts(conflicts, doc.head_version_id);
-      operations = operations.filter((op) => !clashing.has(op.chunkId));
-    }
-    merged = true;
-    mergedChunkIds = [...changed].filter((id) => !clashing.has(id)).slice(0, MAX_MERGED_LISTED);
-  }
-  if (operations.length === 0) {
-    return { row: doc, changes: [], chunks: [], merged, mergedChunkIds, conflicts, committed: false, replayed: false };
-  }
+  return doc;
+}
 
-  const seq = doc.head_seq + 1;
-  const targets = operations.filter((op) => op.kind !== "insert").map((op) => op.chunkId);
-  const anchors = operations.flatMap((op) => (op.kind === "insert" && op.afterChunkId ? [op.afterChunkId] : []));
-  const insertIds = operations.flatMap((op) => (op.kind === "insert" ? [op.chunkId] : []));
-  // One read for every chunk the operations name (inserted ids too: an insert of a chunk that is
-  // live and not deleted earlier in this commit is refused), instead of one read per insert.
-  const live = new Map(
-    (await liveChunks(trx, doc.id, [...new Set([...targets, ...anchors, ...insertIds])])).map((r) => [r.chunk_id, r]),
+/** The answer of a retried commit whose key already wrote a version, or undefined for a first call. */
+async function replay(trx: Knex.Transaction, doc: DocumentRow, input: CommitInput): Promise<CommitResult | undefined> {
+  // The document row is locked, so a concurrent commit with the same key waits for this one.
+  const earlier = await findVersionByKey(trx, doc.id, input.idempotencyKey ?? "");
+  if (!earlier) return undefined;
+  const chunks = input.returnChunks ? await chunkRecordsAt(trx, doc.id) : [];
+  const nothing = { changes: [], merged: false, mergedChunkIds: [], conflicts: [], committed: false };
+  return { row: doc, chunks, ...nothing, replayed: true };
+}
+
+/** The operations to apply on head after the three-way check, and what the check found. */
+interface Merge {
+  operations: ChunkOperation[];
+  merged: boolean;
+  mergedChunkIds: string[];
+  conflicts: NewConflict[];
+}
+
+/**
+ * Rebases the operations onto head when the base is older: chunks other sessions changed since
+ * the base are checked three-way; the rest merge. Throws PendingConflicts on a clash unless
+ * `recordConflicts`. InputError when the base is not a version of this document.
+ */
+async function mergeOntoHead(
+  trx: Knex.Transaction,
+  ownerId: string,
+  doc: DocumentRow,
+  input: CommitInput,
+): Promise<Merge> {
+  if (!input.baseVersionId || input.baseVersionId === doc.head_version_id)
+    return { operations: input.operations, merged: false, mergedChunkIds: [], conflicts: [] };
+  const base = await findVersion(trx, doc.id, input.baseVersionId);
+  if (!base) throw new InputError("base_version_id is not a version of this document");
+  const changed = await chunksChangedSince(trx, doc.id, base.seq);
+  const touched = [
+    ...new Set(
+      input.operations.filter((op) => op.kind !== "insert" && changed.has(op.chunkId)).map((op) => op.chunkId),
+    ),
+  ];
+  const { operations, conflicts } =
+    touched.length > 0
+      ? await threeWay(trx, ownerId, doc, base, input, touched)
+      : { operations: input.operations, conflicts: [] };
+  if (conflicts.length > 0 && !input.recordConflicts) throw new PendingConflicts(conflicts, doc.head_version_id);
+  const clashing = new Set(conflicts.map((c) => c.chunk_id));
+  const mergedChunkIds = [...changed].filter((id) => !clashing.has(id)).slice(0, MAX_MERGED_LISTED);
+  return { operations, merged: true, mergedChunkIds, conflicts };
+}
+
+/**
+ * The three-way check of the chunks both sides touched. Both making the same change (the
+ * writer's last word is head's HTML, or both deleted it) is no conflict: those operations are
+ * dropped. Every other touched chunk is a conflict, and the writer's operations on it are left out.
+ */
+async function threeWay(
+  trx: Knex.Transaction,
+  ownerId: string,
+  doc: DocumentRow,
+  base: VersionRow,
+  input: CommitInput,
+  touched: string[],
+): Promise<{ operations: ChunkOperation[]; conflicts: NewConflict[] }> {
+  const [atBase, atHead] = await Promise.all([
+    chunksAtSeq(trx, doc.id, base.seq, touched),
+    liveChunks(trx, doc.id, touched),
+  ]);
+  const baseHtml = new Map(atBase.map((r) => [r.chunk_id, r.html]));
+  const headHtml = new Map(atHead.map((r) => [r.chunk_id, r.html]));
+  // The writer's last word on each chunk (one pass: a save may touch every chunk).
+  const lastOp = new Map(input.operations.map((op) => [op.chunkId, op]));
+  const converged = new Set(
+    touched.filter((id) => {
+      const last = lastOp.get(id);
+      if (last?.kind === "delete") return !headHtml.has(id);
+      return last?.kind === "replace" && headHtml.get(id) === last.html;
+    }),
   );
-  const nextStored = await nextStoredPosition(trx, doc.id, insertIds.length);
-  const chainKeys = new Map<number, string>();
-  // Chunks created by this commit, with their positions, so later inserts can anchor on them.
-  const created = new Map<string, ChunkRevisionRow>();
-  const closed = new Set<string>();
-  // Rows to insert by chunk id: a later operation on the same chunk replaces its row.
-  const inserts = new Map<string, ChunkRevisionRow>();
-  const changes: ChangeRecordView[] = [];
-  // Positions taken by inserts of this commit (a later insert's upper bound may be one of them).
-  const newPositions: string[] = [];
-
-  const current = (id: string) => (closed.has(id) ? undefined : (created.get(id) ?? live.get(id)));
-  // Normalized input (a save's chunkHtml output) skips revalidation unless its part mark is not
-  // the one this chunk may carry; then validation strips it.
-  const checkedHtml = (html: string, id: string, part: string | null) =>
-    input.normalized && (partOf(html) ?? null) === part ? html : validateChunkHtml(html, id, { part });
-  for (const [index, op] of operations.entries()) {
-    try {
-      if (op.kind === "insert") {
-        // A chunk deleted earlier in this commit may come back elsewhere (a move): `live` holds
-        // it, `closed` says it went.
-        if (current(op.chunkId)) throw invalid(index, `chunk ${op.chunkId} already exists`);
-        // A new chunk is in the flow; a chunk moved in this commit (deleted above) keeps its part.
-        const movedFrom = live.get(op.chunkId);
-        const html = checkedHtml(op.html, op.chunkId, movedFrom ? (partOf(movedFrom.html) ?? null) : null);
-        let position = chainKeys.get(index);
-        if (position === undefined || current(op.afterChunkId ?? "") === undefined) {
-          let lower: string | null = null;
-          if (op.afterChunkId) {
-            // An anchor another session deleted since the base still has its place in the order.
-            const anchor = current(op.afterChunkId) ?? (await lastRevision(trx, doc.id, op.afterChunkId));
-            if (!anchor) throw invalid(index, `unknown chunk ${op.afterChunkId}`);
-            lower = anchor.position;
-          }
-          const stored = await nextStored(lower);
-          let upper = stored;
-          for (const p of newPositions) if ((lower === null || p > lower) && (upper === null || p < upper)) upper = p;
-          // A run of inserts each after the one before (a pasted block, a save's new paragraphs)
-          // gets its keys in one call: evenly spread, short keys, instead of halving the gap
-          // once per insert (keys a character longer every few inserts).
-          const run = chainLength(operations, index);
-          const keys = generateNKeysBetween(lower, upper, run);
-          for (let k = 1; k < run; k++) chainKeys.set(index + k, keys[k]);
-          position = keys[0];
-        }
-        newPositions.push(position);
-        const row: ChunkRevisionRow = {
-          document_id: doc.id,
-          chunk_id: op.chunkId,
-          position,
-          html,
-          valid_from: seq,
-          valid_to: null,
-        };
-        closed.delete(op.chunkId);
-        inserts.delete(op.chunkId);
-        created.set(op.chunkId, row);
-        inserts.set(op.chunkId, row);
-        changes.push({
-          changeId: randomUUID(),
-          operation: "create",
-          chunkId: op.chunkId,
-          documentId: doc.id,
-          oldHtml: "",
-          newHtml: html,
-          aiExplanation: op.explanation,
-          insertAfterChunkId: op.afterChunkId ?? "",
-        });
-        continue;
-      }
-      const prev = current(op.chunkId);
-      if (!prev) throw invalid(index, `unknown chunk ${op.chunkId}`);
-      if (op.kind === "delete") {
-        closed.add(op.chunkId);
-        created.delete(op.chunkId);
-        changes.push({
-          changeId: randomUUID(),
-          operation: "delete",
-          chunkId: op.chunkId,
-          documentId: doc.id,
-          oldHtml: prev.html,
-          newHtml: "",
-          aiExplanation: op.explanation,
-          insertAfterChunkId: "",
-        });
-        continue;
-      }
-      // An edit cannot turn a chunk into a header, footer, note list or comment it was not.
-      const html = checkedHtml(op.html, op.chunkId, partOf(prev.html) ?? null);
-      const row: ChunkRevisionRow = { ...prev, html, valid_from: seq, valid_to: null };
-      inserts.set(op.chunkId, row);
-      created.set(op.chunkId, row);
-      changes.push({
-        changeId: randomUUID(),
-        operation: "edit",
-        chunkId: op.chunkId,
-        documentId: doc.id,
-        oldHtml: prev.html,
-        newHtml: html,
-        aiExplanation: op.explanation,
-        insertAfterChunkId: "",
-      });
-    } catch (err) {
-      if (err instanceof ChunkError) throw invalid(index, err.message);
-      throw err;
-    }
-  }
-
-  // Every stored chunk that was revised, moved or deleted gets its live row closed at this version.
-  const toClose = [...live.keys()].filter((id) => closed.has(id) || created.has(id));
-  await closeRevisions(trx, doc.id, toClose, seq);
-  await insertRevisions(
-    trx,
-    [...inserts.values()].filter((r) => !closed.has(r.chunk_id)),
-  );
-  const versionId = randomUUID();
-  await insertVersion(trx, {
-    id: versionId,
-    document_id: doc.id,
-    seq,
-    parent_id: doc.head_version_id,
-    session_id: input.sessionId,
-    kind: "edit",
-    summary: input.summary.slice(0, 500),
-    idempotency_key: input.idempotencyKey || null,
+  const clashing = new Set(touched.filter((id) => !converged.has(id)));
+  const conflicts = [...clashing].map((id): NewConflict => {
+    // The writer's last word on the chunk: its final replace, or "" when it deleted it.
+    const last = lastOp.get(id);
+    return {
+      id: randomUUID(),
+      owner_id: ownerId,
+      document_id: doc.id,
+      chunk_id: id,
+      kind: input.writer ?? "chat",
+      session_id: input.sessionId,
+      base_html: baseHtml.get(id) ?? "",
+      ours_html: last && last.kind !== "delete" ? last.html : "",
+      theirs_html: headHtml.get(id) ?? "",
+      base_version_id: base.id,
+      head_version_id: doc.head_version_id,
+    };
   });
+  const operations = input.operations.filter(
+    (op) => (op.kind === "insert" || !converged.has(op.chunkId)) && !clashing.has(op.chunkId),
+  );
+  return { operations, conflicts };
+}
+
+/** Head's chunk and section counts after `changes`. */
+function countsAfter(doc: DocumentRow, changes: ChangeRecordView[]): { chunkCount: number; sectionCount: number } {
   let chunkCount = doc.chunk_count;
   let sectionCount = doc.section_count;
   for (const c of changes) {
@@ -422,22 +268,28 @@ export async function commitInTransaction(
     if (c.oldHtml && isHeadingHtml(c.oldHtml)) sectionCount -= 1;
     if (c.newHtml && isHeadingHtml(c.newHtml)) sectionCount += 1;
   }
-  await updateHead(trx, doc.id, { versionId, seq, chunkCount, sectionCount });
-  await appendOutbox(trx, {
-    event_type: "document_updated",
-    owner_id: ownerId,
-    document_id: doc.id,
-    version_id: versionId,
-    session_id: input.sessionId,
-    payload: {
-      kind: input.eventKind ?? "edit",
-      chunk_ids: [...new Set(changes.map((c) => c.chunkId))],
-      summary: input.summary.slice(0, 500),
-    },
+  return { chunkCount, sectionCount };
+}
+
+/** Writes the plan's revision rows and the version (row, head, event); the document row at the new head. */
+async function writeVersion(
+  trx: Knex.Transaction,
+  ownerId: string,
+  doc: DocumentRow,
+  input: CommitInput,
+  plan: RevisionPlan,
+): Promise<DocumentRow> {
+  await closeRevisions(trx, doc.id, rowsToClose(plan), plan.seq);
+  await insertRevisions(trx, rowsToInsert(plan));
+  const summary = input.summary.slice(0, 500);
+  const chunkIds = [...new Set(plan.changes.map((c) => c.chunkId))];
+  return recordVersion(trx, doc, {
+    ownerId,
+    sessionId: input.sessionId,
+    kind: "edit",
+    summary,
+    idempotencyKey: input.idempotencyKey,
+    head: countsAfter(doc, plan.changes),
+    payload: { kind: input.eventKind ?? "edit", chunk_ids: chunkIds, summary },
   });
-  const row = (await findDocument(trx, ownerId, doc.id)) as DocumentRow;
-  const chunks = input.returnChunks
-    ? (await chunksAt(trx, doc.id)).map((r) => ({ chunkId: r.chunk_id, html: r.html }))
-    : [];
-  return { row, changes, chunks, merged, mergedChunkIds, conflicts, committed: true, replayed: false };
 }

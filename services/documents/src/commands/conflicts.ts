@@ -2,8 +2,9 @@
 // resolved chunk on head while closing them, in one transaction.
 import type { ChunkOperation } from "@redline/html-chunks";
 import { type Knex, NotFoundError } from "@redline/service-kit";
-import { findConflict, liveChunks, openConflicts, resolveConflicts } from "../store.js";
-import type { ConflictRow, DocumentRow } from "../tables.js";
+import { findConflict, openConflicts, resolveConflicts } from "../db/store/conflicts.js";
+import { liveChunks } from "../db/store/revisions.js";
+import type { ConflictRow, DocumentRow } from "../db/tables.js";
 import { commitInTransaction } from "./commit.js";
 
 /**

@@ -3,17 +3,15 @@
 import { type ChunkRecord, headingLevel, tagOf, textOf } from "@redline/html-chunks";
 import { type Knex, NotFoundError } from "@redline/service-kit";
 import {
-  appendOutbox,
-  chunksAt,
-  eventsAfter,
   findDocument,
   findDocuments,
-  headChunks,
   listDocuments as listRows,
   setArchived,
   updateMeta,
-} from "../store.js";
-import type { DocumentRow, OutboxRow } from "../tables.js";
+} from "../db/store/documents.js";
+import { appendDocumentUpdated, eventsAfter } from "../db/store/outbox.js";
+import { chunkRecordsAt, headChunks } from "../db/store/revisions.js";
+import type { DocumentRow, OutboxRow } from "../db/tables.js";
 import { SNAPSHOT } from "./read.js";
 
 /** Chunks shown in a list preview. */
@@ -90,9 +88,14 @@ export async function describeDocument(
   const { row, chunks } = await db.transaction(async (trx) => {
     const found = await findDocument(trx, ownerId, documentId);
     if (!found) throw new NotFoundError("Document not found");
-    return { row: found, chunks: (await chunksAt(trx, found.id)).map((r) => ({ chunkId: r.chunk_id, html: r.html })) };
+    return { row: found, chunks: await chunkRecordsAt(trx, found.id) };
   }, SNAPSHOT);
   return { row, chunks, structure: structureOf(chunks) };
+}
+
+/** Who and what a metadata event is about: the document at its head version. */
+function eventOf(row: DocumentRow, sessionId: string) {
+  return { ownerId: row.owner_id, documentId: row.id, versionId: row.head_version_id, sessionId };
 }
 
 /**
@@ -107,20 +110,16 @@ export async function updateDocument(
   return db.transaction(async (trx) => {
     const doc = await findDocument(trx, ownerId, input.documentId, true);
     if (!doc) throw new NotFoundError("Document not found");
-    await updateMeta(trx, doc.id, { title: input.title, pageSetup: input.pageSetup });
-    await appendOutbox(trx, {
-      event_type: "document_updated",
-      owner_id: ownerId,
-      document_id: doc.id,
-      version_id: doc.head_version_id,
-      session_id: input.sessionId,
+    const row = await updateMeta(trx, doc.id, { title: input.title, pageSetup: input.pageSetup });
+    await appendDocumentUpdated(trx, {
+      ...eventOf(row, input.sessionId),
       payload: {
         kind: "metadata",
         ...(input.title !== undefined && { title: input.title }),
         ...(input.pageSetup !== undefined && { page_setup: input.pageSetup }),
       },
     });
-    return (await findDocument(trx, ownerId, doc.id)) as DocumentRow;
+    return row;
   });
 }
 
@@ -139,16 +138,10 @@ async function setArchiveState(
     const doc = await findDocument(trx, ownerId, input.documentId, true);
     if (!doc) return { changed: false };
     if ((doc.archived_at !== null) === archived) return { row: doc, changed: false };
-    await setArchived(trx, doc.id, archived);
-    await appendOutbox(trx, {
-      event_type: "document_updated",
-      owner_id: ownerId,
-      document_id: doc.id,
-      version_id: doc.head_version_id,
-      session_id: input.sessionId,
-      payload: { kind: archived ? "archived" : "unarchived" },
-    });
-    return { row: (await findDocument(trx, ownerId, doc.id)) as DocumentRow, changed: true };
+    const row = await setArchived(trx, doc.id, archived);
+    const payload = { kind: archived ? "archived" : "unarchived" };
+    await appendDocumentUpdated(trx, { ...eventOf(row, input.sessionId), payload });
+    return { row, changed: true };
   });
 }
 

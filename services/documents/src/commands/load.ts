@@ -3,19 +3,12 @@ import { createHash, randomUUID } from "node:crypto";
 import { type ChunkRecord, chunkHtml, sections, textOf } from "@redline/html-chunks";
 import { type Knex, NotFoundError } from "@redline/service-kit";
 import { generateKeyBetween, generateNKeysBetween } from "fractional-indexing";
-import {
-  appendOutbox,
-  chunksAt,
-  closeRevisions,
-  findDocument,
-  insertNewDocument,
-  insertRevisions,
-  insertVersion,
-  isHeadingHtml,
-  updateHead,
-} from "../store.js";
-import type { ChunkRevisionRow, DocumentRow } from "../tables.js";
+import { findDocument, insertNewDocument } from "../db/store/documents.js";
+import { chunksAt, closeRevisions, insertRevisions } from "../db/store/revisions.js";
+import type { ChunkRevisionRow, DocumentRow } from "../db/tables.js";
+import { isHeadingHtml } from "./headings.js";
 import { getDocument } from "./read.js";
+import { recordVersion } from "./record-version.js";
 
 /** A document as returned by the commands: its row and (when read) its chunks in order. */
 export interface DocumentView {
@@ -150,6 +143,28 @@ function planReplace(
   return { keep, positions };
 }
 
+/** The live rows a replace closes and the rows it inserts, as version `head_seq + 1`. */
+function replaceRevisions(
+  doc: DocumentRow,
+  live: { chunk_id: string; html: string; position: string }[],
+  chunks: ChunkRecord[],
+): { toClose: string[]; rows: ChunkRevisionRow[] } {
+  const { keep, positions } = planReplace(live, chunks);
+  const nextIds = new Set(chunks.map((c) => c.chunkId));
+  const toClose = live.filter((r) => !keep.has(r.chunk_id) || !nextIds.has(r.chunk_id)).map((r) => r.chunk_id);
+  const rows = chunks
+    .filter((c) => !keep.has(c.chunkId))
+    .map((c) => ({
+      document_id: doc.id,
+      chunk_id: c.chunkId,
+      position: positions.get(c.chunkId) ?? generateKeyBetween(null, null),
+      html: c.html,
+      valid_from: doc.head_seq + 1,
+      valid_to: null,
+    }));
+  return { toClose, rows };
+}
+
 /**
  * Replaces a document's content verbatim as a new version. Chunks whose id and HTML are
  * unchanged keep their stored revision; the rest are revised, inserted or closed. Part marks
@@ -172,50 +187,22 @@ export async function replaceDocument(
   return db.transaction(async (trx) => {
     const doc = await findDocument(trx, ownerId, input.documentId, true);
     if (!doc) throw new NotFoundError("Document not found");
-    const live = await chunksAt(trx, doc.id);
-    const { keep, positions } = planReplace(live, chunks);
-    const seq = doc.head_seq + 1;
-    const versionId = randomUUID();
-    const nextIds = new Set(chunks.map((c) => c.chunkId));
-    const toClose = live.filter((r) => !keep.has(r.chunk_id) || !nextIds.has(r.chunk_id)).map((r) => r.chunk_id);
-    await closeRevisions(trx, doc.id, toClose, seq);
-    const rows: ChunkRevisionRow[] = chunks
-      .filter((c) => !keep.has(c.chunkId))
-      .map((c) => ({
-        document_id: doc.id,
-        chunk_id: c.chunkId,
-        position: positions.get(c.chunkId) ?? generateKeyBetween(null, null),
-        html: c.html,
-        valid_from: seq,
-        valid_to: null,
-      }));
+    const { toClose, rows } = replaceRevisions(doc, await chunksAt(trx, doc.id), chunks);
+    await closeRevisions(trx, doc.id, toClose, doc.head_seq + 1);
     await insertRevisions(trx, rows);
-    await insertVersion(trx, {
-      id: versionId,
-      document_id: doc.id,
-      seq,
-      parent_id: doc.head_version_id,
-      session_id: input.sessionId,
+    const row = await recordVersion(trx, doc, {
+      ownerId,
+      sessionId: input.sessionId,
       kind: "replace",
       summary: "content replaced",
-    });
-    await updateHead(trx, doc.id, {
-      versionId,
-      seq,
-      chunkCount: chunks.length,
-      sectionCount: chunks.filter((c) => isHeadingHtml(c.html)).length,
-      title: input.title?.trim() || undefined,
-      pageSetup: input.pageSetup === undefined ? undefined : input.pageSetup,
-    });
-    await appendOutbox(trx, {
-      event_type: "document_updated",
-      owner_id: ownerId,
-      document_id: doc.id,
-      version_id: versionId,
-      session_id: input.sessionId,
+      head: {
+        chunkCount: chunks.length,
+        sectionCount: chunks.filter((c) => isHeadingHtml(c.html)).length,
+        title: input.title?.trim() || undefined,
+        pageSetup: input.pageSetup,
+      },
       payload: { kind: "replace", changed_chunks: new Set([...toClose, ...rows.map((r) => r.chunk_id)]).size },
     });
-    const row = (await findDocument(trx, ownerId, doc.id)) as DocumentRow;
-    return { row, chunks, versionId };
+    return { row, chunks, versionId: row.head_version_id };
   });
 }

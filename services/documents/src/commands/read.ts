@@ -1,7 +1,8 @@
 // Reading documents at head or at a version.
-import type { ChunkRecord } from "@redline/html-chunks";
 import { type Knex, NotFoundError } from "@redline/service-kit";
-import { chunksAt, findDocument, findVersion } from "../store.js";
+import { findDocument } from "../db/store/documents.js";
+import { chunkRecordsAt } from "../db/store/revisions.js";
+import { findVersion } from "../db/store/versions.js";
 import type { DocumentView } from "./load.js";
 
 /**
@@ -36,10 +37,6 @@ async function readDocument(
     seq = version.seq;
     versionId = version.id;
   }
-  let chunks: ChunkRecord[] = [];
-  if (input.includeChunks) {
-    const rows = await chunksAt(db, row.id, seq === row.head_seq ? undefined : seq);
-    chunks = rows.map((r) => ({ chunkId: r.chunk_id, html: r.html }));
-  }
+  const chunks = input.includeChunks ? await chunkRecordsAt(db, row.id, seq === row.head_seq ? undefined : seq) : [];
   return { row, chunks, versionId };
 }

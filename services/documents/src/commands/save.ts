@@ -3,8 +3,10 @@
 // exactly like an AI edit does, and writes only the chunks it changed.
 import { type ChunkOperation, type ChunkRecord, chunkHtml, partOf } from "@redline/html-chunks";
 import { InputError, type Knex, NotFoundError } from "@redline/service-kit";
-import { chunksAt, findDocument, findVersion } from "../store.js";
-import type { DocumentRow } from "../tables.js";
+import { findDocument } from "../db/store/documents.js";
+import { chunkRecordsAt } from "../db/store/revisions.js";
+import { findVersion } from "../db/store/versions.js";
+import type { DocumentRow } from "../db/tables.js";
 import { commitOperations } from "./commit.js";
 import { getDocument, SNAPSHOT } from "./read.js";
 
@@ -78,6 +80,14 @@ export function saveChunks(html: string, base: ChunkRecord[]): ChunkRecord[] {
   return chunkHtml(html, { knownIds: new Set(base.map((c) => c.chunkId)), parts }).chunks;
 }
 
+/** What a save did: the row after it, the chunks it changed, whether it merged, and head's chunks. */
+export interface SaveResult {
+  row: DocumentRow;
+  changedChunkIds: string[];
+  merged: boolean;
+  chunks: ChunkRecord[];
+}
+
 /**
  * Saves the user's edited HTML (sanitized and chunked by saveChunks) as one version, based on
  * `baseVersionId` (head when empty): chunks the save changed against its base are committed on
@@ -89,7 +99,7 @@ export async function saveDocument(
   db: Knex,
   ownerId: string,
   input: { documentId: string; html: string; baseVersionId: string; sessionId: string },
-): Promise<{ row: DocumentRow; changedChunkIds: string[]; merged: boolean; chunks: ChunkRecord[] }> {
+): Promise<SaveResult> {
   // The base is read in one snapshot: head's version id and the live chunks belong together.
   const { doc, seq, base } = await db.transaction(async (trx) => {
     const found = await findDocument(trx, ownerId, input.documentId);
@@ -100,8 +110,7 @@ export async function saveDocument(
       if (!version) throw new InputError("base_version_id is not a version of this document");
       baseSeq = version.seq;
     }
-    const rows = await chunksAt(trx, found.id, baseSeq);
-    return { doc: found, seq: baseSeq, base: rows.map((r) => ({ chunkId: r.chunk_id, html: r.html })) };
+    return { doc: found, seq: baseSeq, base: await chunkRecordsAt(trx, found.id, baseSeq) };
   }, SNAPSHOT);
   const next = saveChunks(input.html, base);
   const ops = diffChunks(base, next);
@@ -125,7 +134,7 @@ export async function saveDocument(
   let chunks = seq !== undefined ? result.chunks : next;
   if (seq === undefined && result.merged) {
     // Another commit landed between the read and this one: read exactly the version written.
-    chunks = (await chunksAt(db, doc.id, result.row.head_seq)).map((r) => ({ chunkId: r.chunk_id, html: r.html }));
+    chunks = await chunkRecordsAt(db, doc.id, result.row.head_seq);
   }
   return {
     row: result.row,

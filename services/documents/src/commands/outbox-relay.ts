@@ -9,7 +9,7 @@ import {
   documentEventSubject,
 } from "@redline/event-contracts";
 import { ensureStream, type Knex, type Logger, type NatsConnection, publishJson } from "@redline/service-kit";
-import { markPublished, unpublishedEvents } from "./store.js";
+import { markPublished, unpublishedEvents } from "../db/store/outbox.js";
 
 const BATCH = 200;
 const IDLE_POLL_MS = 250;

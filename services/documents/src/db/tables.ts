@@ -1,4 +1,18 @@
-// Row types of the documents schema (snake_case, as stored).
+// Row types and table names of the documents schema (snake_case, as stored).
+import type { Knex } from "@redline/service-kit";
+import { SCHEMA } from "./migrations.js";
+
+/** Qualified table names. */
+export const TABLES = {
+  documents: `${SCHEMA}.documents`,
+  versions: `${SCHEMA}.versions`,
+  chunks: `${SCHEMA}.chunk_revisions`,
+  outbox: `${SCHEMA}.outbox`,
+  conflicts: `${SCHEMA}.conflicts`,
+};
+
+/** A pool or a transaction: stores run inside the command's transaction when there is one. */
+export type Db = Knex | Knex.Transaction;
 
 export interface DocumentRow {
   id: string;

@@ -1,0 +1,27 @@
+// Reading the documents service's environment into typed config: the only code that reads env vars.
+import { readAddrs, readInfraEnv } from "@redline/service-kit";
+
+/** Documents configuration. */
+export interface DocumentsConfig {
+  /** host:port to serve gRPC on; port 0 picks a free port. */
+  grpcAddress: string;
+  /** Postgres holding the `documents` schema. */
+  databaseUrl: string;
+  /** NATS (JetStream) the outbox relay publishes document events to. */
+  natsUrl: string;
+  logLevel?: string;
+}
+
+/**
+ * DocumentsConfig from DOCUMENTS_ADDR (default 127.0.0.1:50061), DATABASE_URL, NATS_URL (the
+ * infrastructure variables are required; throws naming the missing one) and LOG_LEVEL.
+ */
+export function loadConfig(env: Record<string, string | undefined>): DocumentsConfig {
+  const infra = readInfraEnv(env);
+  return {
+    grpcAddress: readAddrs(env).documents,
+    databaseUrl: infra.databaseUrl,
+    natsUrl: infra.natsUrl,
+    logLevel: env.LOG_LEVEL,
+  };
+}

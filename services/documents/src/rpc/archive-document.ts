@@ -1,0 +1,10 @@
+import * as library from "../commands/library.js";
+import { documentMeta } from "../mappers.js";
+import { type LibraryRpc, ownerOf } from "./call.js";
+
+/** ArchiveDocument (endpoint 7, after the gateway's in-use check): `already_archived` when nothing changed; 404 when not the caller's. */
+export const archiveDocument: LibraryRpc<"archiveDocument"> = async (ctx, req, call) => {
+  const { row, alreadyArchived } = await library.archiveDocument(ctx.db, ownerOf(call), req);
+  if (!alreadyArchived) ctx.relay.kick();
+  return { document: documentMeta(row), alreadyArchived };
+};

@@ -1,0 +1,13 @@
+import * as save from "../commands/save.js";
+import { saveResponse } from "../mappers.js";
+import { type LibraryRpc, ownerOf } from "./call.js";
+
+/**
+ * SaveDocument (endpoint 11): the user's edited HTML, diffed against its base and merged at chunk
+ * level. ConflictError (409 `chunk_conflict`) on overlap, nothing written; 404 when not the caller's.
+ */
+export const saveDocument: LibraryRpc<"saveDocument"> = async (ctx, req, call) => {
+  const result = await save.saveDocument(ctx.db, ownerOf(call), req);
+  if (result.changedChunkIds.length > 0) ctx.relay.kick();
+  return saveResponse(result);
+};
