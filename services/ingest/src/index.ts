@@ -12,6 +12,6 @@ export {
   type PaperSize,
   SUPPORTED_EXTENSIONS,
 } from "./convert.js";
-export { migrations, SCHEMA } from "./migrations.js";
+export { migrations, SCHEMA } from "./db/migrations.js";
 export { ConverterPool, type ConverterPoolOptions } from "./sandbox/pool.js";
 export { type IngestConfig, ingestHandlers, type RunningIngestService, startIngestService } from "./service.js";

@@ -12,8 +12,6 @@ import {
   type ServiceBinding,
   startGrpcServer,
 } from "@redline/service-kit";
-import { EXPORT_FORMATS, type ExportFormat } from "./export/export-formats.js";
-import { closeBrowser } from "./export/to-pdf.js";
 import {
   AttachmentProcessor,
   createAttachmentHandler,
@@ -21,24 +19,26 @@ import {
   getAttachmentJobHandler,
   listAttachmentsHandler,
   searchAttachmentsHandler,
-} from "./files/attachments.js";
-import { createDownloadHandler, queueEmailExportHandler } from "./files/deliveries.js";
-import { DEFAULT_EMAIL_EXPORTS_PER_HOUR } from "./files/email-limits.js";
-import type { FilesContext, FilesStorage } from "./files/files-context.js";
-import { createMailer, type MailConfig } from "./files/mailer.js";
-import { getMediaHandler } from "./files/media.js";
+} from "./commands/attachments.js";
+import { createDownloadHandler, queueEmailExportHandler } from "./commands/deliveries.js";
+import { DEFAULT_EMAIL_EXPORTS_PER_HOUR } from "./commands/email-limits.js";
+import { getMediaHandler } from "./commands/media.js";
 import {
   createTemplateHandler,
   deleteTemplateHandler,
   getTemplateHandler,
   listTemplatesHandler,
-} from "./files/templates.js";
-import { convertUploadHandler, createUploadHandler } from "./files/uploads.js";
+} from "./commands/templates.js";
+import { convertUploadHandler, createUploadHandler } from "./commands/uploads.js";
+import type { FilesContext, FilesStorage } from "./context.js";
+import { migrations, SCHEMA } from "./db/migrations.js";
+import { EXPORT_FORMATS, type ExportFormat } from "./export/export-formats.js";
+import { closeBrowser } from "./export/to-pdf.js";
 import { type ConvertLimits, DEFAULT_LIMITS } from "./formats.js";
-import { migrations, SCHEMA } from "./migrations.js";
-import { convertDocumentHandler } from "./routes/convert-document.js";
-import { exportDocumentHandler } from "./routes/export-document.js";
-import { listFormats } from "./routes/list-formats.js";
+import { createMailer, type MailConfig } from "./mailer.js";
+import { convertDocumentHandler } from "./rpc/convert-document.js";
+import { exportDocumentHandler } from "./rpc/export-document.js";
+import { listFormats } from "./rpc/list-formats.js";
 import { ConverterPool } from "./sandbox/pool.js";
 
 /** Ingest configuration. Sizes in bytes, durations in milliseconds. */

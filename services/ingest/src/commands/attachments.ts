@@ -12,11 +12,11 @@ import {
   requirePrincipal,
   UnsupportedMediaTypeError,
 } from "@redline/service-kit";
+import { type FilesContext, newId, requireStorage } from "../context.js";
 import { convertDocument } from "../convert.js";
+import type { AttachmentRow } from "../db/tables.js";
 import { extensionOf, SUPPORTED_EXTENSIONS } from "../formats.js";
 import { seconds } from "../sandbox/pool.js";
-import type { AttachmentRow } from "../tables.js";
-import { type FilesContext, newId, requireStorage } from "./files-context.js";
 import { readUpload } from "./uploads.js";
 
 const IMAGE_TYPES: Record<string, string> = {

@@ -4,8 +4,8 @@
 // across ingest processes.
 import { status as GrpcStatus } from "@grpc/grpc-js";
 import { type Knex, RedlineError } from "@redline/service-kit";
+import type { ExportRow } from "../db/tables.js";
 import { EXPORT_MEDIA, type ExportFormat } from "../export/export-formats.js";
-import type { ExportRow } from "../tables.js";
 
 /** The subject of every export mail: fixed, so a caller cannot write it. */
 export const EMAIL_EXPORT_SUBJECT = "Your Redline export is ready";

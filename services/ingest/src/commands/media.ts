@@ -10,10 +10,10 @@
 import { createHash } from "node:crypto";
 import type { ingestFilesV1 } from "@redline/grpc-stubs";
 import { type CallContext, NotFoundError, requirePrincipal } from "@redline/service-kit";
+import { type FilesContext, type FilesStorage, requireStorage } from "../context.js";
+import type { MediaRow } from "../db/tables.js";
 import type { ImageResolver } from "../export/export-document.js";
 import { dropSvgImages } from "../svg-images.js";
-import type { MediaRow } from "../tables.js";
-import { type FilesContext, type FilesStorage, requireStorage } from "./files-context.js";
 
 /** The URL path images are referenced by in stored HTML. */
 export const MEDIA_PATH = "/v1/media/";

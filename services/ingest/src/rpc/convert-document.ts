@@ -1,9 +1,9 @@
 // ConvertDocument: validate the upload, run the front door, map the result to the message.
 import type { ingestV1 } from "@redline/grpc-stubs";
 import { type CallContext, InputError, PayloadTooLargeError } from "@redline/service-kit";
+import { extractMedia } from "../commands/media.js";
+import type { FilesStorage } from "../context.js";
 import { convertDocument } from "../convert.js";
-import type { FilesStorage } from "../files/files-context.js";
-import { extractMedia } from "../files/media.js";
 import { type ConvertLimits, FORMATS_WITH_PARTS, formatForFilename, TooManyElementsError } from "../formats.js";
 import type { ConverterPool } from "../sandbox/pool.js";
 

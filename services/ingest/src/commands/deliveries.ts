@@ -4,13 +4,13 @@
 // the synchronous response) and never billed.
 import type { ingestFilesV1 } from "@redline/grpc-stubs";
 import { type CallContext, InputError, requirePrincipal } from "@redline/service-kit";
+import { type FilesContext, newId, publicUrl, requireStorage } from "../context.js";
 import { escapeHtml } from "../converters/html-util.js";
+import type { ExportRow } from "../db/tables.js";
 import { exportDocument } from "../export/export-document.js";
 import { EXPORT_FORMATS, type ExportedFile, type ExportFormat } from "../export/export-formats.js";
-import type { ExportRow } from "../tables.js";
+import { exportJobFromRequest } from "../mappers.js";
 import { EMAIL_EXPORT_SUBJECT, insertWithinEmailCap, safeExportFilename } from "./email-limits.js";
-import { exportJobFromRequest } from "./export-request.js";
-import { type FilesContext, newId, publicUrl, requireStorage } from "./files-context.js";
 import { mediaResolver } from "./media.js";
 
 /** Seconds a download link is valid. */

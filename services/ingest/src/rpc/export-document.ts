@@ -1,10 +1,10 @@
 // FilesService.ExportDocument: map the message to an export job, run the export front door.
 import type { ingestFilesV1 } from "@redline/grpc-stubs";
 import { type CallContext, requirePrincipal } from "@redline/service-kit";
+import { mediaResolver } from "../commands/media.js";
+import type { FilesContext } from "../context.js";
 import { exportDocument } from "../export/export-document.js";
-import { exportJobFromRequest } from "../files/export-request.js";
-import type { FilesContext } from "../files/files-context.js";
-import { mediaResolver } from "../files/media.js";
+import { exportJobFromRequest } from "../mappers.js";
 
 const DEADLINE_MARGIN_MS = 500;
 

@@ -8,12 +8,12 @@ import {
   PayloadTooLargeError,
   requirePrincipal,
 } from "@redline/service-kit";
+import { type FilesContext, newId, requireStorage } from "../context.js";
 import { convertDocument } from "../convert.js";
+import type { UploadRow } from "../db/tables.js";
 import type { ExportScan } from "../export/export-worker.js";
 import { FORMATS_WITH_PARTS, formatForFilename, TooManyElementsError } from "../formats.js";
 import { seconds } from "../sandbox/pool.js";
-import type { UploadRow } from "../tables.js";
-import { type FilesContext, newId, requireStorage } from "./files-context.js";
 import { extractMedia } from "./media.js";
 
 /** Seconds a pre-signed upload URL is valid (unshown-parts.md). */

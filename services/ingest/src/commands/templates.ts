@@ -2,10 +2,10 @@
 // scoped to the owner (the organization for organization keys), soft-deleted.
 import type { ingestFilesV1 } from "@redline/grpc-stubs";
 import { type CallContext, InputError, NotFoundError, requirePrincipal } from "@redline/service-kit";
+import { type FilesContext, newId, requireStorage } from "../context.js";
 import { convertDocument } from "../convert.js";
+import type { TemplateRow } from "../db/tables.js";
 import { baseTitle, formatForFilename } from "../formats.js";
-import type { TemplateRow } from "../tables.js";
-import { type FilesContext, newId, requireStorage } from "./files-context.js";
 import { extractMedia } from "./media.js";
 
 function toMessage(row: TemplateRow): ingestFilesV1.Template {

@@ -1,10 +1,10 @@
 // What the FilesService handlers share: the ingest schema, the object store, the converter pool,
 // limits and the mailer. Built once by the service; absent pieces make their RPCs answer 503.
 import { type Knex, type Logger, type ObjectStore, UnavailableError } from "@redline/service-kit";
-import type { ExportFormat } from "../export/export-formats.js";
-import type { ConvertLimits } from "../formats.js";
-import type { ConverterPool } from "../sandbox/pool.js";
+import type { ExportFormat } from "./export/export-formats.js";
+import type { ConvertLimits } from "./formats.js";
 import type { Mailer } from "./mailer.js";
+import type { ConverterPool } from "./sandbox/pool.js";
 
 /** Storage-backed pieces; null when the service runs without a database or object store. */
 export interface FilesStorage {

@@ -1,8 +1,8 @@
 // ExportDocumentRequest → ExportJob, shared by direct exports and deliveries.
 import type { ingestFilesV1 } from "@redline/grpc-stubs";
 import { InputError } from "@redline/service-kit";
-import { type ExportJob, normalizeExportFormat } from "../export/export-formats.js";
-import type { PageSetup } from "../formats.js";
+import { type ExportJob, normalizeExportFormat } from "./export/export-formats.js";
+import type { PageSetup } from "./formats.js";
 
 function parsePageSetup(json: string): PageSetup | null {
   if (!json) return null;
