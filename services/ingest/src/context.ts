@@ -1,19 +1,26 @@
-// What the FilesService handlers share: the ingest schema, the object store, the converter pool,
-// limits and the mailer. Built once by the service; absent pieces make their RPCs answer 503.
-import { type Knex, type Logger, type ObjectStore, UnavailableError } from "@redline/service-kit";
-import type { ExportFormat } from "./export/export-formats.js";
-import type { ConvertLimits } from "./formats.js";
-import type { Mailer } from "./mailer.js";
-import type { ConverterPool } from "./sandbox/pool.js";
+// The ingest service's dependencies, built once from the config: the converter pool, the
+// optional storage (Postgres ingest schema + object store), the mailer and the attachment
+// processor. Absent storage makes the stored-file RPCs answer 503.
+import { createDb, createLogger, createObjectStore, type Logger, migrateLatest } from "@redline/service-kit";
+import { AttachmentProcessor } from "./commands/attachment-processing.js";
+import type { FilesStorage } from "./commands/shared.js";
+import {
+  DEFAULT_EMAIL_EXPORTS_PER_HOUR,
+  DEFAULT_EXPORT_MAX_MB,
+  DEFAULT_MAX_ATTACHMENT_BYTES,
+  type IngestConfig,
+} from "./config.js";
+import { migrations, SCHEMA } from "./db/migrations.js";
+import { EXPORT_FORMATS, type ExportFormat } from "./export/export-formats.js";
+import { closeBrowser } from "./export/to-pdf.js";
+import { type ConvertLimits, DEFAULT_LIMITS } from "./formats.js";
+import { createMailer, type Mailer } from "./mailer.js";
+import { ConverterPool } from "./sandbox/pool.js";
 
-/** Storage-backed pieces; null when the service runs without a database or object store. */
-export interface FilesStorage {
-  db: Knex;
-  store: ObjectStore;
-}
+export type { FilesStorage } from "./commands/shared.js";
 
-/** Everything the files handlers use. Sizes in bytes. */
-export interface FilesContext {
+/** Everything the RPCs and commands use. Sizes in bytes. */
+export interface IngestContext {
   storage: FilesStorage | null;
   pool: ConverterPool;
   limits: ConvertLimits;
@@ -34,30 +41,57 @@ export interface FilesContext {
    * security boundary, see README "Security model".
    */
   publicS3Endpoint?: string;
+  /** Runs attachment processing after the reply. */
+  attachments: AttachmentProcessor;
 }
 
-/** The storage, or 503 when this ingest runs without a database and object store. */
-export function requireStorage(ctx: FilesContext): FilesStorage {
-  if (!ctx.storage)
-    throw new UnavailableError("File storage is not configured for the ingest service (DATABASE_URL and S3_*)");
-  return ctx.storage;
-}
-
-/** A new id: prefix + 32 hex characters. */
-export function newId(prefix: string): string {
-  return `${prefix}_${crypto.randomUUID().replaceAll("-", "")}`;
+/** With databaseUrl and s3: migrates the `ingest` schema and ensures the bucket; else null. */
+async function openStorage(cfg: IngestConfig): Promise<FilesStorage | null> {
+  if (!cfg.databaseUrl || !cfg.s3) return null;
+  const db = createDb(cfg.databaseUrl, SCHEMA);
+  const store = createObjectStore(cfg.s3, { publicEndpoint: cfg.s3PublicEndpoint });
+  try {
+    await migrateLatest(db, SCHEMA, migrations);
+    await store.ensureBucket();
+  } catch (err) {
+    await db.destroy();
+    throw err;
+  }
+  return { db, store };
 }
 
 /**
- * A pre-signed URL on the public endpoint's origin. The store signs links for that endpoint
- * already (createObjectStore's publicEndpoint: SigV4 signs the Host), so this only guards
- * against a link signed elsewhere; a rewritten host would fail the signature check.
+ * Builds the context: storage (see openStorage; throws when Postgres or the store refuse), a
+ * warm converter pool and the mailer. PDF export's Chromium starts on first use.
  */
-export function publicUrl(ctx: FilesContext, url: string): string {
-  if (!ctx.publicS3Endpoint) return url;
-  const u = new URL(url);
-  const p = new URL(ctx.publicS3Endpoint);
-  u.protocol = p.protocol;
-  u.host = p.host;
-  return u.toString();
+export async function createContext(cfg: IngestConfig): Promise<IngestContext> {
+  const storage = await openStorage(cfg);
+  const pool = new ConverterPool({ size: cfg.converterWorkers, maxMemoryMb: cfg.converterMemoryMb });
+  pool.warm();
+  const exportMaxBytes = Object.fromEntries(
+    EXPORT_FORMATS.map((f) => [f, Math.floor((cfg.exportMaxMb?.[f] ?? DEFAULT_EXPORT_MAX_MB) * 1024 * 1024)]),
+  ) as Record<ExportFormat, number>;
+  const deps = {
+    storage,
+    pool,
+    limits: { ...DEFAULT_LIMITS, ...cfg.limits },
+    log: createLogger("ingest", cfg.logLevel),
+    supportEmail: cfg.supportEmail ?? "support@redline.local",
+    maxUploadBytes: cfg.maxUploadBytes,
+    maxAttachmentBytes: cfg.maxAttachmentBytes ?? DEFAULT_MAX_ATTACHMENT_BYTES,
+    exportMaxBytes,
+    chromiumPath: cfg.chromiumPath,
+    mailer: createMailer(cfg.mail ?? {}),
+    emailExportsPerHour: cfg.emailExportsPerHour ?? DEFAULT_EMAIL_EXPORTS_PER_HOUR,
+    publicS3Endpoint: cfg.s3PublicEndpoint,
+  };
+  return { ...deps, attachments: new AttachmentProcessor(deps) };
+}
+
+/** Releases the context: stops scheduling attachments, closes mail, workers, Chromium and Postgres. */
+export async function closeContext(ctx: IngestContext): Promise<void> {
+  ctx.attachments.close();
+  ctx.mailer.close();
+  await Promise.all([ctx.pool.close(), closeBrowser()]);
+  await ctx.storage?.db.destroy();
 }

@@ -1,5 +1,5 @@
-// Public surface of @redline/ingest.
-export { readIngestEnv } from "./config.js";
+// Public surface of @redline/ingest (tests, scripts).
+export { type IngestConfig, loadConfig } from "./config.js";
 export {
   type ConvertLimits,
   type ConvertResult,
@@ -13,5 +13,6 @@ export {
   SUPPORTED_EXTENSIONS,
 } from "./convert.js";
 export { migrations, SCHEMA } from "./db/migrations.js";
+export { filesHandlers, ingestHandlers } from "./rpc/index.js";
 export { ConverterPool, type ConverterPoolOptions } from "./sandbox/pool.js";
-export { type IngestConfig, ingestHandlers, type RunningIngestService, startIngestService } from "./service.js";
+export { type RunningIngestService, startIngestService } from "./service.js";

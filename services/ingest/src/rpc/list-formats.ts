@@ -1,8 +1,5 @@
-// ListFormats: the upload extensions ingest accepts.
-import type { ingestV1 } from "@redline/grpc-stubs";
+import type { ingestV1 as pb } from "@redline/grpc-stubs";
 import { SUPPORTED_EXTENSIONS } from "../formats.js";
 
-/** Handler of IngestService.ListFormats: SUPPORTED_EXTENSIONS with their dots (interface-spec fact 8). */
-export async function listFormats(): Promise<ingestV1.ListFormatsResponse> {
-  return { extensions: [...SUPPORTED_EXTENSIONS] };
-}
+/** IngestService.ListFormats (interface-spec fact 8): SUPPORTED_EXTENSIONS with their dots. */
+export const listFormats = async (): Promise<pb.ListFormatsResponse> => ({ extensions: [...SUPPORTED_EXTENSIONS] });
