@@ -2,6 +2,7 @@
 // written to (the body, each footnote, each header or footer), rendered to HTML blocks.
 import { escapeHtml } from "./html-util.js";
 
+/** Character formatting of a run (bold, italic, underline, strike, superscript, subscript). */
 export interface CharFormat {
   b: boolean;
   i: boolean;
@@ -11,8 +12,10 @@ export interface CharFormat {
   sub: boolean;
 }
 
+/** What the current group's text is: body text, skipped, document info, its title, a field instruction, a list number, picture data. */
 export type Mode = "text" | "skip" | "info" | "title" | "fldinst" | "listtext" | "pict";
 
+/** The field being read: its instruction text (HYPERLINK "url" makes the result a link). */
 export interface Field {
   inst: string;
 }
@@ -37,6 +40,7 @@ export interface Sink {
   list: { ordered: boolean; items: string[] } | null;
 }
 
+/** The state a `{` saves and its `}` restores. */
 export interface GroupState {
   fmt: CharFormat;
   mode: Mode;
@@ -48,10 +52,14 @@ export interface GroupState {
   pict: { type: string | null; hex: string[]; size: number; binary: Buffer[] } | null;
 }
 
+/** Word's default paragraph (what \pard resets to). */
 export const newPara = (): ParaProps => ({ inTable: false, list: false, outline: -1, listText: "" });
+/** An empty sink. */
 export const newSink = (): Sink => ({ para: newPara(), blocks: [], runs: [], cell: [], row: [], rows: [], list: null });
+/** No character formatting (\plain). */
 export const plain = (): CharFormat => ({ b: false, i: false, u: false, s: false, sup: false, sub: false });
 
+/** The runs of one paragraph as inline HTML, formatting tags nested in a fixed order. */
 export function renderRuns(runs: Sink["runs"]): string {
   let html = "";
   for (const run of runs) {

@@ -1,14 +1,15 @@
 // The RTF reader's tables: which control words open destinations, which produce characters,
 // which change character formatting. Maps, not object literals: control words come from the
 // file, and "\\constructor" must not find Object.prototype.
-import type { CharFormat, Mode } from "./rtf-sink.js";
+import { type CharFormat, type Mode, plain } from "./rtf-sink.js";
 
 /** Deepest group nesting a real document has; deeper is refused. */
 export const MAX_DEPTH = 500;
 
+/** An ASCII hex digit (picture data). */
 export const isHex = (b: number) => (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x46) || (b >= 0x61 && b <= 0x66);
 
-// Destinations whose text is not document content.
+/** Destinations whose text is not document content. */
 export const SKIPPED = new Set([
   "fonttbl",
   "colortbl",
@@ -64,6 +65,7 @@ export const SKIPPED = new Set([
   "aftnsepc",
 ]);
 
+/** Control words that stand for one character. */
 export const SYMBOLS = new Map<string, string>([
   ["emdash", "\u2014"],
   ["endash", "\u2013"],
@@ -109,7 +111,7 @@ export const DESTINATION_MODES = new Map<string, Mode>([
 
 /** Character-format control words: each sets `fmt` from `on` (false for a 0 parameter). */
 export const FORMAT_WORDS = new Map<string, (fmt: CharFormat, on: boolean) => void>([
-  ["plain", (f) => Object.assign(f, { b: false, i: false, u: false, s: false, sup: false, sub: false })],
+  ["plain", (f) => Object.assign(f, plain())],
   ["b", (f, on) => (f.b = on)],
   ["i", (f, on) => (f.i = on)],
   ...["ul", "uld", "uldb", "ulw", "uldash", "ulth", "ulwave"].map(
