@@ -1,11 +1,11 @@
 import { join } from "node:path";
 import { DEFAULT_ADDRS } from "@redline/service-kit";
 import { describe, expect, it } from "vitest";
-import { readIngestEnv } from "./config.js";
+import { loadConfig } from "./config.js";
 
-describe("readIngestEnv", () => {
+describe("loadConfig", () => {
   it("applies the defaults", () => {
-    expect(readIngestEnv({})).toEqual({
+    expect(loadConfig({})).toEqual({
       grpcAddress: DEFAULT_ADDRS.ingest,
       maxUploadBytes: 100 * 1024 * 1024,
       logLevel: "info",
@@ -15,7 +15,7 @@ describe("readIngestEnv", () => {
 
   it("reads every variable", () => {
     expect(
-      readIngestEnv({
+      loadConfig({
         INGEST_ADDR: "0.0.0.0:6000",
         MAX_UPLOAD_MB: "2.5",
         LOG_LEVEL: "debug",
@@ -58,12 +58,10 @@ describe("readIngestEnv", () => {
   });
 
   it("names the variable that is malformed", () => {
-    expect(() => readIngestEnv({ EMAIL_EXPORTS_PER_HOUR: "0" })).toThrow(
+    expect(() => loadConfig({ EMAIL_EXPORTS_PER_HOUR: "0" })).toThrow(
       'EMAIL_EXPORTS_PER_HOUR must be an integer >= 1, got "0"',
     );
-    expect(() => readIngestEnv({ MAX_UPLOAD_MB: "lots" })).toThrow(
-      'MAX_UPLOAD_MB must be a positive number, got "lots"',
-    );
-    expect(() => readIngestEnv({ CONVERTER_WORKERS: "0" })).toThrow(/CONVERTER_WORKERS/);
+    expect(() => loadConfig({ MAX_UPLOAD_MB: "lots" })).toThrow('MAX_UPLOAD_MB must be a positive number, got "lots"');
+    expect(() => loadConfig({ CONVERTER_WORKERS: "0" })).toThrow(/CONVERTER_WORKERS/);
   });
 });

@@ -1,8 +1,52 @@
-// Ingest configuration: readIngestEnv turns environment variables into one typed config;
-// only main.ts passes process.env, tests build configs directly.
+// Ingest configuration: loadConfig turns environment variables into one typed config; only
+// main.ts passes process.env, tests build configs directly.
 import { join } from "node:path";
-import { DEFAULT_ADDRS, numberFromEnv as numberVar } from "@redline/service-kit";
-import type { IngestConfig } from "./service.js";
+import { DEFAULT_ADDRS, numberFromEnv as numberVar, readAddrs, type S3Config } from "@redline/service-kit";
+import type { ExportFormat } from "./export/export-formats.js";
+import type { ConvertLimits } from "./formats.js";
+import type { MailConfig } from "./mailer.js";
+
+/** Ingest configuration. Sizes in bytes, durations in milliseconds. */
+export interface IngestConfig {
+  /** host:port to serve on; port 0 picks a free one. */
+  grpcAddress: string;
+  /** Upload cap in bytes; larger content gets 413 request_too_large. */
+  maxUploadBytes: number;
+  /** pino level (default info). */
+  logLevel?: string;
+  /** Contact address put in 413 bodies (default support@redline.local). */
+  supportEmail?: string;
+  /** Converter worker processes (default: CPU count, at most 4). */
+  converterWorkers?: number;
+  /** Heap cap of each converter worker in MB (default 2048). */
+  converterMemoryMb?: number;
+  /** Overrides of DEFAULT_LIMITS (conversion timeout, zip bomb bounds). */
+  limits?: Partial<ConvertLimits>;
+  /** Export cap in MB per format (default 100 each); a bigger file is a 413 (Errors rule 6). */
+  exportMaxMb?: Partial<Record<ExportFormat, number>>;
+  /** Chromium binary for PDF export (default /usr/bin/chromium or another installed candidate). */
+  chromiumPath?: string;
+  /** Postgres for the ingest schema (media, uploads, attachments, templates, exports); without it those RPCs answer 503. */
+  databaseUrl?: string;
+  /** Object store for media, uploads, attachments and stored exports; needed with databaseUrl. */
+  s3?: S3Config;
+  /** Public endpoint pre-signed URLs should point at, when clients reach the store by another address. */
+  s3PublicEndpoint?: string;
+  /** Attachment cap in bytes (default 50 MB). */
+  maxAttachmentBytes?: number;
+  /** Mail for email exports: SMTP URL, or the .eml sink directory (default .redline/mail). */
+  mail?: MailConfig;
+  /** Email exports one account (owner) may request per hour, counted in Postgres (default 20). */
+  emailExportsPerHour?: number;
+}
+
+/** Default export cap per format, in MB. */
+export const DEFAULT_EXPORT_MAX_MB = 100;
+/** Default attachment cap (unshown-parts.md: ≤50 MB). */
+export const DEFAULT_MAX_ATTACHMENT_BYTES = 50 * 1024 * 1024;
+
+/** Default of IngestConfig.emailExportsPerHour (EMAIL_EXPORTS_PER_HOUR). */
+export const DEFAULT_EMAIL_EXPORTS_PER_HOUR = 20;
 
 type Env = Record<string, string | undefined>;
 
@@ -19,7 +63,7 @@ type Env = Record<string, string | undefined>;
  * EMAIL_EXPORTS_PER_HOUR (20 per account, an integer >= 1) and LOG_LEVEL (info).
  * Throws an Error naming the variable when a number is malformed or out of range.
  */
-export function readIngestEnv(env: Env): IngestConfig {
+export function loadConfig(env: Env): IngestConfig {
   const maxUploadMb = numberVar(env, "MAX_UPLOAD_MB", (n) => n > 0, "a positive number") ?? 100;
   const timeoutMs = numberVar(env, "CONVERT_TIMEOUT_MS", (n) => Number.isInteger(n) && n > 0, "a positive integer");
   const exportTimeoutMs = numberVar(
@@ -44,7 +88,7 @@ export function readIngestEnv(env: Env): IngestConfig {
   );
   const workers = numberVar(env, "CONVERTER_WORKERS", (n) => Number.isInteger(n) && n > 0, "a positive integer");
   return {
-    grpcAddress: env.INGEST_ADDR || DEFAULT_ADDRS.ingest,
+    grpcAddress: readAddrs(env).ingest || DEFAULT_ADDRS.ingest,
     maxUploadBytes: Math.floor(maxUploadMb * 1024 * 1024),
     logLevel: env.LOG_LEVEL || "info",
     ...(env.SUPPORT_EMAIL && { supportEmail: env.SUPPORT_EMAIL }),

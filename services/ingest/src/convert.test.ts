@@ -1,11 +1,17 @@
 import { InputError, UnsupportedMediaTypeError } from "@redline/service-kit";
 import * as cheerio from "cheerio";
 import { afterAll, describe, expect, it } from "vitest";
-import { convertDocument, SUPPORTED_EXTENSIONS } from "./convert.js";
+import { convertDocument } from "./convert.js";
+import { SUPPORTED_EXTENSIONS } from "./formats.js";
 import { ConverterPool } from "./sandbox/pool.js";
 import { readCorpus } from "./testing/corpus.js";
 
 const pool = new ConverterPool({ size: 2 });
+// The largest docx of the corpus (procurement tables): slow and memory-hungry to convert.
+const convertLarge = (on: ConverterPool, timeoutMs: number) =>
+  convertDocument("large.docx", readCorpus("docx/poi-bug65649-large-procurement-tables.docx"), { timeoutMs }, on).catch(
+    (e: unknown) => e,
+  );
 afterAll(() => pool.close());
 
 describe("convertDocument (front door, in worker processes)", () => {
@@ -84,12 +90,7 @@ describe("convertDocument (front door, in worker processes)", () => {
   it("answers a conversion that outgrows the worker heap cap with a 400", async () => {
     const small = new ConverterPool({ size: 1, maxMemoryMb: 48 });
     try {
-      const err = await convertDocument(
-        "big.docx",
-        readCorpus("docx/poi-bug65649-large-procurement-tables.docx"),
-        { timeoutMs: 120_000 },
-        small,
-      ).catch((e: unknown) => e);
+      const err = await convertLarge(small, 120_000);
       expect(err).toBeInstanceOf(InputError);
       expect((err as Error).message).toMatch(/needs more than 48 MB of memory to convert/);
       expect((await convertDocument("ok.md", Buffer.from("# fine"), {}, small)).html).toBe("<h1>fine</h1>");
@@ -99,12 +100,7 @@ describe("convertDocument (front door, in worker processes)", () => {
   }, 150_000);
 
   it("kills a conversion past its time bound with a 400, and the pool keeps working", async () => {
-    const err = await convertDocument(
-      "slow.docx",
-      readCorpus("docx/poi-bug65649-large-procurement-tables.docx"),
-      { timeoutMs: 200 },
-      pool,
-    ).catch((e: unknown) => e);
+    const err = await convertLarge(pool, 200);
     expect(err).toBeInstanceOf(InputError);
     expect((err as Error).message).toMatch(/took longer than 0\.2 s to convert; it may be damaged or too complex/);
     const after = await convertDocument("ok.txt", Buffer.from("still alive"), {}, pool);

@@ -4,17 +4,6 @@
 import { type ConvertLimits, type ConvertResult, DEFAULT_LIMITS, formatForFilename } from "./formats.js";
 import { ConverterPool } from "./sandbox/pool.js";
 
-export {
-  type ConvertLimits,
-  type ConvertResult,
-  DEFAULT_LIMITS,
-  type DocumentFormat,
-  type PageMargins,
-  type PageSetup,
-  type PaperSize,
-  SUPPORTED_EXTENSIONS,
-} from "./formats.js";
-
 let sharedPool: ConverterPool | null = null;
 
 /** The process-wide pool used when convertDocument is not given one (created on first use). */

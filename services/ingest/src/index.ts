@@ -1,17 +1,17 @@
-// Public surface of @redline/ingest.
-export { readIngestEnv } from "./config.js";
+// Public surface of @redline/ingest (tests, scripts).
+export { type IngestConfig, loadConfig } from "./config.js";
+export { closeDefaultConverterPool, convertDocument } from "./convert.js";
+export { migrations, SCHEMA } from "./db/migrations.js";
 export {
   type ConvertLimits,
   type ConvertResult,
-  closeDefaultConverterPool,
-  convertDocument,
   DEFAULT_LIMITS,
   type DocumentFormat,
   type PageMargins,
   type PageSetup,
   type PaperSize,
   SUPPORTED_EXTENSIONS,
-} from "./convert.js";
-export { migrations, SCHEMA } from "./migrations.js";
+} from "./formats.js";
+export { filesHandlers, ingestHandlers } from "./rpc/index.js";
 export { ConverterPool, type ConverterPoolOptions } from "./sandbox/pool.js";
-export { type IngestConfig, ingestHandlers, type RunningIngestService, startIngestService } from "./service.js";
+export { type RunningIngestService, startIngestService } from "./service.js";

@@ -1,7 +1,7 @@
 // Ingest process entry: the only place that reads the environment.
 import { onShutdown } from "@redline/service-kit";
-import { readIngestEnv } from "./config.js";
+import { loadConfig } from "./config.js";
 import { startIngestService } from "./service.js";
 
-const service = await startIngestService(readIngestEnv(process.env));
+const service = await startIngestService(loadConfig(process.env));
 onShutdown(() => service.close());

@@ -1,4 +1,4 @@
-// SVG images never reach storage (see files/media.ts for why): dropped in the converter worker,
+// SVG images never reach storage (see commands/media.ts for why): dropped in the converter worker,
 // before sanitizing, so the caller is told in the conversion's warnings.
 // The src of an <img> that is an SVG data: URL, in any encoding (base64, utf8, percent-encoded),
 // quoted or not. One whitespace before `src` (not `\s+`): a lazy run followed by `\s+` would

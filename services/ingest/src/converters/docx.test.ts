@@ -7,6 +7,12 @@ import { buildZip, deflatedZeros, minimalDocxParts } from "../testing/zip.js";
 import { convertDocx } from "./docx.js";
 
 const MB = 1024 * 1024;
+// A Letter page setup with top/bottom and left/right margins in inches.
+const letter = (orientation: string, topBottom: number, leftRight: number) => ({
+  size: "Letter",
+  orientation,
+  margins: { top: topBottom, right: leftRight, bottom: topBottom, left: leftRight },
+});
 const convert = (rel: string) => convertDocx(readCorpus(rel), rel.split("/").pop() ?? rel, DEFAULT_LIMITS);
 
 describe("docx converter", () => {
@@ -49,11 +55,7 @@ describe("docx converter", () => {
 
     expect(result.html).toContain("ゾルゲと尾崎、淡々と最期");
     expect(result.html).toContain("𐌲𐌿𐍄𐌹𐍃𐌺");
-    expect(result.pageSetup).toEqual({
-      size: "Letter",
-      orientation: "portrait",
-      margins: { top: 1, right: 1, bottom: 1, left: 1 },
-    });
+    expect(result.pageSetup).toEqual(letter("portrait", 1, 1));
     expect(result.title).toBe("tika-testWORD_various");
     // Header and footer are out-of-flow parts: first and last, never mixed into the text.
     expect(result.html.startsWith('<p data-part="header" data-variant="default">This is the header text.</p>')).toBe(
@@ -104,11 +106,7 @@ describe("docx converter", () => {
     const result = await convertDocx(buildZip(minimalDocxParts()), "landscape.docx", DEFAULT_LIMITS);
     expect(result.html).toBe("<p>Hello</p>");
     expect(result.title).toBe("landscape");
-    expect(result.pageSetup).toEqual({
-      size: "Letter",
-      orientation: "landscape",
-      margins: { top: 0.5, right: 1, bottom: 0.5, left: 1 },
-    });
+    expect(result.pageSetup).toEqual(letter("landscape", 0.5, 1));
   });
 
   describe("refusals", () => {

@@ -1,6 +1,9 @@
 // Small HTML helpers shared by the converters.
 import * as cheerio from "cheerio";
 
+/** The heading elements, h1 (top level) to h6. */
+export const HEADING_TAGS = ["h1", "h2", "h3", "h4", "h5", "h6"] as const;
+
 const ESCAPES: Record<string, string> = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" };
 
 /** Escapes text for use in HTML content or a double-quoted attribute. */

@@ -2,7 +2,7 @@
 import * as cheerio from "cheerio";
 import { baseTitle, type ConvertResult } from "../formats.js";
 import { decodeText } from "./encoding.js";
-import { collapseWhitespace, firstHeadingText } from "./html-util.js";
+import { collapseWhitespace, firstHeadingText, HEADING_TAGS } from "./html-util.js";
 
 /** A DOM node as cheerio hands it out (domhandler's AnyNode, which is not our dependency). */
 type AnyNode = Parameters<typeof cheerio.contains>[0];
@@ -28,12 +28,7 @@ const BLOCK_TAGS = new Set([
   "figure",
   "footer",
   "form",
-  "h1",
-  "h2",
-  "h3",
-  "h4",
-  "h5",
-  "h6",
+  ...HEADING_TAGS,
   "header",
   "hgroup",
   "hr",

@@ -8,15 +8,14 @@ describe("pdf converter", () => {
   it("extracts the text of the 'various' PDF with page setup", async () => {
     const result = await convertPdf(readCorpus("pdf/tika-testPDFVarious.pdf"), "tika-testPDFVarious.pdf");
     expect(result.format).toBe("pdf");
-    for (const text of [
+    const texts = [
       "Here is a numbered list:",
       "Bullet 1",
       "This is a hyperlink",
       "Row 1 Col 1",
       "ゾルゲと尾崎、淡々と最期",
-    ]) {
-      expect(result.html).toContain(text);
-    }
+    ];
+    for (const text of texts) expect(result.html).toContain(text);
     expect(result.pageSetup).toMatchObject({ size: "Letter", orientation: "portrait" });
     // Margins are estimated from the text area: about an inch on the left of this Word PDF.
     expect(result.pageSetup?.margins?.left).toBeCloseTo(1, 0);
@@ -72,20 +71,11 @@ describe("pdf reading order", () => {
       { str: "A title across both columns of the page", x: 100, y: 740, width: 400, height: 14 },
     ];
     for (let row = 0; row < 12; row++) {
-      items.push({
-        str: `Left line ${row} of the first column prose`,
-        x: 50,
-        y: 700 - row * 14,
-        width: 220,
-        height: 10,
-      });
-      items.push({
-        str: `Right line ${row} of the second column prose`,
-        x: 320,
-        y: 700 - row * 14,
-        width: 220,
-        height: 10,
-      });
+      const y = 700 - row * 14;
+      items.push(
+        { str: `Left line ${row} of the first column prose`, x: 50, y, width: 220, height: 10 },
+        { str: `Right line ${row} of the second column prose`, x: 320, y, width: 220, height: 10 },
+      );
     }
     const lines = pageText(items, 612)
       .split("\n")

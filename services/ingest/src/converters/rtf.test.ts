@@ -4,6 +4,10 @@ import { describe, expect, it } from "vitest";
 import { readCorpus } from "../testing/corpus.js";
 import { convertRtf } from "./rtf.js";
 
+// The converted corpus file as a DOM fragment.
+const rtfDom = async (path: string) => cheerio.load((await convertRtf(readCorpus(path), "x.rtf")).html, null, false);
+const textsOf = ($: cheerio.CheerioAPI, els: ReturnType<cheerio.CheerioAPI>) => els.map((_, el) => $(el).text()).get();
+
 describe("rtf converter (minimal)", () => {
   it("keeps text, inline formatting, lists, the table, the link, footnote and \\u escapes of the 'various' RTF", async () => {
     const result = await convertRtf(readCorpus("rtf/tika-testRTFVarious.rtf"), "various.rtf");
@@ -24,40 +28,16 @@ describe("rtf converter (minimal)", () => {
   });
 
   it("decodes \\'hh escapes in the declared code page inside table cells", async () => {
-    const $ = cheerio.load(
-      (await convertRtf(readCorpus("rtf/tika-testRTFTableCellSeparation.rtf"), "t.rtf")).html,
-      null,
-      false,
-    );
-    expect(
-      $("td")
-        .map((_, td) => $(td).text())
-        .get(),
-    ).toEqual(["a", "b", "c", "d", "ä", "ë", "ö", "ü"]);
+    const $ = await rtfDom("rtf/tika-testRTFTableCellSeparation.rtf");
+    expect(textsOf($, $("td"))).toEqual(["a", "b", "c", "d", "ä", "ë", "ö", "ü"]);
   });
 
   it("keeps JPEG pictures as data: images and handles Word lists", async () => {
     const images = await convertRtf(readCorpus("rtf/tika-testRTFRegularImages.rtf"), "i.rtf");
     expect(images.html.match(/<img src="data:image\/jpeg;base64,/g)).toHaveLength(2);
-    const $ = cheerio.load(
-      (await convertRtf(readCorpus("rtf/tika-testRTFListMicrosoftWord.rtf"), "l.rtf")).html,
-      null,
-      false,
-    );
-    expect(
-      $("ol")
-        .first()
-        .find("li")
-        .map((_, li) => $(li).text())
-        .get(),
-    ).toEqual(["one", "two", "three"]);
-    expect(
-      $("ul")
-        .first()
-        .find("li")
-        .map((_, li) => $(li).text())
-        .get(),
-    ).toEqual(["first", "second", "third"]);
+    const $ = await rtfDom("rtf/tika-testRTFListMicrosoftWord.rtf");
+    expect(textsOf($, $("ol").first().find("li"))).toEqual(["one", "two", "three"]);
+    expect(textsOf($, $("ul").first().find("li"))).toEqual(["first", "second", "third"]);
   });
 
   it("refuses a file that is not RTF, and absurd nesting", async () => {

@@ -79,120 +79,142 @@ function damagedError(label: string, why: string): InputError {
   );
 }
 
-function parseZip(buf: Buffer, limits: ZipLimits, label: string): CheckedZip {
-  const damaged = (why: string) => damagedError(label, why);
-  const bomb = (why: string) =>
-    new InputError(
-      `The ${label} file was refused as a possible zip bomb: ${why}. Remove embedded files or split the document and upload again`,
-    );
+/** The refusals of one file, worded with its format's label. */
+interface Refusals {
+  damaged(why: string): InputError;
+  bomb(why: string): InputError;
+}
 
-  if (buf.length < 22) throw damaged("too short to be a zip file");
+/** Entry count, size and offset of the central directory, from the (zip64) end record. */
+function readDirectoryEnd(buf: Buffer, no: Refusals): { total: number; cdSize: number; cdOffset: number } {
+  if (buf.length < 22) throw no.damaged("too short to be a zip file");
   const eocd = findEocd(buf);
-  if (eocd < 0) throw damaged("truncated zip: no central directory");
+  if (eocd < 0) throw no.damaged("truncated zip: no central directory");
+  const total = buf.readUInt16LE(eocd + 10);
+  const cdSize = buf.readUInt32LE(eocd + 12);
+  const cdOffset = buf.readUInt32LE(eocd + 16);
+  if (total !== 0xffff && cdSize !== 0xffffffff && cdOffset !== 0xffffffff) return { total, cdSize, cdOffset };
+  const loc = eocd - 20;
+  if (loc < 0 || buf.readUInt32LE(loc) !== ZIP64_LOCATOR_SIG) throw no.damaged("zip64 locator missing");
+  const z64 = u64(buf, loc + 8);
+  if (z64 + 56 > buf.length || buf.readUInt32LE(z64) !== ZIP64_EOCD_SIG) throw no.damaged("zip64 directory missing");
+  return { total: u64(buf, z64 + 32), cdSize: u64(buf, z64 + 40), cdOffset: u64(buf, z64 + 48) };
+}
 
-  let total = buf.readUInt16LE(eocd + 10);
-  let cdSize = buf.readUInt32LE(eocd + 12);
-  let cdOffset = buf.readUInt32LE(eocd + 16);
-  if (total === 0xffff || cdSize === 0xffffffff || cdOffset === 0xffffffff) {
-    const loc = eocd - 20;
-    if (loc < 0 || buf.readUInt32LE(loc) !== ZIP64_LOCATOR_SIG) throw damaged("zip64 locator missing");
-    const z64 = u64(buf, loc + 8);
-    if (z64 + 56 > buf.length || buf.readUInt32LE(z64) !== ZIP64_EOCD_SIG) throw damaged("zip64 directory missing");
-    total = u64(buf, z64 + 32);
-    cdSize = u64(buf, z64 + 40);
-    cdOffset = u64(buf, z64 + 48);
+/** Applies the zip64 extra field in [e, extraEnd): 64-bit values only for 32-bit fields set to 0xFFFFFFFF. */
+function applyZip64Extra(buf: Buffer, e: number, extraEnd: number, entry: ZipEntry): void {
+  while (e + 4 <= extraEnd) {
+    const id = buf.readUInt16LE(e);
+    const size = buf.readUInt16LE(e + 2);
+    if (id === 0x0001) {
+      let q = e + 4;
+      const fieldEnd = Math.min(e + 4 + size, extraEnd);
+      if (entry.uncompressedSize === 0xffffffff && q + 8 <= fieldEnd) {
+        entry.uncompressedSize = u64(buf, q);
+        q += 8;
+      }
+      if (entry.compressedSize === 0xffffffff && q + 8 <= fieldEnd) {
+        entry.compressedSize = u64(buf, q);
+        q += 8;
+      }
+      if (entry.localHeaderOffset === 0xffffffff && q + 8 <= fieldEnd) entry.localHeaderOffset = u64(buf, q);
+    }
+    e += 4 + size;
   }
+}
+
+/** The central directory entry at `p` and where the next one starts. */
+function readCentralEntry(buf: Buffer, p: number, no: Refusals): { entry: ZipEntry; next: number } {
+  if (p + 46 > buf.length || buf.readUInt32LE(p) !== CD_SIG) throw no.damaged("central directory entry is corrupt");
+  const nameLen = buf.readUInt16LE(p + 28);
+  const extraLen = buf.readUInt16LE(p + 30);
+  const commentLen = buf.readUInt16LE(p + 32);
+  const entry: ZipEntry = {
+    name: buf.toString("utf8", p + 46, p + 46 + nameLen),
+    method: buf.readUInt16LE(p + 10),
+    flags: buf.readUInt16LE(p + 8),
+    compressedSize: buf.readUInt32LE(p + 20),
+    uncompressedSize: buf.readUInt32LE(p + 24),
+    localHeaderOffset: buf.readUInt32LE(p + 42),
+  };
+  const extraEnd = p + 46 + nameLen + extraLen;
+  if (extraEnd + commentLen > buf.length) throw no.damaged("central directory entry runs past the end of the file");
+  applyZip64Extra(buf, p + 46 + nameLen, extraEnd, entry);
+  return { entry, next: extraEnd + commentLen };
+}
+
+/**
+ * Refuses, in this order, an encrypted entry, an unknown method, a directory whose entries up to
+ * this one (`sum` bytes uncompressed) expand past the cap, or a large entry compressed past the ratio.
+ */
+function checkEntry(entry: ZipEntry, sum: number, limits: ZipLimits, label: string, no: Refusals): void {
+  const { name, method, compressedSize, uncompressedSize } = entry;
+  if (entry.flags & 0x1) {
+    throw new InputError(`The ${label} file is encrypted/password-protected; remove the password and upload again`);
+  }
+  if (method !== 0 && method !== 8) throw no.damaged(`entry ${name} uses unsupported compression method ${method}`);
+  if (sum > limits.maxUncompressedBytes)
+    throw no.bomb(`it expands to more than ${mb(limits.maxUncompressedBytes)} when unzipped`);
+  const ratio = uncompressedSize / Math.max(compressedSize, 1);
+  if (uncompressedSize > RATIO_CHECK_MIN_BYTES && ratio > limits.maxCompressionRatio)
+    throw no.bomb(`entry ${name} compresses ${Math.round(ratio)}:1 (${mb(uncompressedSize)})`);
+}
+
+/** The entry's bytes, inflated within its declared size. */
+function readEntry(buf: Buffer, entry: ZipEntry, no: Refusals): Buffer {
+  const at = entry.localHeaderOffset;
+  if (at + 30 > buf.length || buf.readUInt32LE(at) !== LOCAL_SIG)
+    throw no.damaged(`local header of ${entry.name} is missing`);
+  const start = at + 30 + buf.readUInt16LE(at + 26) + buf.readUInt16LE(at + 28);
+  const end = start + entry.compressedSize;
+  if (end > buf.length) throw no.damaged(`entry ${entry.name} is cut short`);
+  const data = buf.subarray(start, end);
+  if (entry.method === 0) return data;
+  try {
+    // maxOutputLength stops inflation as soon as the entry outgrows what it declared.
+    return inflateRawSync(data, { maxOutputLength: Math.max(entry.uncompressedSize, 1) });
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "ERR_BUFFER_TOO_LARGE") {
+      throw no.bomb(`entry ${entry.name} expands beyond the ${entry.uncompressedSize} bytes it declares`);
+    }
+    throw no.damaged(`entry ${entry.name} cannot be decompressed`);
+  }
+}
+
+function parseZip(buf: Buffer, limits: ZipLimits, label: string): CheckedZip {
+  const no: Refusals = {
+    damaged: (why) => damagedError(label, why),
+    bomb: (why) =>
+      new InputError(
+        `The ${label} file was refused as a possible zip bomb: ${why}. Remove embedded files or split the document and upload again`,
+      ),
+  };
+  const { total, cdSize, cdOffset } = readDirectoryEnd(buf, no);
   // Checked before walking the directory so a 10-million-entry directory costs nothing.
-  if (total > limits.maxEntries) throw bomb(`${total} entries, more than the ${limits.maxEntries} allowed`);
-  if (cdOffset + cdSize > buf.length) throw damaged("central directory points past the end of the file");
+  if (total > limits.maxEntries) throw no.bomb(`${total} entries, more than the ${limits.maxEntries} allowed`);
+  if (cdOffset + cdSize > buf.length) throw no.damaged("central directory points past the end of the file");
 
   const entries: ZipEntry[] = [];
   let sum = 0;
   let p = cdOffset;
   for (let i = 0; i < total; i++) {
-    if (p + 46 > buf.length || buf.readUInt32LE(p) !== CD_SIG) throw damaged("central directory entry is corrupt");
-    const flags = buf.readUInt16LE(p + 8);
-    const method = buf.readUInt16LE(p + 10);
-    let compressedSize = buf.readUInt32LE(p + 20);
-    let uncompressedSize = buf.readUInt32LE(p + 24);
-    const nameLen = buf.readUInt16LE(p + 28);
-    const extraLen = buf.readUInt16LE(p + 30);
-    const commentLen = buf.readUInt16LE(p + 32);
-    let localHeaderOffset = buf.readUInt32LE(p + 42);
-    const name = buf.toString("utf8", p + 46, p + 46 + nameLen);
-    // Zip64 extra field: the 64-bit values appear only for the 32-bit fields set to 0xFFFFFFFF.
-    let e = p + 46 + nameLen;
-    const extraEnd = e + extraLen;
-    if (extraEnd + commentLen > buf.length) throw damaged("central directory entry runs past the end of the file");
-    while (e + 4 <= extraEnd) {
-      const id = buf.readUInt16LE(e);
-      const size = buf.readUInt16LE(e + 2);
-      if (id === 0x0001) {
-        let q = e + 4;
-        const fieldEnd = Math.min(e + 4 + size, extraEnd);
-        if (uncompressedSize === 0xffffffff && q + 8 <= fieldEnd) {
-          uncompressedSize = u64(buf, q);
-          q += 8;
-        }
-        if (compressedSize === 0xffffffff && q + 8 <= fieldEnd) {
-          compressedSize = u64(buf, q);
-          q += 8;
-        }
-        if (localHeaderOffset === 0xffffffff && q + 8 <= fieldEnd) localHeaderOffset = u64(buf, q);
-      }
-      e += 4 + size;
-    }
-    p = extraEnd + commentLen;
-
-    if (flags & 0x1) {
-      throw new InputError(`The ${label} file is encrypted/password-protected; remove the password and upload again`);
-    }
-    if (method !== 0 && method !== 8) throw damaged(`entry ${name} uses unsupported compression method ${method}`);
-    sum += uncompressedSize;
-    if (sum > limits.maxUncompressedBytes) {
-      throw bomb(`it expands to more than ${mb(limits.maxUncompressedBytes)} when unzipped`);
-    }
-    if (
-      uncompressedSize > RATIO_CHECK_MIN_BYTES &&
-      uncompressedSize / Math.max(compressedSize, 1) > limits.maxCompressionRatio
-    ) {
-      throw bomb(
-        `entry ${name} compresses ${Math.round(uncompressedSize / Math.max(compressedSize, 1))}:1 (${mb(uncompressedSize)})`,
-      );
-    }
-    entries.push({ name, method, flags, compressedSize, uncompressedSize, localHeaderOffset });
+    const { entry, next } = readCentralEntry(buf, p, no);
+    p = next;
+    sum += entry.uncompressedSize;
+    checkEntry(entry, sum, limits, label, no);
+    entries.push(entry);
   }
 
   const byName = new Map(entries.map((en) => [en.name, en]));
-  const read = (entry: ZipEntry): Buffer => {
-    const at = entry.localHeaderOffset;
-    if (at + 30 > buf.length || buf.readUInt32LE(at) !== LOCAL_SIG)
-      throw damaged(`local header of ${entry.name} is missing`);
-    const start = at + 30 + buf.readUInt16LE(at + 26) + buf.readUInt16LE(at + 28);
-    const end = start + entry.compressedSize;
-    if (end > buf.length) throw damaged(`entry ${entry.name} is cut short`);
-    const data = buf.subarray(start, end);
-    if (entry.method === 0) return data;
-    try {
-      // maxOutputLength stops inflation as soon as the entry outgrows what it declared.
-      return inflateRawSync(data, { maxOutputLength: Math.max(entry.uncompressedSize, 1) });
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === "ERR_BUFFER_TOO_LARGE") {
-        throw bomb(`entry ${entry.name} expands beyond the ${entry.uncompressedSize} bytes it declares`);
-      }
-      throw damaged(`entry ${entry.name} cannot be decompressed`);
-    }
-  };
-
   return {
     entries,
     has: (name) => byName.has(name),
     read(name) {
       const entry = byName.get(name);
-      return entry ? read(entry) : null;
+      return entry ? readEntry(buf, entry, no) : null;
     },
     verifyAll() {
-      for (const entry of entries) read(entry);
+      for (const entry of entries) readEntry(buf, entry, no);
     },
   };
 }

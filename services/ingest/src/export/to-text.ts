@@ -2,7 +2,7 @@
 import { gfm } from "@joplin/turndown-plugin-gfm";
 import type * as cheerio from "cheerio";
 import TurndownService from "turndown";
-import { loadHtml } from "../converters/html-util.js";
+import { HEADING_TAGS, loadHtml } from "../converters/html-util.js";
 import { splitParts } from "./parts.js";
 
 type AnyNode = Parameters<typeof cheerio.contains>[0];
@@ -36,12 +36,7 @@ export function htmlToMarkdown(html: string): { text: string; warnings: string[]
 const BLOCK = new Set([
   "p",
   "div",
-  "h1",
-  "h2",
-  "h3",
-  "h4",
-  "h5",
-  "h6",
+  ...HEADING_TAGS,
   "blockquote",
   "pre",
   "section",

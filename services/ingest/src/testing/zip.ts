@@ -7,6 +7,24 @@ export type ZipInput =
   | { name: string; data: Buffer | string }
   | { name: string; deflated: Buffer; uncompressedSize: number; crc?: number };
 
+/**
+ * The fields local and central headers share, from `at` (version needed, flags, method
+ * deflate, then CRC and sizes at +10, name length at +22; time and date stay 0).
+ */
+function writeEntryFields(
+  b: Buffer,
+  at: number,
+  f: { crc: number; compressed: number; size: number; nameLength: number },
+): void {
+  b.writeUInt16LE(20, at);
+  b.writeUInt16LE(0, at + 2);
+  b.writeUInt16LE(8, at + 4);
+  b.writeUInt32LE(f.crc, at + 10);
+  b.writeUInt32LE(f.compressed, at + 14);
+  b.writeUInt32LE(f.size, at + 18);
+  b.writeUInt16LE(f.nameLength, at + 22);
+}
+
 /** Builds a zip archive (deflate, no zip64) from the entries. */
 export function buildZip(entries: ZipInput[]): Buffer {
   const locals: Buffer[] = [];
@@ -27,27 +45,16 @@ export function buildZip(entries: ZipInput[]): Buffer {
       size = entry.uncompressedSize;
       crc = entry.crc ?? 0;
     }
+    const fields = { crc: crc >>> 0, compressed: deflated.length, size, nameLength: name.length };
     const local = Buffer.alloc(30);
     local.writeUInt32LE(0x04034b50, 0);
-    local.writeUInt16LE(20, 4);
-    local.writeUInt16LE(0, 6);
-    local.writeUInt16LE(8, 8);
-    local.writeUInt32LE(crc >>> 0, 14);
-    local.writeUInt32LE(deflated.length, 18);
-    local.writeUInt32LE(size, 22);
-    local.writeUInt16LE(name.length, 26);
+    writeEntryFields(local, 4, fields);
     locals.push(local, name, deflated);
 
     const central = Buffer.alloc(46);
     central.writeUInt32LE(0x02014b50, 0);
     central.writeUInt16LE(20, 4);
-    central.writeUInt16LE(20, 6);
-    central.writeUInt16LE(0, 8);
-    central.writeUInt16LE(8, 10);
-    central.writeUInt32LE(crc >>> 0, 16);
-    central.writeUInt32LE(deflated.length, 20);
-    central.writeUInt32LE(size, 24);
-    central.writeUInt16LE(name.length, 28);
+    writeEntryFields(central, 6, fields);
     central.writeUInt32LE(offset, 42);
     centrals.push(central, name);
     offset += 30 + name.length + deflated.length;

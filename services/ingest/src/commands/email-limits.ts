@@ -4,13 +4,12 @@
 // across ingest processes.
 import { status as GrpcStatus } from "@grpc/grpc-js";
 import { type Knex, RedlineError } from "@redline/service-kit";
+import { insertExport, lockOwnerEmailExports, recentEmailExportWaits } from "../db/store/exports.js";
+import type { ExportRow } from "../db/tables.js";
 import { EXPORT_MEDIA, type ExportFormat } from "../export/export-formats.js";
-import type { ExportRow } from "../tables.js";
 
 /** The subject of every export mail: fixed, so a caller cannot write it. */
 export const EMAIL_EXPORT_SUBJECT = "Your Redline export is ready";
-/** Default of IngestConfig.emailExportsPerHour (EMAIL_EXPORTS_PER_HOUR). */
-export const DEFAULT_EMAIL_EXPORTS_PER_HOUR = 20;
 /** Longest filename stem kept (characters, before the extension). */
 const MAX_STEM_CHARS = 100;
 
@@ -53,32 +52,22 @@ export class EmailExportLimitError extends RedlineError {
 }
 
 /**
- * Inserts the queued email export `row` if its owner sent fewer than `perHour` email exports in
- * the last hour (every queued, sent or failed request counts); else throws EmailExportLimitError
- * with Retry-After = seconds until the oldest counted one leaves the window (at least 1). A
- * per-owner advisory lock makes count and insert one step for concurrent requests.
+ * Records the queued email export `row` if its owner asked for fewer than `perHour` email
+ * exports in the last hour (every queued, sent or failed request counts); else throws
+ * EmailExportLimitError with Retry-After = seconds until the oldest counted one leaves the
+ * window (at least 1). A per-owner advisory lock makes count and insert one step for
+ * concurrent requests.
  */
 export async function insertWithinEmailCap(
   db: Knex,
   row: Pick<ExportRow, "id" | "owner_id" | "session_id" | "format" | "filename" | "recipient_email">,
   perHour: number,
 ): Promise<void> {
-  await db.transaction(async (trx) => {
-    await trx.raw("select pg_advisory_xact_lock(hashtext(?))", [`email-export:${row.owner_id}`]);
-    // The database's clock, so every ingest process counts the same window.
-    const recent = (await trx<ExportRow>("exports")
-      .where({ owner_id: row.owner_id, kind: "email" })
-      .andWhere("created_at", ">", trx.raw("now() - interval '1 hour'"))
-      .orderBy("created_at", "desc")
-      .limit(perHour)
-      .select(trx.raw("extract(epoch from created_at + interval '1 hour' - now()) as wait_seconds"))) as unknown as {
-      wait_seconds: string | number;
-    }[];
-    if (recent.length >= perHour) {
-      // The perHour-th newest request frees a slot when it leaves the window.
-      const wait = Number(recent[perHour - 1].wait_seconds);
-      throw new EmailExportLimitError(perHour, Math.max(1, Math.ceil(wait)));
-    }
-    await trx<ExportRow>("exports").insert({ ...row, kind: "email", status: "queued" });
+  await db.transaction(async (tx) => {
+    await lockOwnerEmailExports(tx, row.owner_id);
+    const waits = await recentEmailExportWaits(tx, row.owner_id, perHour);
+    // The perHour-th newest request frees a slot when it leaves the window.
+    if (waits.length >= perHour) throw new EmailExportLimitError(perHour, Math.max(1, Math.ceil(waits[perHour - 1])));
+    await insertExport(tx, { ...row, kind: "email", status: "queued" });
   });
 }

@@ -8,12 +8,12 @@
 // renderer with its own attack surface. Office files carry a raster fallback for their SVGs
 // (mammoth reads that one), so what we lose is SVG pasted into HTML uploads.
 import { createHash } from "node:crypto";
-import type { ingestFilesV1 } from "@redline/grpc-stubs";
-import { type CallContext, NotFoundError, requirePrincipal } from "@redline/service-kit";
+import { NotFoundError } from "@redline/service-kit";
+import type { IngestContext } from "../context.js";
+import { findMedia, insertMedia } from "../db/store/media.js";
 import type { ImageResolver } from "../export/export-document.js";
 import { dropSvgImages } from "../svg-images.js";
-import type { MediaRow } from "../tables.js";
-import { type FilesContext, type FilesStorage, requireStorage } from "./files-context.js";
+import { type FilesStorage, requireStorage } from "./shared.js";
 
 /** The URL path images are referenced by in stored HTML. */
 export const MEDIA_PATH = "/v1/media/";
@@ -46,11 +46,12 @@ export async function extractMedia(
   if (found.size === 0) return html;
   for (const image of new Map([...found.values()].map((i) => [i.id, i])).values()) {
     await storage.store.put(mediaKey(image.id), image.bytes, image.type);
-    await storage
-      .db<MediaRow>("media")
-      .insert({ owner_id: ownerId, id: image.id, content_type: image.type, size_bytes: image.bytes.length })
-      .onConflict(["owner_id", "id"])
-      .ignore();
+    await insertMedia(storage.db, {
+      owner_id: ownerId,
+      id: image.id,
+      content_type: image.type,
+      size_bytes: image.bytes.length,
+    });
   }
   return html.replace(DATA_IMAGE, (whole, pre: string, quote: string, type: string, b64: string) => {
     const image = found.get(`data:${type};base64,${b64}`);
@@ -65,13 +66,13 @@ export async function readMedia(
   id: string,
 ): Promise<{ bytes: Buffer; contentType: string } | null> {
   if (!MEDIA_ID.test(id)) return null;
-  const row = await storage.db<MediaRow>("media").where({ owner_id: ownerId, id }).first();
+  const row = await findMedia(storage.db, ownerId, id);
   if (!row) return null;
   return { bytes: await storage.store.get(mediaKey(id)), contentType: row.content_type };
 }
 
 /** An export's image resolver: /v1/media/{id} (relative or absolute URL) of the owner's media. */
-export function mediaResolver(ctx: FilesContext, ownerId: string): ImageResolver {
+export function mediaResolver(ctx: Pick<IngestContext, "storage">, ownerId: string): ImageResolver {
   return async (src) => {
     if (!ctx.storage) return null;
     const at = src.indexOf(MEDIA_PATH);
@@ -82,12 +83,9 @@ export function mediaResolver(ctx: FilesContext, ownerId: string): ImageResolver
   };
 }
 
-/** FilesService.GetMedia: the caller's image; 404 for another owner's or an unknown id. */
-export function getMediaHandler(ctx: FilesContext) {
-  return async (req: ingestFilesV1.GetMediaRequest, call: CallContext): Promise<ingestFilesV1.GetMediaResponse> => {
-    const principal = requirePrincipal(call);
-    const media = await readMedia(requireStorage(ctx), principal.ownerId, req.mediaId);
-    if (!media) throw new NotFoundError("Media not found");
-    return { content: media.bytes, contentType: media.contentType };
-  };
+/** The owner's image (bytes and content type); NotFoundError (404) for another owner's or an unknown id. */
+export async function getMedia(ctx: IngestContext, ownerId: string, id: string) {
+  const media = await readMedia(requireStorage(ctx), ownerId, id);
+  if (!media) throw new NotFoundError("Media not found");
+  return media;
 }

@@ -1,0 +1,97 @@
+// The ingest service's dependencies, built once from the config: the converter pool, the
+// optional storage (Postgres ingest schema + object store), the mailer and the attachment
+// processor. Absent storage makes the stored-file RPCs answer 503.
+import { createDb, createLogger, createObjectStore, type Logger, migrateLatest } from "@redline/service-kit";
+import { AttachmentProcessor } from "./commands/attachment-processing.js";
+import type { FilesStorage } from "./commands/shared.js";
+import {
+  DEFAULT_EMAIL_EXPORTS_PER_HOUR,
+  DEFAULT_EXPORT_MAX_MB,
+  DEFAULT_MAX_ATTACHMENT_BYTES,
+  type IngestConfig,
+} from "./config.js";
+import { migrations, SCHEMA } from "./db/migrations.js";
+import { EXPORT_FORMATS, type ExportFormat } from "./export/export-formats.js";
+import { closeBrowser } from "./export/to-pdf.js";
+import { type ConvertLimits, DEFAULT_LIMITS } from "./formats.js";
+import { createMailer, type Mailer } from "./mailer.js";
+import { ConverterPool } from "./sandbox/pool.js";
+
+export type { FilesStorage } from "./commands/shared.js";
+
+/** Everything the RPCs and commands use. Sizes in bytes. */
+export interface IngestContext {
+  storage: FilesStorage | null;
+  pool: ConverterPool;
+  limits: ConvertLimits;
+  log: Logger;
+  supportEmail: string;
+  /** Upload cap of documents (bytes). */
+  maxUploadBytes: number;
+  /** Attachment cap (bytes; 50 MB by default). */
+  maxAttachmentBytes: number;
+  /** Export cap per format (bytes). */
+  exportMaxBytes: Record<ExportFormat, number>;
+  chromiumPath?: string;
+  mailer: Mailer;
+  /** Email exports one account may request per hour (IngestConfig.emailExportsPerHour). */
+  emailExportsPerHour: number;
+  /**
+   * Public origin of the object store (S3_PUBLIC_ENDPOINT) that pre-signed links point at: a
+   * security boundary, see README "Security model".
+   */
+  publicS3Endpoint?: string;
+  /** Runs attachment processing after the reply. */
+  attachments: AttachmentProcessor;
+}
+
+/** With databaseUrl and s3: migrates the `ingest` schema and ensures the bucket; else null. */
+async function openStorage(cfg: IngestConfig): Promise<FilesStorage | null> {
+  if (!cfg.databaseUrl || !cfg.s3) return null;
+  const db = createDb(cfg.databaseUrl, SCHEMA);
+  const store = createObjectStore(cfg.s3, { publicEndpoint: cfg.s3PublicEndpoint });
+  try {
+    await migrateLatest(db, SCHEMA, migrations);
+    await store.ensureBucket();
+  } catch (err) {
+    await db.destroy();
+    throw err;
+  }
+  return { db, store };
+}
+
+/**
+ * Builds the context: storage (see openStorage; throws when Postgres or the store refuse), a
+ * warm converter pool and the mailer. PDF export's Chromium starts on first use.
+ */
+export async function createContext(cfg: IngestConfig): Promise<IngestContext> {
+  const storage = await openStorage(cfg);
+  const pool = new ConverterPool({ size: cfg.converterWorkers, maxMemoryMb: cfg.converterMemoryMb });
+  pool.warm();
+  const exportMaxBytes = Object.fromEntries(
+    EXPORT_FORMATS.map((f) => [f, Math.floor((cfg.exportMaxMb?.[f] ?? DEFAULT_EXPORT_MAX_MB) * 1024 * 1024)]),
+  ) as Record<ExportFormat, number>;
+  const deps = {
+    storage,
+    pool,
+    limits: { ...DEFAULT_LIMITS, ...cfg.limits },
+    log: createLogger("ingest", cfg.logLevel),
+    supportEmail: cfg.supportEmail ?? "support@redline.local",
+    maxUploadBytes: cfg.maxUploadBytes,
+    maxAttachmentBytes: cfg.maxAttachmentBytes ?? DEFAULT_MAX_ATTACHMENT_BYTES,
+    exportMaxBytes,
+    chromiumPath: cfg.chromiumPath,
+    mailer: createMailer(cfg.mail ?? {}),
+    emailExportsPerHour: cfg.emailExportsPerHour ?? DEFAULT_EMAIL_EXPORTS_PER_HOUR,
+    publicS3Endpoint: cfg.s3PublicEndpoint,
+  };
+  return { ...deps, attachments: new AttachmentProcessor(deps) };
+}
+
+/** Releases the context: stops scheduling attachments, closes mail, workers, Chromium and Postgres. */
+export async function closeContext(ctx: IngestContext): Promise<void> {
+  ctx.attachments.close();
+  ctx.mailer.close();
+  await Promise.all([ctx.pool.close(), closeBrowser()]);
+  await ctx.storage?.db.destroy();
+}
