@@ -1,7 +1,7 @@
 // The job worker pool (ARCHITECTURE "Async chat jobs", Run and Crash): workers claim jobs (or
 // are handed one at its creation), run each under a heartbeat, and record how it ended; a sweep
 // fails jobs stranded by dead workers and deletes expired ones.
-import type { AgentContext, HandedContext } from "../context.js";
+import type { AgentContext, HandedContext, IdleWorker } from "../context.js";
 import { claimJob, deleteExpired, heartbeat, strandedJobs } from "../db/store/jobs.js";
 import type { JobRow } from "../db/tables.js";
 import { release } from "../turn/ledger.js";
@@ -15,56 +15,13 @@ export interface WorkerPool {
   close(): Promise<void>;
 }
 
-/** Starts `ctx.jobsCfg.concurrency` workers and the sweep. */
+/** Starts `ctx.jobsCfg.concurrency` workers and the sweep; installs `ctx.wake` and `ctx.takeIdleWorker`. */
 export function startWorkerPool(ctx: AgentContext): WorkerPool {
   const cfg = ctx.jobsCfg;
   let closed = false;
-  // Idle workers, oldest first; each waits for a wake (claim from Postgres) or a hand-off.
-  const idleWorkers: { name: string; resume: (handed?: Handed) => void; hold: () => void }[] = [];
-  // One wake (one new job) claims with one idle worker, not all of them. A wake while every
-  // worker is busy must not be lost: the next idle returns at once.
-  let woken = false;
-  ctx.wake = () => {
-    const next = idleWorkers.shift();
-    if (next) next.resume();
-    else woken = true;
-  };
-  ctx.takeIdleWorker = () => {
-    if (closed) return null;
-    const next = idleWorkers.shift();
-    if (!next) return null;
-    // Taken: its poll timer must not send it claiming while the job is being created.
-    next.hold();
-    return {
-      name: next.name,
-      start: (row, context) => next.resume({ row, context }),
-      release: () => next.resume(),
-    };
-  };
-  const idle = (name: string) =>
-    new Promise<Handed | undefined>((resolve) => {
-      if (woken) {
-        woken = false;
-        resolve(undefined);
-        return;
-      }
-      const entry = {
-        name,
-        resume: (handed?: Handed) => {
-          clearTimeout(timer);
-          resolve(handed);
-        },
-        hold: () => clearTimeout(timer),
-      };
-      // A poll that times out leaves the queue, so a later wake reaches a worker still idle.
-      const timer = setTimeout(() => {
-        const at = idleWorkers.indexOf(entry);
-        if (at >= 0) idleWorkers.splice(at, 1);
-        resolve(undefined);
-      }, cfg.pollMs);
-      idleWorkers.push(entry);
-    });
-
+  const idle = idleWorkers(cfg.pollMs, () => closed);
+  ctx.wake = idle.wake;
+  ctx.takeIdleWorker = idle.take;
   const loop = async (index: number) => {
     const worker = `${ctx.instanceId}/${index}`;
     while (!closed) {
@@ -78,7 +35,7 @@ export function startWorkerPool(ctx: AgentContext): WorkerPool {
         await execute(ctx, row, worker, () => closed);
         continue;
       }
-      const handed = await idle(worker);
+      const handed = await idle.wait(worker);
       if (handed) await execute(ctx, handed.row, worker, () => closed, handed.context);
     }
   };
@@ -98,10 +55,62 @@ export function startWorkerPool(ctx: AgentContext): WorkerPool {
     async close() {
       closed = true;
       clearInterval(sweepTimer);
-      for (const w of idleWorkers.splice(0)) w.resume();
+      idle.resumeAll();
       // Running jobs are abandoned with their lease: a kill and a shutdown look alike to the others.
       for (const job of ctx.running.values()) job.controller.abort("lease_lost");
       await Promise.allSettled([...loops, ...[...ctx.running.values()].map((j) => j.done)]);
+    },
+  };
+}
+
+/**
+ * The idle workers, oldest first; each waits for a wake (then claims from Postgres), a hand-off
+ * (a job created here) or its poll period. One wake claims with one idle worker, not all of
+ * them; a wake while every worker is busy is not lost: the next wait returns at once.
+ */
+function idleWorkers(pollMs: number, closed: () => boolean) {
+  const queue: { name: string; resume: (handed?: Handed) => void; hold: () => void }[] = [];
+  let woken = false;
+  return {
+    wake() {
+      const next = queue.shift();
+      if (next) next.resume();
+      else woken = true;
+    },
+    take(): IdleWorker | null {
+      if (closed()) return null;
+      const next = queue.shift();
+      if (!next) return null;
+      // Taken: its poll timer must not send it claiming while the job is being created.
+      next.hold();
+      return { name: next.name, start: (row, context) => next.resume({ row, context }), release: () => next.resume() };
+    },
+    wait(name: string): Promise<Handed | undefined> {
+      return new Promise((resolve) => {
+        if (woken) {
+          woken = false;
+          resolve(undefined);
+          return;
+        }
+        const entry = {
+          name,
+          resume: (handed?: Handed) => {
+            clearTimeout(timer);
+            resolve(handed);
+          },
+          hold: () => clearTimeout(timer),
+        };
+        // A poll that times out leaves the queue, so a later wake reaches a worker still idle.
+        const timer = setTimeout(() => {
+          const at = queue.indexOf(entry);
+          if (at >= 0) queue.splice(at, 1);
+          resolve(undefined);
+        }, pollMs);
+        queue.push(entry);
+      });
+    },
+    resumeAll() {
+      for (const w of queue.splice(0)) w.resume();
     },
   };
 }
