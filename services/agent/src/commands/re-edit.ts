@@ -6,6 +6,7 @@ import type { agentV1, documentsV1 } from "@redline/grpc-stubs";
 import { textOf, WorkingDocument } from "@redline/html-chunks";
 import { type CallOpts, InputError, NotFoundError } from "@redline/service-kit";
 import type { AgentContext } from "../context.js";
+import { plainTurn } from "../engines/types.js";
 import { reEditChargeKey } from "../turn/keys.js";
 import { settle, withReservation } from "../turn/ledger.js";
 import type { TurnActor } from "../turn/prepare.js";
@@ -93,24 +94,14 @@ async function rewriteWithModel(
     mode === "redo"
       ? "Re-apply the AI's change (before → after below) to the user's current text of this chunk."
       : "Blend the user's current text and the AI's version into one chunk that keeps the intent of both.";
-  await ctx.engine.runTurn({
-    message: [
-      `Two sessions edited chunk ${chunkId} at the same time. ${task} Replace chunk ${chunkId} only.`,
-      `AI's change, before: ${sides.aiBase || "(none)"}`,
-      `AI's change, after: ${sides.aiNext || "(deleted)"}`,
-      `User's current text: ${sides.user || "(deleted)"}`,
-      instruction ? `Guidance: ${instruction}` : "",
-    ]
-      .filter(Boolean)
-      .join("\n"),
-    document: doc,
-    documentTitle: "",
-    history: [],
-    modelTier: "core",
-    thinkingDepth: "balanced",
-    images: [],
-    signal: AbortSignal.timeout(ctx.cfg.aiTimeoutMs),
-  });
+  const message = [
+    `Two sessions edited chunk ${chunkId} at the same time. ${task} Replace chunk ${chunkId} only.`,
+    `AI's change, before: ${sides.aiBase || "(none)"}`,
+    `AI's change, after: ${sides.aiNext || "(deleted)"}`,
+    `User's current text: ${sides.user || "(deleted)"}`,
+    instruction ? `Guidance: ${instruction}` : "",
+  ].filter(Boolean);
+  await ctx.engine.runTurn(plainTurn(message.join("\n"), doc, { signal: AbortSignal.timeout(ctx.cfg.aiTimeoutMs) }));
   const out = doc.chunks().find((c) => c.chunkId === chunkId)?.html;
   return out && out !== start ? out : undefined;
 }

@@ -29,3 +29,22 @@ export interface Engine {
   readonly name: "offline" | "openai";
   runTurn(input: TurnInput): Promise<TurnOutput>;
 }
+
+/**
+ * A turn with no history, images or title, core tier at balanced depth, and a signal that never
+ * fires unless `rest` gives one: what a one-off rewrite (re-edit) or a test runs.
+ */
+export function plainTurn(message: string, document: WorkingDocument, rest: Partial<TurnInput> = {}): TurnInput {
+  const signal = new AbortController().signal;
+  return {
+    message,
+    document,
+    documentTitle: "",
+    history: [],
+    modelTier: "core",
+    thinkingDepth: "balanced",
+    images: [],
+    signal,
+    ...rest,
+  };
+}
