@@ -7,6 +7,7 @@ import {
   InputError,
   NotFoundError,
   type Principal,
+  required,
   UnsupportedMediaTypeError,
 } from "@redline/service-kit";
 import type { AgentContext, HandedContext, IdleWorker } from "../context.js";
@@ -61,7 +62,7 @@ export async function createChatJob(
   const worker = ctx.takeIdleWorker();
   try {
     const { session, usage } = await ensureAndReserve(ctx, opts, chat, chargeKey, worker);
-    const sessionId = session.session?.sessionId ?? chat.sessionId;
+    const sessionId = required(session.session, "session").sessionId;
     const newJob = jobOf(principal, id, chargeKey, { ...chat, sessionId }, session.created);
     const leasedTo = worker ? { worker: worker.name, leaseMs: ctx.jobsCfg.leaseMs } : undefined;
     const row = await insertJob(ctx.db, newJob, leasedTo).catch(async (err) => {

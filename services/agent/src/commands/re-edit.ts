@@ -4,7 +4,7 @@
 // engine (and a model that changes nothing) uses the deterministic rules below.
 import type { agentV1, documentsV1 } from "@redline/grpc-stubs";
 import { textOf, WorkingDocument } from "@redline/html-chunks";
-import { type CallOpts, InputError, NotFoundError } from "@redline/service-kit";
+import { type CallOpts, InputError, NotFoundError, required } from "@redline/service-kit";
 import type { AgentContext } from "../context.js";
 import { plainTurn } from "../engines/types.js";
 import { reEditChargeKey } from "../turn/keys.js";
@@ -159,6 +159,6 @@ export async function runReEdit(
     const { sessionId, chunkId } = req;
     const resolved = await ctx.library.resolveConflict({ conflictId, documentId, chunkId, html, sessionId }, opts);
     const usage = await settle(ctx, opts, chargeKey, 1);
-    return { chunkId, html: resolved.html, versionId: resolved.document?.versionId ?? "", usage };
+    return { chunkId, html: resolved.html, versionId: required(resolved.document, "document").versionId, usage };
   });
 }

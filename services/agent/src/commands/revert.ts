@@ -41,7 +41,7 @@ async function restoreVersion(
   opts: CallOpts,
 ): Promise<{ from: string; to: string } | undefined> {
   const head = await ctx.documents.getDocument({ documentId, versionId: "", includeChunks: false }, opts);
-  const from = head.document?.versionId ?? "";
+  const from = required(head.document, "document").versionId;
   if (from === versionId) return undefined;
   const old = await ctx.documents.getDocument({ documentId, versionId, includeChunks: true }, opts);
   const meta = required(old.document, "document");
@@ -57,7 +57,7 @@ async function restoreVersion(
     },
     opts,
   );
-  return { from, to: res.document?.versionId ?? "" };
+  return { from, to: required(res.document, "document").versionId };
 }
 
 /** The focused document's state, optionally at a version; undefined when the session has none. */

@@ -103,7 +103,7 @@ async function resolveTarget(
     const head = durableId
       ? await ctx.documents.getDocument({ documentId: durableId, versionId: "", includeChunks: false }, opts)
       : undefined;
-    const checkpointVersionId = head?.document?.versionId ?? "";
+    const checkpointVersionId = head ? required(head.document, "document").versionId : "";
     const { load, base } = loaded;
     return { slot, durableId, baseVersionId: "", checkpointVersionId, ...pageOf(load), load, base };
   }

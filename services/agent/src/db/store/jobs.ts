@@ -83,13 +83,13 @@ export type NewJob = Pick<
  * an idle worker at its creation: no other worker claims it while the lease is live).
  */
 export async function insertJob(db: Db, job: NewJob, leasedTo?: { worker: string; leaseMs: number }): Promise<JobRow> {
-  const [row] = await db<JobRow>(T.jobs)
+  const [row] = await db(T.jobs)
     .insert({
       ...job,
-      principal: JSON.stringify(job.principal) as unknown as JobRow["principal"],
+      principal: JSON.stringify(job.principal),
       request: JSON.stringify(job.request),
-      metadata: JSON.stringify(job.metadata) as unknown as JobRow["metadata"],
-      state: JSON.stringify(job.state) as unknown as JobRow["state"],
+      metadata: JSON.stringify(job.metadata),
+      state: JSON.stringify(job.state),
       status: "pending",
       progress: 0,
       ...(leasedTo && {
@@ -97,7 +97,7 @@ export async function insertJob(db: Db, job: NewJob, leasedTo?: { worker: string
         lease_expires_at: db.raw("now() + (? * interval '1 millisecond')", [leasedTo.leaseMs]),
       }),
     })
-    .returning("*");
+    .returning<JobRow[]>("*");
   return row;
 }
 
