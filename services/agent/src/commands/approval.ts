@@ -1,7 +1,7 @@
 // Decisions on a job that waits (ARCHITECTURE "Async chat jobs", Approval and Continue prompt):
 // approving or denying staged changes, and answering a continue prompt. Decisions on one job
 // are serialized by an advisory lock, so staged changes never commit twice.
-import { agentV1 } from "@redline/grpc-stubs";
+import type { agentV1 } from "@redline/grpc-stubs";
 import type { ChunkOperation } from "@redline/html-chunks";
 import { ConflictError, InputError, NotFoundError, type Principal, required } from "@redline/service-kit";
 import type { AgentContext } from "../context.js";
@@ -9,9 +9,9 @@ import { lockKey } from "../db/store/jobs.js";
 import type { JobRow, JobState, StagedChange } from "../db/tables.js";
 import { jobOpts } from "../jobs/actor.js";
 import { markCompleted, markRequeued, updateAwaiting } from "../jobs/lifecycle.js";
+import { jobMemory, recordApprovalTurn, recordPausedTurn } from "../jobs/records.js";
 import { stagedToRecord } from "../mappers.js";
 import { approvalCommitKey, jobLockKey } from "../turn/keys.js";
-import { billedOperations, finishTurn } from "../turn/ledger.js";
 import { chunkOpToProto, summarizeOperations } from "../turn/operations.js";
 import { headHtml } from "../turn/persist.js";
 import { ownJob } from "./jobs.js";
@@ -55,69 +55,6 @@ async function sessionJob(ctx: AgentContext, principal: Principal, jobId: string
 /** 409 when a job left the state a decision was made in (another request got there first). */
 function jobBusy(): ConflictError {
   return new ConflictError("The job changed state; reload it", { code: "job_busy" });
-}
-
-/** Distinct sections touched by the applied changes (billing: 1 more operation per 25). */
-function sectionsOf(staged: Staged): number {
-  return new Set(staged.applied.map((c) => staged.sectionOf[c.change_id] ?? c.chunk_id)).size;
-}
-
-/**
- * Settles an approval job's charge for the applied changes and records its turn, with `reply`;
- * `memory` says whether the instruction joins the memory note (not for a cancelled turn).
- */
-export async function recordApprovalTurn(
-  ctx: AgentContext,
-  row: JobRow,
-  staged: Staged,
-  reply: string,
-  memory: { remember: boolean; memoryKey: string },
-) {
-  const last = staged.applied.length > 0 ? staged.headVersionId : "";
-  return finishTurn(ctx, jobOpts(row), {
-    chargeKey: row.charge_key,
-    operations: billedOperations(sectionsOf(staged), staged.applied.length),
-    sessionId: row.session_id,
-    userMessage: row.metadata.message ?? "",
-    reply,
-    checkpointVersionId: staged.checkpointVersionId,
-    documentId: last ? staged.durableId : "",
-    versionId: last,
-    title: staged.title,
-    ...memory,
-  });
-}
-
-/**
- * Settles a job paused at its continue prompt for what it committed and records its turn, with
- * `reply`; `memory` as for recordApprovalTurn. Also returns the committed part's document_changes.
- */
-export async function recordPausedTurn(
-  ctx: AgentContext,
-  row: JobRow,
-  paused: NonNullable<JobState["paused"]>,
-  reply: string,
-  memory: { remember: boolean; memoryKey: string },
-) {
-  const documentChanges = paused.documentChanges ? agentV1.DocumentChanges.fromJSON(paused.documentChanges) : undefined;
-  const finished = await finishTurn(ctx, jobOpts(row), {
-    chargeKey: row.charge_key,
-    operations: billedOperations(paused.sections, paused.opsCount),
-    sessionId: row.session_id,
-    userMessage: row.metadata.message ?? "",
-    reply,
-    checkpointVersionId: paused.checkpointVersionId,
-    documentId: documentChanges?.documentId ?? "",
-    versionId: documentChanges?.versionId ?? "",
-    title: "",
-    ...memory,
-  });
-  return { ...finished, documentChanges };
-}
-
-/** The memory note a job's turn adds its message to, as a completed sync turn does. */
-function jobMemory(row: JobRow): { remember: boolean; memoryKey: string } {
-  return { remember: true, memoryKey: agentV1.ChatRequest.fromJSON(row.request).crossSessionMemoryKey };
 }
 
 /**

@@ -16,10 +16,10 @@ import type { JobEventRow, JobRow } from "../db/tables.js";
 import { TERMINAL_STATUSES } from "../db/tables.js";
 import { jobOpts } from "../jobs/actor.js";
 import { markCancelled, requestCancel } from "../jobs/lifecycle.js";
+import { recordApprovalTurn, recordPausedTurn } from "../jobs/records.js";
 import { jobChargeKey, newJobId } from "../turn/keys.js";
 import { release, reserve } from "../turn/ledger.js";
 import { turnHistoryLimit } from "../turn/prepare.js";
-import { recordApprovalTurn, recordPausedTurn } from "./approval.js";
 
 /** How long a cancel waits for a job running here to stop before answering. */
 const CANCEL_WAIT_MS = 10_000;
