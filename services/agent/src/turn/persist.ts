@@ -116,11 +116,11 @@ export async function commitTurn(
   deferAttach: boolean,
 ): Promise<CommittedChanges> {
   if (!prepared.target?.load && prepared.working.operations().length === 0) return {};
-  const { stored, attach } = await storeDocument(ctx, actor, prepared);
-  if (attach && !deferAttach) {
-    await attachStored(ctx, actor, prepared.sessionId, stored, attach);
+  if (!deferAttach) {
+    const stored = await storeAndAttach(ctx, actor, prepared);
     return { documentChanges: await commitStored(ctx, actor, prepared, stored), stored };
   }
+  const { stored, attach } = await storeDocument(ctx, actor, prepared);
   try {
     return { documentChanges: await commitStored(ctx, actor, prepared, stored), stored, attach };
   } catch (err) {
