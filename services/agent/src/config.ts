@@ -1,9 +1,82 @@
-// Reading the agent's environment into typed config (only main.ts and scripts call this).
-import { numberFromEnv } from "@redline/service-kit";
-import type { JobsConfig } from "./context.js";
+// The agent's configuration and the only code that reads its environment variables.
+import { DEFAULT_ADDRS, numberFromEnv, readAddrs, type ServiceAddrs } from "@redline/service-kit";
 import type { OpenAiEngineConfig } from "./engines/index.js";
 
 type Env = Record<string, string | undefined>;
+
+/** Agent configuration. */
+export interface AgentConfig {
+  grpcAddress: string;
+  addrs: Pick<ServiceAddrs, "documents" | "sessions" | "billing" | "ingest">;
+  /** Wall-clock cap of one turn's AI processing, in ms (spec: 30 minutes). */
+  aiTimeoutMs: number;
+  /** The OpenAI-compatible provider; absent means the offline engine. */
+  openai?: OpenAiEngineConfig;
+  /** Earlier turns given to the model as context. */
+  historyTurns: number;
+  logLevel?: string;
+  /** Postgres holding the `agent` schema (jobs and their events). */
+  databaseUrl: string;
+  /** NATS the job events are published on (subject redline.jobs.v1.<job_id>). */
+  natsUrl: string;
+  /** Worker pool and retention; defaults in DEFAULT_JOBS_CONFIG. */
+  jobs?: Partial<JobsConfig>;
+}
+
+/** The job worker pool's knobs; durations in ms. */
+export interface JobsConfig {
+  /** Jobs one instance runs at once. */
+  concurrency: number;
+  /** How long a claim holds without a heartbeat; a dead worker's job is reclaimed after this. */
+  leaseMs: number;
+  /** Heartbeat period (well under leaseMs); also how often a cancel from another instance is noticed. */
+  heartbeatMs: number;
+  /** Runs of one job before it fails with a clear error (a worker died each time). */
+  maxAttempts: number;
+  /** Idle poll for jobs created on other instances or reclaimable after a crash. */
+  pollMs: number;
+  /** Terminal jobs are deleted this long after completion (spec: 1 hour). */
+  retentionMs: number;
+  /** Period of the retention and stranded-job sweep. */
+  sweepMs: number;
+}
+
+/** Defaults: 4 workers, 30 s leases with 5 s heartbeats, 3 attempts, 1 h retention. */
+export const DEFAULT_JOBS_CONFIG: JobsConfig = {
+  concurrency: 4,
+  leaseMs: 30_000,
+  heartbeatMs: 5_000,
+  maxAttempts: 3,
+  pollMs: 1_000,
+  retentionMs: 60 * 60 * 1000,
+  sweepMs: 30_000,
+};
+
+function requiredEnv(env: Env, name: string): string {
+  const value = env[name];
+  if (!value) throw new Error(`${name} is not set (pnpm start sets it; see README, Configuration)`);
+  return value;
+}
+
+/**
+ * The agent's config from the environment: DATABASE_URL and NATS_URL (required; the agent uses
+ * no S3), AGENT_ADDR and the other *_ADDR, AI_TIMEOUT_MS (default 30 minutes),
+ * AGENT_HISTORY_TURNS (10), LOG_LEVEL, the OpenAI provider and the job pool (below).
+ */
+export function loadConfig(env: Env): AgentConfig {
+  const positive = (name: string) => numberFromEnv(env, name, (n) => n > 0, "a positive number");
+  return {
+    grpcAddress: env.AGENT_ADDR ?? DEFAULT_ADDRS.agent,
+    addrs: readAddrs(env),
+    aiTimeoutMs: positive("AI_TIMEOUT_MS") ?? 30 * 60 * 1000,
+    openai: readOpenAiEnv(env),
+    historyTurns: numberFromEnv(env, "AGENT_HISTORY_TURNS", (n) => n >= 0, "a number >= 0") ?? 10,
+    logLevel: env.LOG_LEVEL,
+    databaseUrl: requiredEnv(env, "DATABASE_URL"),
+    natsUrl: requiredEnv(env, "NATS_URL"),
+    jobs: readJobsEnv(env),
+  };
+}
 
 /**
  * The OpenAI-compatible provider from OPENAI_BASE_URL, OPENAI_API_KEY, OPENAI_MODEL and the

@@ -1,88 +1,111 @@
-// One place that wires the agent: clients of the services it calls, the engine, the logger.
-import { billingV1, documentsLibraryV1, documentsV1, ingestFilesV1, ingestV1, sessionsV1 } from "@redline/grpc-stubs";
-import { createLogger, createRpcClient, type Logger, type RpcClient, type ServiceAddrs } from "@redline/service-kit";
-import { type Engine, type OpenAiEngineConfig, selectEngine } from "./engines/index.js";
+// One place that wires the agent: its database and NATS, the clients of the services it calls,
+// the engine, the logger, and the state of this instance's job workers.
+import { randomBytes } from "node:crypto";
+import {
+  billingV1,
+  documentsLibraryV1,
+  documentsV1,
+  ingestFilesV1,
+  ingestV1,
+  sessionsCheckpointsV1,
+  sessionsV1,
+} from "@redline/grpc-stubs";
+import {
+  connectNats,
+  createDb,
+  createLogger,
+  createRpcClient,
+  type Knex,
+  type Logger,
+  type NatsConnection,
+  type RpcClient,
+} from "@redline/service-kit";
+import { type AgentConfig, DEFAULT_JOBS_CONFIG, type JobsConfig } from "./config.js";
+import { SCHEMA } from "./db/migrations.js";
+import type { JobRow } from "./db/tables.js";
+import { type Engine, selectEngine } from "./engines/index.js";
 
-/** Agent configuration. */
-export interface AgentConfig {
-  grpcAddress: string;
-  addrs: Pick<ServiceAddrs, "documents" | "sessions" | "billing" | "ingest">;
-  /** Wall-clock cap of one turn's AI processing, in ms (spec: 30 minutes). */
-  aiTimeoutMs: number;
-  /** The OpenAI-compatible provider; absent means the offline engine. */
-  openai?: OpenAiEngineConfig;
-  /** Earlier turns given to the model as context. */
-  historyTurns: number;
-  logLevel?: string;
-  /** Postgres holding the `agent` schema (jobs and their events). */
-  databaseUrl: string;
-  /** NATS the job events are published on (subject redline.jobs.v1.<job_id>). */
-  natsUrl: string;
-  /** Worker pool and retention; defaults in DEFAULT_JOBS_CONFIG. */
-  jobs?: Partial<JobsConfig>;
+/** A job this instance is running: abort it to cancel; `done` settles when the worker let go. */
+export interface RunningJob {
+  controller: AbortController;
+  done: Promise<void>;
 }
 
-/** The job worker pool's knobs; durations in ms. */
-export interface JobsConfig {
-  /** Jobs one instance runs at once. */
-  concurrency: number;
-  /** How long a claim holds without a heartbeat; a dead worker's job is reclaimed after this. */
-  leaseMs: number;
-  /** Heartbeat period (well under leaseMs); also how often a cancel from another instance is noticed. */
-  heartbeatMs: number;
-  /** Runs of one job before it fails with a clear error (a worker died each time). */
-  maxAttempts: number;
-  /** Idle poll for jobs created on other instances or reclaimable after a crash. */
-  pollMs: number;
-  /** Terminal jobs are deleted this long after completion (spec: 1 hour). */
-  retentionMs: number;
-  /** Period of the retention and stranded-job sweep. */
-  sweepMs: number;
+/** What a job's creation read for its turn (sessions.v1 GetTurnContext). */
+export type HandedContext = sessionsV1.GetTurnContextResponse;
+
+/** An idle worker taken for a job being created. */
+export interface IdleWorker {
+  /** Its lease owner name. */
+  name: string;
+  /** Starts the inserted job (leased to `name`, still pending) on it. */
+  start(row: JobRow, context: HandedContext): void;
+  /** Gives it back: the job was not created. */
+  release(): void;
 }
 
-/** Defaults: 4 workers, 30 s leases with 5 s heartbeats, 3 attempts, 1 h retention. */
-export const DEFAULT_JOBS_CONFIG: JobsConfig = {
-  concurrency: 4,
-  leaseMs: 30_000,
-  heartbeatMs: 5_000,
-  maxAttempts: 3,
-  pollMs: 1_000,
-  retentionMs: 60 * 60 * 1000,
-  sweepMs: 30_000,
-};
-
-/** Everything a chat turn needs. */
+/** Everything the agent's commands, turns and job workers need. */
 export interface AgentContext {
   cfg: AgentConfig;
   log: Logger;
   engine: Engine;
+  /** The `agent` schema (jobs and their events). */
+  db: Knex;
+  nats: NatsConnection;
   documents: RpcClient<typeof documentsV1.DocumentsServiceService>;
   sessions: RpcClient<typeof sessionsV1.SessionsServiceService>;
+  /** The sessions service's revert side (revert and redo-revert). */
+  checkpoints: RpcClient<typeof sessionsCheckpointsV1.SessionCheckpointsServiceService>;
   billing: RpcClient<typeof billingV1.BillingServiceService>;
   ingest: RpcClient<typeof ingestV1.IngestServiceService>;
   /** Attachments and templates (ingest's FilesService), for the search/quote tools and drafting. */
   files: RpcClient<typeof ingestFilesV1.FilesServiceService>;
   /** Conflicts and their resolution (documents service), for re-edit. */
   library: RpcClient<typeof documentsLibraryV1.DocumentLibraryServiceService>;
+  jobsCfg: JobsConfig;
+  /** Unique per process: the lease owner prefix of its workers. */
+  instanceId: string;
+  /** Jobs running on this instance, by id. */
+  running: Map<string, RunningJob>;
+  /** Wakes an idle worker (a job was created or released here); set by the worker pool. */
+  wake(): void;
+  /**
+   * Takes an idle worker of this instance for a job about to be created, or null when every
+   * worker is busy (or there is no pool). The job is inserted leased to it and started with the
+   * turn context its creation read: no claim round trip and no second session read.
+   */
+  takeIdleWorker(): IdleWorker | null;
 }
 
-/** Builds the context; `overrides` lets tests swap a piece (e.g. the engine). */
-export function createAgentContext(cfg: AgentConfig, overrides: Partial<AgentContext> = {}): AgentContext {
+/** Builds the context (connects NATS); `overrides` lets tests swap a piece (e.g. the engine). */
+export async function createContext(cfg: AgentConfig, overrides: Partial<AgentContext> = {}): Promise<AgentContext> {
+  const nats = overrides.nats ?? (await connectNats(cfg.natsUrl, "agent"));
   return {
     cfg,
     log: createLogger("agent", cfg.logLevel),
     engine: selectEngine({ openai: cfg.openai }),
+    db: createDb(cfg.databaseUrl, SCHEMA),
+    nats,
     documents: createRpcClient(documentsV1.DocumentsServiceService, cfg.addrs.documents),
     sessions: createRpcClient(sessionsV1.SessionsServiceService, cfg.addrs.sessions),
+    checkpoints: createRpcClient(sessionsCheckpointsV1.SessionCheckpointsServiceService, cfg.addrs.sessions),
     billing: createRpcClient(billingV1.BillingServiceService, cfg.addrs.billing),
     ingest: createRpcClient(ingestV1.IngestServiceService, cfg.addrs.ingest),
     files: createRpcClient(ingestFilesV1.FilesServiceService, cfg.addrs.ingest),
     library: createRpcClient(documentsLibraryV1.DocumentLibraryServiceService, cfg.addrs.documents),
+    jobsCfg: { ...DEFAULT_JOBS_CONFIG, ...cfg.jobs },
+    instanceId: `agent-${randomBytes(6).toString("hex")}`,
+    running: new Map(),
+    wake: () => {},
+    takeIdleWorker: () => null,
     ...overrides,
   };
 }
 
-/** Closes every client. */
-export function closeAgentContext(ctx: AgentContext): void {
-  for (const client of [ctx.documents, ctx.sessions, ctx.billing, ctx.ingest, ctx.files, ctx.library]) client.close();
+/** Drains NATS, closes the database pool and every client. */
+export async function closeContext(ctx: AgentContext): Promise<void> {
+  await ctx.nats.drain().catch(() => {});
+  await ctx.db.destroy();
+  const clients = [ctx.documents, ctx.sessions, ctx.checkpoints, ctx.billing, ctx.ingest, ctx.files, ctx.library];
+  for (const client of clients) client.close();
 }

@@ -1,12 +1,16 @@
-export { runChatTurn, sectionsChanged } from "./commands/chat-turn.js";
-export { readJobsEnv, readOpenAiEnv } from "./config.js";
+// What other packages (tests, scripts) may import from the agent.
+export { runChatTurn } from "./commands/chat.js";
 export {
   type AgentConfig,
-  type AgentContext,
-  createAgentContext,
   DEFAULT_JOBS_CONFIG,
   type JobsConfig,
-} from "./context.js";
+  loadConfig,
+  readJobsEnv,
+  readOpenAiEnv,
+} from "./config.js";
+export { type AgentContext, createContext } from "./context.js";
+export { migrations, SCHEMA } from "./db/migrations.js";
 export * from "./engines/index.js";
-export { migrations, SCHEMA } from "./migrations.js";
-export { agentHandlers, type RunningAgentService, startAgentService } from "./service.js";
+export { agentHandlers } from "./rpc/index.js";
+export { type RunningAgentService, startAgentService } from "./service.js";
+export { sectionsChanged } from "./turn/operations.js";

@@ -2,11 +2,14 @@
 // re-applies the AI's change on the user's current text, `merge` blends both versions. One
 // billable operation. With an OpenAI-compatible engine the model rewrites the chunk; the offline
 // engine (and a model that changes nothing) uses the deterministic rules below.
-import { randomUUID } from "node:crypto";
-import type { agentV1, billingV1, documentsV1 } from "@redline/grpc-stubs";
+import type { agentV1, documentsV1 } from "@redline/grpc-stubs";
 import { textOf, WorkingDocument } from "@redline/html-chunks";
-import { type CallContext, type CallOpts, InputError, NotFoundError } from "@redline/service-kit";
+import { type CallOpts, InputError, NotFoundError, required } from "@redline/service-kit";
 import type { AgentContext } from "../context.js";
+import { plainTurn } from "../engines/types.js";
+import { reEditChargeKey } from "../turn/keys.js";
+import { settle, withReservation } from "../turn/ledger.js";
+import type { TurnActor } from "../turn/prepare.js";
 
 const WORD = /[\p{L}\p{N}_]/u;
 /** Characters of left context used to place a pure insertion. */
@@ -91,92 +94,71 @@ async function rewriteWithModel(
     mode === "redo"
       ? "Re-apply the AI's change (before → after below) to the user's current text of this chunk."
       : "Blend the user's current text and the AI's version into one chunk that keeps the intent of both.";
-  await ctx.engine.runTurn({
-    message: [
-      `Two sessions edited chunk ${chunkId} at the same time. ${task} Replace chunk ${chunkId} only.`,
-      `AI's change, before: ${sides.aiBase || "(none)"}`,
-      `AI's change, after: ${sides.aiNext || "(deleted)"}`,
-      `User's current text: ${sides.user || "(deleted)"}`,
-      instruction ? `Guidance: ${instruction}` : "",
-    ]
-      .filter(Boolean)
-      .join("\n"),
-    document: doc,
-    documentTitle: "",
-    history: [],
-    modelTier: "core",
-    thinkingDepth: "balanced",
-    images: [],
-    signal: AbortSignal.timeout(ctx.cfg.aiTimeoutMs),
-  });
+  const message = [
+    `Two sessions edited chunk ${chunkId} at the same time. ${task} Replace chunk ${chunkId} only.`,
+    `AI's change, before: ${sides.aiBase || "(none)"}`,
+    `AI's change, after: ${sides.aiNext || "(deleted)"}`,
+    `User's current text: ${sides.user || "(deleted)"}`,
+    instruction ? `Guidance: ${instruction}` : "",
+  ].filter(Boolean);
+  await ctx.engine.runTurn(plainTurn(message.join("\n"), doc, { signal: AbortSignal.timeout(ctx.cfg.aiTimeoutMs) }));
   const out = doc.chunks().find((c) => c.chunkId === chunkId)?.html;
   return out && out !== start ? out : undefined;
 }
 
+/** The durable ids of the session's documents, or of the one `documentId` names (404 when not open). */
+async function sessionDocuments(ctx: AgentContext, req: agentV1.ReEditChunkRequest, opts: CallOpts): Promise<string[]> {
+  const { session } = await ctx.sessions.getSession({ sessionId: req.sessionId }, opts);
+  const roster = session?.roster ?? [];
+  if (!req.documentId) return roster.map((r) => r.durableDocumentId).filter(Boolean);
+  const slot = roster.find((r) => r.documentId === req.documentId || r.durableDocumentId === req.documentId);
+  if (!slot?.durableDocumentId) throw new NotFoundError("Document not open in this session");
+  return [slot.durableDocumentId];
+}
+
+/** The chunk's new HTML: the model's rewrite (OpenAI engine), else the deterministic rule of `mode`. */
+async function rewrite(
+  ctx: AgentContext,
+  req: agentV1.ReEditChunkRequest,
+  mode: "redo" | "merge",
+  sides: Sides,
+): Promise<string> {
+  const fromModel =
+    ctx.engine.name === "openai" ? await rewriteWithModel(ctx, req.chunkId, mode, sides, req.instruction) : undefined;
+  return (
+    fromModel ??
+    (mode === "redo" ? redoChunk(sides.aiBase, sides.aiNext, sides.user) : mergeChunk(sides.user, sides.aiNext))
+  );
+}
+
 /**
- * Resolves the newest open conflict of `chunkId` in the session's documents: computes the
- * rewritten chunk, commits it on head (closing the conflict) and bills one operation (429 when
- * the quota is spent; released when anything fails). NotFoundError for an unknown session, a
- * document not in the session, or a chunk with no open conflict.
+ * Resolves the newest open conflict of `chunkId` in the session's documents (interface-spec
+ * endpoint 18): computes the rewritten chunk, commits it on head (closing the conflict) and
+ * bills one operation (429 when the quota is spent; released when anything fails). 400 for a
+ * mode other than redo or merge; NotFoundError for an unknown session, a document not in the
+ * session, or a chunk with no open conflict.
  */
 export async function runReEdit(
   ctx: AgentContext,
-  call: CallContext,
+  actor: TurnActor,
   req: agentV1.ReEditChunkRequest,
 ): Promise<agentV1.ReEditChunkResponse> {
-  if (!call.principal) throw new InputError("no principal on the call");
   if (req.mode !== "redo" && req.mode !== "merge") throw new InputError("mode must be redo or merge");
   const mode = req.mode;
-  const opts: CallOpts = call.forward();
-  const { session } = await ctx.sessions.getSession({ sessionId: req.sessionId }, opts);
-  const roster = session?.roster ?? [];
-  let documentIds = roster.map((r) => r.durableDocumentId).filter(Boolean);
-  if (req.documentId) {
-    const slot = roster.find((r) => r.documentId === req.documentId || r.durableDocumentId === req.documentId);
-    if (!slot?.durableDocumentId) throw new NotFoundError("Document not open in this session");
-    documentIds = [slot.durableDocumentId];
-  }
+  const { opts } = actor;
+  const documentIds = await sessionDocuments(ctx, req, opts);
   const found = await ctx.library.findConflicts({ documentIds, chunkId: req.chunkId }, opts);
   const conflict = found.conflicts[0];
   if (!conflict) throw new NotFoundError(`No concurrent edit to resolve on chunk ${req.chunkId}`);
-
-  const chargeKey = `re-edit:${randomUUID()}`;
-  await ctx.billing.reserveOperations({ chargeKey, operations: 1 }, opts);
-  let settled: billingV1.SettleOperationsResponse | undefined;
-  try {
-    const head = await ctx.documents.getDocument(
-      { documentId: conflict.documentId, versionId: "", includeChunks: true },
-      opts,
-    );
+  const chargeKey = reEditChargeKey();
+  return withReservation(ctx, actor, chargeKey, async () => {
+    const { documentId, conflictId } = conflict;
+    const head = await ctx.documents.getDocument({ documentId, versionId: "", includeChunks: true }, opts);
     const headHtml = head.chunks.find((c) => c.chunkId === req.chunkId)?.html ?? "";
-    const sides = sidesOf(conflict, headHtml);
-    const fromModel =
-      ctx.engine.name === "openai" ? await rewriteWithModel(ctx, req.chunkId, mode, sides, req.instruction) : undefined;
-    const html =
-      fromModel ??
-      (mode === "redo" ? redoChunk(sides.aiBase, sides.aiNext, sides.user) : mergeChunk(sides.user, sides.aiNext));
-    const resolved = await ctx.library.resolveConflict(
-      {
-        conflictId: conflict.conflictId,
-        documentId: conflict.documentId,
-        chunkId: req.chunkId,
-        html,
-        sessionId: req.sessionId,
-      },
-      opts,
-    );
-    settled = await ctx.billing.settleOperations({ chargeKey, operations: 1 }, opts);
-    return {
-      chunkId: req.chunkId,
-      html: resolved.html,
-      versionId: resolved.document?.versionId ?? "",
-      usage: settled.usage,
-    };
-  } finally {
-    if (!settled) {
-      await ctx.billing
-        .settleOperations({ chargeKey, operations: 0 }, opts)
-        .catch((e) => call.log.error({ err: e }, "releasing the re-edit reservation failed"));
-    }
-  }
+    const html = await rewrite(ctx, req, mode, sidesOf(conflict, headHtml));
+    const { sessionId, chunkId } = req;
+    const resolved = await ctx.library.resolveConflict({ conflictId, documentId, chunkId, html, sessionId }, opts);
+    const usage = await settle(ctx, opts, chargeKey, 1);
+    return { chunkId, html: resolved.html, versionId: required(resolved.document, "document").versionId, usage };
+  });
 }

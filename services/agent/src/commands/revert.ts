@@ -1,20 +1,22 @@
 // Revert and redo-revert of a session (unshown-parts.md, Revert). Documents are restored by
 // writing a NEW version whose content equals the checkpoint (history is never rewritten); the
 // conversation's later turns leave the active history and can come back with redo-revert.
-import type { agentRevertV1, documentsV1, sessionsCheckpointsV1, sessionsV1 } from "@redline/grpc-stubs";
-import { type CallContext, type CallOpts, ConflictError, InputError, requirePrincipal } from "@redline/service-kit";
-import type { JobsContext } from "../jobs/runtime.js";
-import { countActive } from "../jobs/store.js";
+import type { agentRevertV1, sessionsCheckpointsV1, sessionsV1 } from "@redline/grpc-stubs";
+import { type CallOpts, ConflictError, InputError, type Principal, required } from "@redline/service-kit";
+import type { AgentContext } from "../context.js";
+import { countActive } from "../db/store/jobs.js";
 
-function jobConflict(): ConflictError {
-  return new ConflictError("A chat job is running or awaiting approval on this session; wait for it or cancel it", {
+/** 409 job_active while a job is open on the session: a revert would race its commit. */
+async function refuseWhileJobActive(ctx: AgentContext, principal: Principal, sessionId: string): Promise<void> {
+  if ((await countActive(ctx.db, principal.ownerId, sessionId)) === 0) return;
+  throw new ConflictError("A chat job is running or awaiting approval on this session; wait for it or cancel it", {
     code: "job_active",
   });
 }
 
 /** The document among `candidates` that has version `versionId`, or undefined. */
 async function documentOfVersion(
-  ctx: JobsContext,
+  ctx: AgentContext,
   candidates: string[],
   versionId: string,
   opts: CallOpts,
@@ -32,17 +34,17 @@ async function documentOfVersion(
 
 /** Writes a new version of `documentId` whose content is that of `versionId`; returns it. */
 async function restoreVersion(
-  ctx: JobsContext,
+  ctx: AgentContext,
   documentId: string,
   versionId: string,
   sessionId: string,
   opts: CallOpts,
 ): Promise<{ from: string; to: string } | undefined> {
   const head = await ctx.documents.getDocument({ documentId, versionId: "", includeChunks: false }, opts);
-  const from = head.document?.versionId ?? "";
+  const from = required(head.document, "document").versionId;
   if (from === versionId) return undefined;
   const old = await ctx.documents.getDocument({ documentId, versionId, includeChunks: true }, opts);
-  const meta = old.document as documentsV1.DocumentMeta;
+  const meta = required(old.document, "document");
   const res = await ctx.documents.replaceDocument(
     {
       documentId,
@@ -55,19 +57,19 @@ async function restoreVersion(
     },
     opts,
   );
-  return { from, to: res.document?.versionId ?? "" };
+  return { from, to: required(res.document, "document").versionId };
 }
 
 /** The focused document's state, optionally at a version; undefined when the session has none. */
 async function documentState(
-  ctx: JobsContext,
+  ctx: AgentContext,
   documentId: string | undefined,
   versionId: string,
   opts: CallOpts,
 ): Promise<agentRevertV1.RevertDocumentState | undefined> {
   if (!documentId) return undefined;
   const doc = await ctx.documents.getDocument({ documentId, versionId, includeChunks: true }, opts);
-  const meta = doc.document as documentsV1.DocumentMeta;
+  const meta = required(doc.document, "document");
   return {
     htmlContent: doc.chunks.map((c) => c.html).join("\n"),
     versionId: meta.versionId,
@@ -90,16 +92,15 @@ function focusedAfter(roster: sessionsV1.RosterEntry[], closing: Set<string>): s
  * reports the same answer without writing.
  */
 export async function revertSession(
-  ctx: JobsContext,
-  call: CallContext,
+  ctx: AgentContext,
+  principal: Principal,
+  opts: CallOpts,
   req: agentRevertV1.RevertSessionRequest,
 ): Promise<agentRevertV1.RevertSessionResponse> {
-  const principal = requirePrincipal(call);
-  const opts = call.forward({ timeoutMs: 60_000 });
   if (req.turnIndex < 0) throw new InputError("turn_index must be at least 0");
-  if ((await countActive(ctx.db, principal.ownerId, req.sessionId)) > 0) throw jobConflict();
+  await refuseWhileJobActive(ctx, principal, req.sessionId);
   const plan = await ctx.checkpoints.planRevert({ sessionId: req.sessionId, turnIndex: req.turnIndex }, opts);
-  const session = (await ctx.sessions.getSession({ sessionId: req.sessionId }, opts)).session as sessionsV1.Session;
+  const session = required((await ctx.sessions.getSession({ sessionId: req.sessionId }, opts)).session, "session");
   const closing = new Set(plan.openedSlots.map((s) => s.slotId));
   const kept = session.roster.filter((r) => !closing.has(r.documentId) && r.durableDocumentId);
   const candidates = kept.map((r) => r.durableDocumentId);
@@ -155,13 +156,12 @@ export async function revertSession(
  * when turns were added since; 400 when turn_index is not the revert's; 404 for an unknown id.
  */
 export async function redoRevert(
-  ctx: JobsContext,
-  call: CallContext,
+  ctx: AgentContext,
+  principal: Principal,
+  opts: CallOpts,
   req: agentRevertV1.RedoRevertRequest,
 ): Promise<agentRevertV1.RevertSessionResponse> {
-  const principal = requirePrincipal(call);
-  const opts = call.forward({ timeoutMs: 60_000 });
-  if ((await countActive(ctx.db, principal.ownerId, req.sessionId)) > 0) throw jobConflict();
+  await refuseWhileJobActive(ctx, principal, req.sessionId);
   const record = (
     await ctx.checkpoints.getRevert({ sessionId: req.sessionId, redoCheckpointId: req.redoCheckpointId }, opts)
   ).revert;

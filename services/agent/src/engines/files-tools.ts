@@ -3,6 +3,7 @@
 // template. The offline engine understands three instructions; the OpenAI engine gets two tools.
 import { chunkHtml, type WorkingDocument } from "@redline/html-chunks";
 import { MAX_PARSED_MESSAGE_CHARS } from "./offline-parse.js";
+import { type FunctionTool, functionTool } from "./tool-schema.js";
 import type { TurnInput } from "./types.js";
 
 /** One passage of an attachment. */
@@ -113,42 +114,29 @@ export async function runFilesInstruction(
   }
 }
 
+const SEARCH_ATTACHMENTS_ARGS = {
+  query: { type: "string", description: "Words to look for (web-search syntax: quotes, OR, -word)." },
+  filename: { type: "string", description: "Only attachments whose file name contains this." },
+};
+const QUOTE_ATTACHMENT_ARGS = {
+  filename: { type: "string", description: "The attachment's file name or part of it." },
+  about: { type: "string", description: "Optional words the passages must contain." },
+};
+
 /** The OpenAI tool definitions for attachments (added when the turn has files). */
-export const FILES_TOOLS = [
-  {
-    type: "function" as const,
-    function: {
-      name: "search_attachments",
-      description:
-        "Full-text search over the files attached to this session (contracts, reports, notes). Returns the best passages with their file names.",
-      parameters: {
-        type: "object",
-        properties: {
-          query: { type: "string", description: "Words to look for (web-search syntax: quotes, OR, -word)." },
-          filename: { type: "string", description: "Only attachments whose file name contains this." },
-        },
-        required: ["query"],
-        additionalProperties: false,
-      },
-    },
-  },
-  {
-    type: "function" as const,
-    function: {
-      name: "quote_attachment",
-      description:
-        "Reads passages of one attachment, by (part of) its file name, optionally only those about a topic, to quote them exactly.",
-      parameters: {
-        type: "object",
-        properties: {
-          filename: { type: "string", description: "The attachment's file name or part of it." },
-          about: { type: "string", description: "Optional words the passages must contain." },
-        },
-        required: ["filename"],
-        additionalProperties: false,
-      },
-    },
-  },
+export const FILES_TOOLS: FunctionTool[] = [
+  functionTool(
+    "search_attachments",
+    "Full-text search over the files attached to this session (contracts, reports, notes). Returns the best passages with their file names.",
+    SEARCH_ATTACHMENTS_ARGS,
+    ["query"],
+  ),
+  functionTool(
+    "quote_attachment",
+    "Reads passages of one attachment, by (part of) its file name, optionally only those about a topic, to quote them exactly.",
+    QUOTE_ATTACHMENT_ARGS,
+    ["filename"],
+  ),
 ];
 
 const FILES_TOOL_NAMES = new Set(FILES_TOOLS.map((t) => t.function.name));

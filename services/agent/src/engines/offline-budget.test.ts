@@ -6,7 +6,7 @@ import { describe, expect, it } from "vitest";
 import { createOfflineEngine, MAX_PHRASE_CHARS } from "./offline.js";
 import { MAX_PARSED_MESSAGE_CHARS } from "./offline-parse.js";
 import { BudgetExceededError, TurnBudget } from "./turn-budget.js";
-import type { TurnOutput } from "./types.js";
+import { plainTurn, type TurnOutput } from "./types.js";
 
 /** A contract of `sections` h2 sections, each a heading and 9 paragraphs. */
 function contract(sections: number): string {
@@ -28,16 +28,7 @@ async function turn(
   engine = createOfflineEngine(),
 ): Promise<{ out: TurnOutput; ms: number }> {
   const started = performance.now();
-  const out = await engine.runTurn({
-    message,
-    document: doc,
-    documentTitle: "",
-    history: [],
-    modelTier: "core",
-    thinkingDepth: "balanced",
-    images: [],
-    signal: new AbortController().signal,
-  });
+  const out = await engine.runTurn(plainTurn(message, doc));
   return { out, ms: performance.now() - started };
 }
 

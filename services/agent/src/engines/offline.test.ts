@@ -1,7 +1,7 @@
 import { type ChunkOperation, WorkingDocument } from "@redline/html-chunks";
 import { describe, expect, it } from "vitest";
 import { createOfflineEngine, OFFLINE_HELP, parseOfflineInstruction } from "./offline.js";
-import type { TurnOutput } from "./types.js";
+import { plainTurn, type TurnOutput } from "./types.js";
 
 // Fixture contract: a realistic service agreement. Every chunk carries a fixed id so the
 // assertions can name them; headings nest (h3 "Support" inside h2 "1. Scope of Work");
@@ -43,17 +43,9 @@ async function run(message: string, html = FIXTURE_HTML): Promise<Run> {
   const doc = html === "" ? new WorkingDocument([]) : WorkingDocument.fromHtml(html);
   const before = new Map(doc.chunks().map((chunk) => [chunk.chunkId, chunk.html]));
   const progress: string[] = [];
-  const out = await engine.runTurn({
-    message,
-    document: doc,
-    documentTitle: "Acme Services Agreement",
-    history: [],
-    modelTier: "core",
-    thinkingDepth: "balanced",
-    images: [],
-    signal: new AbortController().signal,
-    onProgress: (text) => progress.push(text),
-  });
+  const out = await engine.runTurn(
+    plainTurn(message, doc, { documentTitle: "Acme Services Agreement", onProgress: (text) => progress.push(text) }),
+  );
   const changed = new Set(doc.changedChunkIds());
   for (const chunk of doc.chunks()) {
     if (!changed.has(chunk.chunkId)) expect(chunk.html).toBe(before.get(chunk.chunkId));

@@ -11,7 +11,7 @@ import {
 } from "../../../../test/support/scripted-openai.js";
 import { selectEngine } from "./index.js";
 import { createOpenAiEngine, type OpenAiEngineConfig } from "./openai.js";
-import type { TurnInput } from "./types.js";
+import { plainTurn, type TurnInput } from "./types.js";
 
 const DOC_HTML = [
   '<h1 data-chunk-id="c_title">Acme Services Agreement</h1>',
@@ -45,17 +45,7 @@ function config(url: string, overrides: Partial<OpenAiEngineConfig> = {}): OpenA
 }
 
 function turn(document: WorkingDocument, message: string, extra: Partial<TurnInput> = {}): TurnInput {
-  return {
-    message,
-    document,
-    documentTitle: "Acme Services Agreement",
-    history: [],
-    modelTier: "core",
-    thinkingDepth: "balanced",
-    images: [],
-    signal: new AbortController().signal,
-    ...extra,
-  };
+  return plainTurn(message, document, { documentTitle: "Acme Services Agreement", ...extra });
 }
 
 function call(name: string, args: Record<string, unknown> | string): { name: string; arguments: string } {

@@ -5,6 +5,7 @@ import { type OutlineEntry, sectionSpan, ToolError, type WorkingDocument } from 
 import { UnavailableError } from "@redline/service-kit";
 import { APIError, OpenAI } from "openai";
 import { FILES_TOOLS, isFilesTool, runFilesTool } from "./files-tools.js";
+import { functionTool } from "./tool-schema.js";
 import type { Engine, TurnInput, TurnOutput } from "./types.js";
 
 type ChatMessage = OpenAI.Chat.Completions.ChatCompletionMessageParam;
@@ -302,99 +303,46 @@ function formatOutline(outline: OutlineEntry[]): string {
 // ---------------------------------------------------------------------------
 // Tools
 
+/** The explanation argument of every editing tool. */
+const EXPLANATION = { type: "string", description: "Short, specific reason shown to the user." };
+
 const TOOLS: ChatTool[] = [
-  {
-    type: "function",
-    function: {
-      name: "get_outline",
-      description:
-        "List the document's chunks in order: chunk id, tag (headings as #..######) and a short text preview. Large documents are paged: pass next_from_chunk_id back as from_chunk_id. headings_only lists just the section headings with their sizes.",
-      parameters: {
-        type: "object",
-        properties: {
-          headings_only: { type: "boolean", description: "List only headings, each with its section's chunk count." },
-          from_chunk_id: { type: "string", description: "Start the listing at this chunk (for paging)." },
-        },
-        additionalProperties: false,
-      },
+  functionTool(
+    "get_outline",
+    "List the document's chunks in order: chunk id, tag (headings as #..######) and a short text preview. Large documents are paged: pass next_from_chunk_id back as from_chunk_id. headings_only lists just the section headings with their sizes.",
+    {
+      headings_only: { type: "boolean", description: "List only headings, each with its section's chunk count." },
+      from_chunk_id: { type: "string", description: "Start the listing at this chunk (for paging)." },
     },
-  },
-  {
-    type: "function",
-    function: {
-      name: "read_chunks",
-      description: `Return the full HTML of the given chunks, in the order asked. About ${READ_BUDGET_BYTES / 1000} KB per call; the result says which ids were left out.`,
-      parameters: {
-        type: "object",
-        properties: { chunk_ids: { type: "array", items: { type: "string" }, minItems: 1 } },
-        required: ["chunk_ids"],
-        additionalProperties: false,
-      },
-    },
-  },
-  {
-    type: "function",
-    function: {
-      name: "search_text",
-      description: `Find chunks whose text contains the query (case-insensitive). Returns up to ${SEARCH_LIMIT} chunk ids with snippets.`,
-      parameters: {
-        type: "object",
-        properties: { query: { type: "string" } },
-        required: ["query"],
-        additionalProperties: false,
-      },
-    },
-  },
-  {
-    type: "function",
-    function: {
-      name: "replace_chunk",
-      description: "Replace one chunk with new HTML: exactly one block element, complete (tag, attributes, styles).",
-      parameters: {
-        type: "object",
-        properties: {
-          chunk_id: { type: "string" },
-          html: { type: "string" },
-          explanation: { type: "string", description: "Short, specific reason shown to the user." },
-        },
-        required: ["chunk_id", "html", "explanation"],
-        additionalProperties: false,
-      },
-    },
-  },
-  {
-    type: "function",
-    function: {
-      name: "insert_after_chunk",
-      description: "Insert one or more new block elements after a chunk; after_chunk_id null inserts at the start.",
-      parameters: {
-        type: "object",
-        properties: {
-          after_chunk_id: { type: ["string", "null"] },
-          html: { type: "string" },
-          explanation: { type: "string", description: "Short, specific reason shown to the user." },
-        },
-        required: ["after_chunk_id", "html", "explanation"],
-        additionalProperties: false,
-      },
-    },
-  },
-  {
-    type: "function",
-    function: {
-      name: "delete_chunk",
-      description: "Delete one chunk.",
-      parameters: {
-        type: "object",
-        properties: {
-          chunk_id: { type: "string" },
-          explanation: { type: "string", description: "Short, specific reason shown to the user." },
-        },
-        required: ["chunk_id", "explanation"],
-        additionalProperties: false,
-      },
-    },
-  },
+  ),
+  functionTool(
+    "read_chunks",
+    `Return the full HTML of the given chunks, in the order asked. About ${READ_BUDGET_BYTES / 1000} KB per call; the result says which ids were left out.`,
+    { chunk_ids: { type: "array", items: { type: "string" }, minItems: 1 } },
+    ["chunk_ids"],
+  ),
+  functionTool(
+    "search_text",
+    `Find chunks whose text contains the query (case-insensitive). Returns up to ${SEARCH_LIMIT} chunk ids with snippets.`,
+    { query: { type: "string" } },
+    ["query"],
+  ),
+  functionTool(
+    "replace_chunk",
+    "Replace one chunk with new HTML: exactly one block element, complete (tag, attributes, styles).",
+    { chunk_id: { type: "string" }, html: { type: "string" }, explanation: EXPLANATION },
+    ["chunk_id", "html", "explanation"],
+  ),
+  functionTool(
+    "insert_after_chunk",
+    "Insert one or more new block elements after a chunk; after_chunk_id null inserts at the start.",
+    { after_chunk_id: { type: ["string", "null"] }, html: { type: "string" }, explanation: EXPLANATION },
+    ["after_chunk_id", "html", "explanation"],
+  ),
+  functionTool("delete_chunk", "Delete one chunk.", { chunk_id: { type: "string" }, explanation: EXPLANATION }, [
+    "chunk_id",
+    "explanation",
+  ]),
 ];
 
 /** The tool schemas sent with every request (exported for tests and docs). */

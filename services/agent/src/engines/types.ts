@@ -3,6 +3,7 @@
 import type { WorkingDocument } from "@redline/html-chunks";
 import type { TurnFiles } from "./files-tools.js";
 
+/** What an engine gets for one turn: the instruction, the document to edit in place, context. */
 export interface TurnInput {
   message: string;
   document: WorkingDocument; // may be empty (document.isEmpty()); edits are made on it
@@ -18,6 +19,7 @@ export interface TurnInput {
   signal: AbortSignal; // fires at the wall-clock cap; stop promptly and reject
   onProgress?: (text: string) => void;
 }
+/** What an engine answers: the reply text and what the turn cost in tool calls and bytes. */
 export interface TurnOutput {
   reply: string;
   toolCalls: number;
@@ -25,7 +27,27 @@ export interface TurnOutput {
   /** True when the engine stopped at its step limit before finishing (a long edit may go on). */
   stoppedAtStepLimit?: boolean;
 }
+/** A model engine: offline (deterministic rules) or OpenAI-compatible. */
 export interface Engine {
   readonly name: "offline" | "openai";
   runTurn(input: TurnInput): Promise<TurnOutput>;
+}
+
+/**
+ * A turn with no history, images or title, core tier at balanced depth, and a signal that never
+ * fires unless `rest` gives one: what a one-off rewrite (re-edit) or a test runs.
+ */
+export function plainTurn(message: string, document: WorkingDocument, rest: Partial<TurnInput> = {}): TurnInput {
+  const signal = new AbortController().signal;
+  return {
+    message,
+    document,
+    documentTitle: "",
+    history: [],
+    modelTier: "core",
+    thinkingDepth: "balanced",
+    images: [],
+    signal,
+    ...rest,
+  };
 }

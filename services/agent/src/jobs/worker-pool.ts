@@ -1,8 +1,13 @@
-import type { JobRow } from "../tables.js";
-import { failureText, JobAborted, jobActor, runJob } from "./run-job.js";
-import type { HandedContext, JobsContext } from "./runtime.js";
-import { claimJob, deleteExpired, heartbeat, strandedJobs } from "./store.js";
-import { transition } from "./transition.js";
+// The job worker pool (ARCHITECTURE "Async chat jobs", Run and Crash): workers claim jobs (or
+// are handed one at its creation), run each under a heartbeat, and record how it ended; a sweep
+// fails jobs stranded by dead workers and deletes expired ones.
+import type { AgentContext, HandedContext, IdleWorker } from "../context.js";
+import { claimJob, deleteExpired, heartbeat, strandedJobs } from "../db/store/jobs.js";
+import type { JobRow } from "../db/tables.js";
+import { release } from "../turn/ledger.js";
+import { jobActor, jobOpts } from "./actor.js";
+import { type Guard, markCancelled, markFailed, markHandedBack } from "./lifecycle.js";
+import { failureText, JobAborted, runJob } from "./run-job.js";
 
 /** A started pool. */
 export interface WorkerPool {
@@ -10,56 +15,13 @@ export interface WorkerPool {
   close(): Promise<void>;
 }
 
-/** Starts `ctx.jobsCfg.concurrency` workers and the sweep. */
-export function startWorkerPool(ctx: JobsContext): WorkerPool {
+/** Starts `ctx.jobsCfg.concurrency` workers and the sweep; installs `ctx.wake` and `ctx.takeIdleWorker`. */
+export function startWorkerPool(ctx: AgentContext): WorkerPool {
   const cfg = ctx.jobsCfg;
   let closed = false;
-  // Idle workers, oldest first; each waits for a wake (claim from Postgres) or a hand-off.
-  const idleWorkers: { name: string; resume: (handed?: Handed) => void; hold: () => void }[] = [];
-  // One wake (one new job) claims with one idle worker, not all of them. A wake while every
-  // worker is busy must not be lost: the next idle returns at once.
-  let woken = false;
-  ctx.wake = () => {
-    const next = idleWorkers.shift();
-    if (next) next.resume();
-    else woken = true;
-  };
-  ctx.takeIdleWorker = () => {
-    if (closed) return null;
-    const next = idleWorkers.shift();
-    if (!next) return null;
-    // Taken: its poll timer must not send it claiming while the job is being created.
-    next.hold();
-    return {
-      name: next.name,
-      start: (row, context) => next.resume({ row, context }),
-      release: () => next.resume(),
-    };
-  };
-  const idle = (name: string) =>
-    new Promise<Handed | undefined>((resolve) => {
-      if (woken) {
-        woken = false;
-        resolve(undefined);
-        return;
-      }
-      const entry = {
-        name,
-        resume: (handed?: Handed) => {
-          clearTimeout(timer);
-          resolve(handed);
-        },
-        hold: () => clearTimeout(timer),
-      };
-      // A poll that times out leaves the queue, so a later wake reaches a worker still idle.
-      const timer = setTimeout(() => {
-        const at = idleWorkers.indexOf(entry);
-        if (at >= 0) idleWorkers.splice(at, 1);
-        resolve(undefined);
-      }, cfg.pollMs);
-      idleWorkers.push(entry);
-    });
-
+  const idle = idleWorkers(cfg.pollMs, () => closed);
+  ctx.wake = idle.wake;
+  ctx.takeIdleWorker = idle.take;
   const loop = async (index: number) => {
     const worker = `${ctx.instanceId}/${index}`;
     while (!closed) {
@@ -73,7 +35,7 @@ export function startWorkerPool(ctx: JobsContext): WorkerPool {
         await execute(ctx, row, worker, () => closed);
         continue;
       }
-      const handed = await idle(worker);
+      const handed = await idle.wait(worker);
       if (handed) await execute(ctx, handed.row, worker, () => closed, handed.context);
     }
   };
@@ -93,10 +55,62 @@ export function startWorkerPool(ctx: JobsContext): WorkerPool {
     async close() {
       closed = true;
       clearInterval(sweepTimer);
-      for (const w of idleWorkers.splice(0)) w.resume();
+      idle.resumeAll();
       // Running jobs are abandoned with their lease: a kill and a shutdown look alike to the others.
       for (const job of ctx.running.values()) job.controller.abort("lease_lost");
       await Promise.allSettled([...loops, ...[...ctx.running.values()].map((j) => j.done)]);
+    },
+  };
+}
+
+/**
+ * The idle workers, oldest first; each waits for a wake (then claims from Postgres), a hand-off
+ * (a job created here) or its poll period. One wake claims with one idle worker, not all of
+ * them; a wake while every worker is busy is not lost: the next wait returns at once.
+ */
+function idleWorkers(pollMs: number, closed: () => boolean) {
+  const queue: { name: string; resume: (handed?: Handed) => void; hold: () => void }[] = [];
+  let woken = false;
+  return {
+    wake() {
+      const next = queue.shift();
+      if (next) next.resume();
+      else woken = true;
+    },
+    take(): IdleWorker | null {
+      if (closed()) return null;
+      const next = queue.shift();
+      if (!next) return null;
+      // Taken: its poll timer must not send it claiming while the job is being created.
+      next.hold();
+      return { name: next.name, start: (row, context) => next.resume({ row, context }), release: () => next.resume() };
+    },
+    wait(name: string): Promise<Handed | undefined> {
+      return new Promise((resolve) => {
+        if (woken) {
+          woken = false;
+          resolve(undefined);
+          return;
+        }
+        const entry = {
+          name,
+          resume: (handed?: Handed) => {
+            clearTimeout(timer);
+            resolve(handed);
+          },
+          hold: () => clearTimeout(timer),
+        };
+        // A poll that times out leaves the queue, so a later wake reaches a worker still idle.
+        const timer = setTimeout(() => {
+          const at = queue.indexOf(entry);
+          if (at >= 0) queue.splice(at, 1);
+          resolve(undefined);
+        }, pollMs);
+        queue.push(entry);
+      });
+    },
+    resumeAll() {
+      for (const w of queue.splice(0)) w.resume();
     },
   };
 }
@@ -112,7 +126,7 @@ interface Handed {
  * is leased to `worker` but still pending: runJob claims it while the turn starts.
  */
 async function execute(
-  ctx: JobsContext,
+  ctx: AgentContext,
   row: JobRow,
   worker: string,
   shuttingDown: () => boolean,
@@ -120,9 +134,9 @@ async function execute(
 ): Promise<void> {
   const cfg = ctx.jobsCfg;
   const controller = new AbortController();
-  let release: () => void = () => {};
+  let letGo: () => void = () => {};
   const done = new Promise<void>((resolve) => {
-    release = resolve;
+    letGo = resolve;
   });
   ctx.running.set(row.id, { controller, done });
   const beat = setInterval(async () => {
@@ -138,78 +152,59 @@ async function execute(
   try {
     await runJob(ctx, row, worker, controller.signal, context);
   } catch (err) {
-    if (err instanceof JobAborted && err.reason === "lease_lost" && shuttingDown()) {
-      // A graceful stop hands the job back at once instead of letting its lease run out.
-      await transition(
-        ctx,
-        row.id,
-        { status: ["in_progress"], leaseOwner: worker },
-        { status: "pending", lease_owner: null, lease_expires_at: null, attempts: Math.max(0, row.attempts - 1) },
-      ).catch((e) => log.warn({ err: e }, "handing the job back failed; its lease will expire"));
-    } else if (err instanceof JobAborted && err.reason === "lease_lost") {
-      log.warn("lease lost; another worker owns the job now");
-    } else if (err instanceof JobAborted) {
-      await finishCancelled(ctx, row.id, { status: ["in_progress"], leaseOwner: worker });
-    } else {
-      log.warn({ err }, "job failed");
-      await releaseCharge(ctx, row);
-      await transition(
-        ctx,
-        row.id,
-        { status: ["in_progress"], leaseOwner: worker },
-        { status: "failed", error: failureText(err) },
-        [{ type: "error", data: { error: failureText(err) } }],
-      );
-    }
+    await recordEnd(ctx, row, worker, err, shuttingDown(), log);
   } finally {
     clearInterval(beat);
     ctx.running.delete(row.id);
-    release();
+    letGo();
   }
 }
 
-/** Releases the job's held operation (settle 0; a no-op once settled). */
-export async function releaseCharge(ctx: JobsContext, row: JobRow, operations = 0): Promise<void> {
-  await ctx.billing
-    .settleOperations({ chargeKey: row.charge_key, operations }, { principal: row.principal, requestId: row.id })
-    .catch((err) => ctx.log.error({ err, jobId: row.id }, "settling the job's charge failed"));
+/** Records how a job that threw ended: handed back, left to its new owner, cancelled or failed. */
+async function recordEnd(
+  ctx: AgentContext,
+  row: JobRow,
+  worker: string,
+  err: unknown,
+  shuttingDown: boolean,
+  log: AgentContext["log"],
+): Promise<void> {
+  const guard: Guard = { status: ["in_progress"], leaseOwner: worker };
+  if (err instanceof JobAborted && err.reason === "lease_lost" && shuttingDown) {
+    // A graceful stop hands the job back at once instead of letting its lease run out.
+    await markHandedBack(ctx, row, worker).catch((e) =>
+      log.warn({ err: e }, "handing the job back failed; its lease will expire"),
+    );
+  } else if (err instanceof JobAborted && err.reason === "lease_lost") {
+    log.warn("lease lost; another worker owns the job now");
+  } else if (err instanceof JobAborted) {
+    await cancelAndRelease(ctx, row.id, guard);
+  } else {
+    log.warn({ err }, "job failed");
+    await release(ctx, jobOpts(row), row.charge_key, log);
+    await markFailed(ctx, row.id, guard, failureText(err));
+  }
 }
 
-/** Marks a job cancelled (staged changes dropped) and releases its charge. */
-export async function finishCancelled(
-  ctx: JobsContext,
-  jobId: string,
-  guard: Parameters<typeof transition>[2],
-): Promise<JobRow | null> {
-  const row = await transition(
-    ctx,
-    jobId,
-    guard,
-    (current) => ({
-      status: "cancelled",
-      metadata: { ...current.metadata, pending_changes: undefined, awaiting_kind: undefined },
-      state: {},
-    }),
-    [{ type: "error", data: { error: "Job cancelled" } }],
-  );
-  if (row) await releaseCharge(ctx, row);
+/** Marks a job cancelled (staged changes dropped) and releases its held operation. */
+async function cancelAndRelease(ctx: AgentContext, jobId: string, guard: Guard): Promise<JobRow | null> {
+  const row = await markCancelled(ctx, jobId, guard);
+  if (row) await release(ctx, jobOpts(row), row.charge_key, ctx.log.child({ jobId }));
   return row;
 }
 
 /** One sweep: fail or cancel jobs stranded by dead workers; delete expired terminal jobs. */
-export async function sweepOnce(ctx: JobsContext): Promise<void> {
+export async function sweepOnce(ctx: AgentContext): Promise<void> {
   const cfg = ctx.jobsCfg;
   for (const row of await strandedJobs(ctx.db, cfg.maxAttempts)) {
-    const guard = { status: ["in_progress" as const], leaseOwner: row.lease_owner ?? "" };
+    const guard: Guard = { status: ["in_progress"], leaseOwner: row.lease_owner ?? "" };
     if (row.cancel_requested) {
-      await finishCancelled(ctx, row.id, guard);
+      await cancelAndRelease(ctx, row.id, guard);
       continue;
     }
     const error = `The job stopped: the worker running it was lost ${row.attempts} time${row.attempts === 1 ? "" : "s"} (attempt limit ${cfg.maxAttempts}). Please retry.`;
-    const failed = await transition(ctx, row.id, guard, { status: "failed", error }, [
-      { type: "error", data: { error } },
-    ]);
-    if (failed) await releaseCharge(ctx, failed);
+    const failed = await markFailed(ctx, row.id, guard, error);
+    if (failed) await release(ctx, jobOpts(failed), failed.charge_key, ctx.log.child({ jobId: row.id }));
   }
   const deleted = await deleteExpired(ctx.db, cfg.retentionMs);
   if (deleted > 0) ctx.log.info({ deleted }, "expired jobs deleted");

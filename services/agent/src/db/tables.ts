@@ -1,5 +1,9 @@
-// Row types of the agent schema (snake_case, as stored).
+// Row types and table names of the agent schema (snake_case, as stored).
 import type { ChunkOperation } from "@redline/html-chunks";
+import { SCHEMA } from "./migrations.js";
+
+/** Qualified table names. */
+export const T = { jobs: `${SCHEMA}.jobs`, events: `${SCHEMA}.job_events` } as const;
 
 /** Job status values (interface-spec, States and transitions). */
 export type JobStatus = "pending" | "in_progress" | "awaiting_approval" | "completed" | "failed" | "cancelled";

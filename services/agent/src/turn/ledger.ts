@@ -1,0 +1,122 @@
+// The turn's ledger: what a turn holds, bills and records. Every caller (sync chat, async jobs,
+// approval, continue, cancel, re-edit) reserves through withReservation or reserve, and finishes
+// through finishTurn, so a charge is settled and a turn recorded the same way everywhere
+// (ARCHITECTURE "One chat turn" 2.5; interface-spec Limits: 1 operation, 1 more per 25 sections).
+import type { billingV1, sessionsV1 } from "@redline/grpc-stubs";
+import { type CallOpts, type Logger, required } from "@redline/service-kit";
+import type { AgentContext } from "../context.js";
+
+/** Sections per extra billed operation (interface-spec Limits: 1 more per 25 sections). */
+const SECTIONS_PER_EXTRA_OP = 25;
+
+/** Operations billed for a turn: 1, plus 1 per 25 sections changed; 0 when nothing changed. */
+export function billedOperations(sections: number, opsCount: number): number {
+  return opsCount > 0 ? 1 + Math.floor(sections / SECTIONS_PER_EXTRA_OP) : 0;
+}
+
+/** Holds 1 operation under `chargeKey` (429 when the quota is spent); the usage after it. */
+export async function reserve(ctx: AgentContext, opts: CallOpts, chargeKey: string): Promise<billingV1.Usage> {
+  const res = await ctx.billing.reserveOperations({ chargeKey, operations: 1 }, opts);
+  return required(res.usage, "usage");
+}
+
+/**
+ * Settles the hold at `operations` (0 releases it); never throws, a failure is logged. A no-op
+ * once the key is settled (billing is idempotent per key), so it is safe on any failure path.
+ */
+export async function release(
+  ctx: AgentContext,
+  opts: CallOpts,
+  chargeKey: string,
+  log: Logger,
+  operations = 0,
+): Promise<void> {
+  await ctx.billing
+    .settleOperations({ chargeKey, operations }, opts)
+    .catch((err) => log.error({ err, chargeKey }, "settling the charge failed"));
+}
+
+/** Settles the hold at `operations`; the usage after it (errors propagate). */
+export async function settle(
+  ctx: AgentContext,
+  opts: CallOpts,
+  chargeKey: string,
+  operations: number,
+): Promise<billingV1.Usage> {
+  const settled = await ctx.billing.settleOperations({ chargeKey, operations }, opts);
+  return required(settled.usage, "usage");
+}
+
+/**
+ * Reserves 1 operation under `chargeKey` (429), runs `run`, and releases the hold when it
+ * throws: nothing is billed for a failed turn. `run` settles through finishTurn or settle.
+ */
+export async function withReservation<T>(
+  ctx: AgentContext,
+  actor: { opts: CallOpts; log: Logger },
+  chargeKey: string,
+  run: () => Promise<T>,
+): Promise<T> {
+  await ctx.billing.reserveOperations({ chargeKey, operations: 1 }, actor.opts);
+  try {
+    return await run();
+  } catch (err) {
+    await release(ctx, actor.opts, chargeKey, actor.log);
+    throw err;
+  }
+}
+
+/** What finishing a turn settles and records. */
+export interface TurnRecord {
+  chargeKey: string;
+  /** Operations billed (billedOperations); 0 releases the hold. */
+  operations: number;
+  sessionId: string;
+  userMessage: string;
+  reply: string;
+  /** The version before the turn, its restore point ("" when it had none). */
+  checkpointVersionId: string;
+  /** The document the turn wrote and its version after; "" when none. */
+  documentId: string;
+  versionId: string;
+  title: string;
+  /** The roster attach a loaded document still owes (sessions.v1 RosterAttach). */
+  attach?: sessionsV1.RosterAttach;
+  /** Whether the instruction joins the memory note `memoryKey` ("" = the account's). */
+  remember: boolean;
+  memoryKey: string;
+  /** The note as the turn read it at its start (sessions detects a concurrent change). */
+  memoryNoteSeen?: string;
+}
+
+/**
+ * Finishes a turn: settles its charge (idempotent per key) and records it with sessions
+ * AppendTurn (both messages, checkpoint, roster attach, memory line). The two writes are
+ * independent: one round trip, not two. Returns the usage and the turn's index.
+ */
+export async function finishTurn(
+  ctx: AgentContext,
+  opts: CallOpts,
+  record: TurnRecord,
+): Promise<{ usage: billingV1.Usage; turnIndex: number }> {
+  const [usage, turn] = await Promise.all([
+    settle(ctx, opts, record.chargeKey, record.operations),
+    ctx.sessions.appendTurn(
+      {
+        sessionId: record.sessionId,
+        userMessage: record.userMessage,
+        aiMessage: record.reply,
+        checkpointVersionId: record.checkpointVersionId,
+        durableDocumentId: record.documentId,
+        versionId: record.versionId,
+        title: record.title,
+        attach: record.documentId ? record.attach : undefined,
+        remember: record.remember,
+        memoryKey: record.memoryKey,
+        memoryNoteSeen: record.memoryNoteSeen,
+      },
+      opts,
+    ),
+  ]);
+  return { usage, turnIndex: turn.turnIndex };
+}
