@@ -1,8 +1,9 @@
 // POST /v1/chat end to end with the offline engine: real gateway, gRPC services, Postgres,
 // NATS and S3. Documents are our sample contract and real files from the corpus.
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startStackWithKey } from "./support/file-stack.js";
 import { chunkMap, corpusFile, sampleContract } from "./support/fixtures.js";
-import { startTestStack, type TestStack } from "./support/stack.js";
+import type { TestStack } from "./support/stack.js";
 
 interface ChangeRecord {
   change_id: string;
@@ -38,12 +39,9 @@ let stack: TestStack;
 let key: string;
 
 beforeAll(async () => {
-  stack = await startTestStack(inject("infra"), { name: "chat" });
-  key = await stack.createKey("alice");
+  ({ stack, key } = await startStackWithKey({ name: "chat" }, "alice"));
 });
-afterAll(async () => {
-  await stack?.close();
-});
+afterAll(() => stack?.close());
 
 async function chat(body: Record<string, unknown>, k = key): Promise<{ status: number; body: ChatBody }> {
   const res = await stack.call("POST", "/v1/chat", { key: k, body });

@@ -2,22 +2,20 @@
 // a clear 4xx (never a 500, never a crash), unauthenticated bodies are not read, and a refused
 // request writes and bills nothing.
 import { gzipSync } from "node:zlib";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startStackWithKey } from "./support/file-stack.js";
 import { sampleContract } from "./support/fixtures.js";
 import { rawJson, rawRequest } from "./support/raw-http.js";
-import { startTestStack, type TestStack } from "./support/stack.js";
+import type { TestStack } from "./support/stack.js";
 
 const MAX_MB = 20;
 let stack: TestStack;
 let key: string;
 
 beforeAll(async () => {
-  stack = await startTestStack(inject("infra"), { name: "hostile", maxRequestMb: MAX_MB });
-  key = await stack.createKey("hostile-user");
+  ({ stack, key } = await startStackWithKey({ name: "hostile", maxRequestMb: MAX_MB }, "hostile-user"));
 });
-afterAll(async () => {
-  await stack?.close();
-});
+afterAll(() => stack?.close());
 
 async function principalOf(k: string) {
   const p = (await stack.billing.resolveApiKey({ apiKey: k })).principal;

@@ -1,20 +1,18 @@
 // Async chat jobs end to end with the offline engine: POST /v1/chat/async, the job endpoints,
 // cancel, human approval (single, batch, deny with feedback), the progress stream and retention.
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startStackWithKey } from "./support/file-stack.js";
 import { sampleContract } from "./support/fixtures.js";
 import { getJob, type JobJson, readSse, startJob, waitForJob } from "./support/jobs.js";
-import { startTestStack, type TestStack } from "./support/stack.js";
+import type { TestStack } from "./support/stack.js";
 
 let stack: TestStack;
 let key: string;
 
 beforeAll(async () => {
-  stack = await startTestStack(inject("infra"), { name: "jobs", jobs: { sweepMs: 300 }, streamHeartbeatMs: 200 });
-  key = await stack.createKey("alice");
+  ({ stack, key } = await startStackWithKey({ name: "jobs", jobs: { sweepMs: 300 }, streamHeartbeatMs: 200 }, "alice"));
 });
-afterAll(async () => {
-  await stack?.close();
-});
+afterAll(() => stack?.close());
 
 const ADD_SECTION = 'add section "Liability" after section "3. Confidentiality" with text "Liability is capped."';
 
