@@ -3,7 +3,15 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startStackWithKey } from "./support/file-stack.js";
 import { sampleContract } from "./support/fixtures.js";
-import { getJob, type JobJson, readSse, startJob, waitForJob } from "./support/jobs.js";
+import {
+  ADD_SECTION,
+  getJob,
+  type JobJson,
+  readSse,
+  startJob,
+  startJobAwaitingApproval,
+  waitForJob,
+} from "./support/jobs.js";
 import type { TestStack } from "./support/stack.js";
 
 let stack: TestStack;
@@ -13,8 +21,6 @@ beforeAll(async () => {
   ({ stack, key } = await startStackWithKey({ name: "jobs", jobs: { sweepMs: 300 }, streamHeartbeatMs: 200 }, "alice"));
 });
 afterAll(() => stack?.close());
-
-const ADD_SECTION = 'add section "Liability" after section "3. Confidentiality" with text "Liability is capped."';
 
 async function historyHtml(sessionId: string): Promise<string> {
   const res = await stack.call("GET", `/v1/sessions/${sessionId}/history`, { key });
@@ -244,13 +250,7 @@ describe("human approval", () => {
   });
 
   it("decides a batch in one call, commits the approved ones as one version, and checks ids", async () => {
-    const created = await startJob(stack, key, {
-      message: ADD_SECTION,
-      document_html: sampleContract(),
-      approval_mode: "ask_every_time",
-    });
-    const sid = created.body.session_id;
-    const waiting = await waitForJob(stack, key, created.body.job_id, ["awaiting_approval"]);
+    const { sid, waiting } = await startJobAwaitingApproval(stack, key);
     const [a, b] = waiting.metadata.pending_changes ?? [];
 
     expect((await approve(sid, { job_id: waiting.job_id, approved: true, change_id: "nope" })).status).toBe(400);
@@ -273,13 +273,7 @@ describe("human approval", () => {
   });
 
   it("applies changes once when the same decision arrives twice at the same time", async () => {
-    const created = await startJob(stack, key, {
-      message: ADD_SECTION,
-      document_html: sampleContract(),
-      approval_mode: "ask_every_time",
-    });
-    const sid = created.body.session_id;
-    const waiting = await waitForJob(stack, key, created.body.job_id, ["awaiting_approval"]);
+    const { sid, waiting } = await startJobAwaitingApproval(stack, key);
     const both = await Promise.all([
       approve(sid, { job_id: waiting.job_id, approved: true }),
       approve(sid, { job_id: waiting.job_id, approved: true }),
@@ -292,13 +286,7 @@ describe("human approval", () => {
   it("cancels a job awaiting approval: staged changes are discarded and nothing is charged", async () => {
     const before = await stack.call("GET", "/v1/jobs?limit=1", { key });
     expect(before.status).toBe(200);
-    const created = await startJob(stack, key, {
-      message: ADD_SECTION,
-      document_html: sampleContract(),
-      approval_mode: "ask_every_time",
-    });
-    const sid = created.body.session_id;
-    const waiting = await waitForJob(stack, key, created.body.job_id, ["awaiting_approval"]);
+    const { sid, waiting } = await startJobAwaitingApproval(stack, key);
     const res = await stack.call("POST", `/v1/jobs/${waiting.job_id}/cancel`, { key });
     expect(res.status).toBe(200);
     const body = (await res.json()) as JobJson & { stop_state: string };
