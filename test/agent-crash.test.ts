@@ -4,10 +4,11 @@
 // fails with a clear error instead of staying in_progress.
 import { type ChildProcess, spawn } from "node:child_process";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { startScriptedStackWithKey } from "./support/file-stack.js";
 import { REPO_ROOT, sampleContract } from "./support/fixtures.js";
 import { startJob, waitForJob } from "./support/jobs.js";
-import { delayed, lastToolResultJson, type ScriptedOpenAi, startScriptedOpenAi } from "./support/scripted-openai.js";
-import { startTestStack, type TestStack } from "./support/stack.js";
+import { delayed, lastToolResultJson, type ScriptedOpenAi } from "./support/scripted-openai.js";
+import type { TestStack } from "./support/stack.js";
 
 let model: ScriptedOpenAi;
 let stack: TestStack;
@@ -18,20 +19,12 @@ const call = (name: string, args: unknown) => ({ name, arguments: JSON.stringify
 const LEASE_MS = 2000;
 
 beforeAll(async () => {
-  model = await startScriptedOpenAi();
   // The in-process agent serves the RPCs and sweeps, but runs no jobs: the child processes do.
-  stack = await startTestStack(inject("infra"), {
-    name: "agent_crash",
-    openai: {
-      baseURL: model.url,
-      apiKey: "test-key",
-      models: { core: "scripted", turbo: "scripted", pro: "scripted", max: "scripted" },
-      requestTimeoutMs: 60_000,
-      maxSteps: 6,
-    },
-    jobs: { concurrency: 0, sweepMs: 300, leaseMs: LEASE_MS, maxAttempts: 3 },
-  });
-  key = await stack.createKey("kim");
+  ({ model, stack, key } = await startScriptedStackWithKey(
+    { name: "agent_crash", jobs: { concurrency: 0, sweepMs: 300, leaseMs: LEASE_MS, maxAttempts: 3 } },
+    { requestTimeoutMs: 60_000, maxSteps: 6 },
+    "kim",
+  ));
 });
 afterAll(async () => {
   for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");

@@ -2,20 +2,18 @@
 // row: each row arranges its state, performs the trigger and checks the next state and the
 // other effects. A 2xx to archive always means the document is archived (Errors rule 10).
 import { randomUUID } from "node:crypto";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Body, createSavedDocument, jsonCall } from "./support/documents-client.js";
-import { startTestStack, type TestStack } from "./support/stack.js";
+import { startStackWithKey } from "./support/file-stack.js";
+import type { TestStack } from "./support/stack.js";
 
 let stack: TestStack;
 let key: string;
 
 beforeAll(async () => {
-  stack = await startTestStack(inject("infra"), { name: "archive" });
-  key = await stack.createKey("arthur");
+  ({ stack, key } = await startStackWithKey({ name: "archive" }, "arthur"));
 });
-afterAll(async () => {
-  await stack?.close();
-});
+afterAll(() => stack?.close());
 
 /** A document open in its own session, and optionally in `others` more sessions. */
 async function arrange(others: number, archived = false) {

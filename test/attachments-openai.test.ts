@@ -1,9 +1,10 @@
 // The model engine and attachments over a scripted OpenAI-compatible server (real HTTP): the
 // turn offers search_attachments and quote_attachment, a tool call returns passages from
 // Postgres full-text search, and completed image attachments reach the model as vision input.
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { lastToolResultJson, type ScriptedOpenAi, startScriptedOpenAi } from "./support/scripted-openai.js";
-import { startTestStack, type TestStack } from "./support/stack.js";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startScriptedStackWithKey } from "./support/file-stack.js";
+import { lastToolResultJson, type ScriptedOpenAi } from "./support/scripted-openai.js";
+import type { TestStack } from "./support/stack.js";
 
 let model: ScriptedOpenAi;
 let stack: TestStack;
@@ -13,18 +14,11 @@ let key: string;
 const PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==";
 
 beforeAll(async () => {
-  model = await startScriptedOpenAi();
-  stack = await startTestStack(inject("infra"), {
-    name: "attachments_openai",
-    openai: {
-      baseURL: model.url,
-      apiKey: "test",
-      models: { core: "m", turbo: "m", pro: "m", max: "m" },
-      requestTimeoutMs: 60_000,
-      maxSteps: 6,
-    },
-  });
-  key = await stack.createKey("vera");
+  ({ model, stack, key } = await startScriptedStackWithKey(
+    { name: "attachments_openai" },
+    { model: "m", requestTimeoutMs: 60_000, maxSteps: 6 },
+    "vera",
+  ));
 });
 afterAll(async () => {
   await stack?.close();

@@ -3,6 +3,7 @@
 // (an actionable error); delete cancels or removes; templates are owner-scoped and soft-deleted.
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { corpusFile } from "./support/fixtures.js";
+import { postMultipart } from "./support/multipart.js";
 import { startTestStack, type TestStack } from "./support/stack.js";
 
 interface AttachmentStatus {
@@ -66,13 +67,9 @@ describe("attachments", () => {
     expect(doc.body).toMatchObject({ status: "processing", filename: "various.docx", session_id: "att-1" });
     expect(String(doc.body.job_id)).toMatch(/^att_[0-9a-f]{32}$/);
 
-    const form = new FormData();
-    form.append("file", new Blob([new Uint8Array(corpusFile("pdf/tika-testPDFVarious.pdf"))]), "various.pdf");
-    form.append("session_id", "att-1");
-    const multipart = await fetch(`${stack.url}/v1/attachments/upload`, {
-      method: "POST",
-      headers: { Authorization: `Bearer ${key}` },
-      body: form,
+    const multipart = await postMultipart(stack, "/v1/attachments/upload", key, {
+      file: { bytes: corpusFile("pdf/tika-testPDFVarious.pdf"), filename: "various.pdf" },
+      session_id: "att-1",
     });
     expect(multipart.status).toBe(200);
 

@@ -1,18 +1,16 @@
 // Authentication, owner scope, validation errors and the quota, through the gateway.
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startStackWithKey } from "./support/file-stack.js";
 import { sampleContract } from "./support/fixtures.js";
-import { startTestStack, type TestStack } from "./support/stack.js";
+import type { TestStack } from "./support/stack.js";
 
 let stack: TestStack;
 let key: string;
 
 beforeAll(async () => {
-  stack = await startTestStack(inject("infra"), { name: "auth", authCacheTtlMs: 300, maxRequestMb: 1 });
-  key = await stack.createKey("bob");
+  ({ stack, key } = await startStackWithKey({ name: "auth", authCacheTtlMs: 300, maxRequestMb: 1 }, "bob"));
 });
-afterAll(async () => {
-  await stack?.close();
-});
+afterAll(() => stack?.close());
 
 describe("authentication (interface-spec Authentication)", () => {
   const cases: [string, Record<string, string>][] = [

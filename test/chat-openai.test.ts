@@ -7,6 +7,7 @@ import {
   lastToolResultJson,
   type RecordedRequest,
   type ScriptedOpenAi,
+  scriptedEngine,
   startScriptedOpenAi,
 } from "./support/scripted-openai.js";
 import { startTestStack, type TestStack } from "./support/stack.js";
@@ -38,13 +39,11 @@ const firstMatch = (request: RecordedRequest) =>
 
 beforeAll(async () => {
   model = await startScriptedOpenAi();
-  const openai = {
-    baseURL: model.url,
-    apiKey: "test-key",
+  const openai = scriptedEngine(model, {
     models: { core: "scripted-core", turbo: "scripted-turbo", pro: "scripted-pro", max: "scripted-max" },
     requestTimeoutMs: 10_000,
     maxSteps: 12,
-  };
+  });
   [stack, capped] = await Promise.all([
     startTestStack(inject("infra"), { name: "openai", openai }),
     startTestStack(inject("infra"), {

@@ -1,8 +1,9 @@
 // POST /v1/chat end to end with the offline engine: real gateway, gRPC services, Postgres,
 // NATS and S3. Documents are our sample contract and real files from the corpus.
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startStackWithKey } from "./support/file-stack.js";
 import { chunkMap, corpusFile, sampleContract } from "./support/fixtures.js";
-import { startTestStack, type TestStack } from "./support/stack.js";
+import type { TestStack } from "./support/stack.js";
 
 interface ChangeRecord {
   change_id: string;
@@ -38,12 +39,9 @@ let stack: TestStack;
 let key: string;
 
 beforeAll(async () => {
-  stack = await startTestStack(inject("infra"), { name: "chat" });
-  key = await stack.createKey("alice");
+  ({ stack, key } = await startStackWithKey({ name: "chat" }, "alice"));
 });
-afterAll(async () => {
-  await stack?.close();
-});
+afterAll(() => stack?.close());
 
 async function chat(body: Record<string, unknown>, k = key): Promise<{ status: number; body: ChatBody }> {
   const res = await stack.call("POST", "/v1/chat", { key: k, body });
@@ -161,15 +159,21 @@ describe("chat on the sample contract", () => {
   });
 });
 
+/** A chat turn on a corpus file uploaded as base64 under `filename`. */
+function chatOnCorpusFile(message: string, filename: string, corpusPath: string) {
+  return chat({
+    message,
+    upload_document_base64: { filename, file_base64: corpusFile(corpusPath).toString("base64") },
+  });
+}
+
 describe("chat on real documents", () => {
   it("edits a docx with tables uploaded as base64 and keeps the tables", async () => {
-    const res = await chat({
-      message: 'add row "x | y | z" to table 1',
-      upload_document_base64: {
-        filename: "various.docx",
-        file_base64: corpusFile("docx/tika-testWORD_various.docx").toString("base64"),
-      },
-    });
+    const res = await chatOnCorpusFile(
+      'add row "x | y | z" to table 1',
+      "various.docx",
+      "docx/tika-testWORD_various.docx",
+    );
     expect(res.status).toBe(200);
     const chunks = [...chunkMap(res.body.document_changes?.updated_html ?? "").values()];
     const tables = chunks.filter((h) => h.startsWith("<table"));
@@ -179,13 +183,11 @@ describe("chat on real documents", () => {
   });
 
   it("keeps the merged cells of a real docx through load and storage", async () => {
-    const res = await chat({
-      message: 'replace "a" with "a"',
-      upload_document_base64: {
-        filename: "merged.docx",
-        file_base64: corpusFile("docx/pydocx-tbl-cell-access-merged.docx").toString("base64"),
-      },
-    });
+    const res = await chatOnCorpusFile(
+      'replace "a" with "a"',
+      "merged.docx",
+      "docx/pydocx-tbl-cell-access-merged.docx",
+    );
     expect(res.status).toBe(200);
     const html = res.body.document_changes?.updated_html ?? "";
     expect(html.match(/<table/g)?.length).toBe(4);

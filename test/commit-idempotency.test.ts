@@ -1,32 +1,25 @@
 // CommitOperations with an idempotency key commits once: a job rerun after its worker died
 // between the commit and recording it replays the first commit instead of writing again.
 import { documentsV1 } from "@redline/grpc-stubs";
-import { createRpcClient, type Principal } from "@redline/service-kit";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { startTestStack, type TestStack } from "./support/stack.js";
+import type { Principal } from "@redline/service-kit";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { withTermsDocument } from "./support/documents-rpc.js";
+import { principalOf, startStackWithKey } from "./support/file-stack.js";
+import type { TestStack } from "./support/stack.js";
 
 let stack: TestStack;
 let principal: Principal;
 
 beforeAll(async () => {
-  stack = await startTestStack(inject("infra"), { name: "idempotency" });
-  const key = await stack.createKey("ivy");
-  const resolved = (await stack.billing.resolveApiKey({ apiKey: key })).principal;
-  if (!resolved) throw new Error("no principal");
-  principal = resolved;
+  let key: string;
+  ({ stack, key } = await startStackWithKey({ name: "idempotency" }, "ivy"));
+  principal = await principalOf(stack, key);
 });
-afterAll(async () => {
-  await stack?.close();
-});
+afterAll(() => stack?.close());
 
 describe("commit idempotency", () => {
   it("writes one version for two commits with the same key, and another for a new key", async () => {
-    const documents = createRpcClient(documentsV1.DocumentsServiceService, stack.addrs.documents);
-    try {
-      const created = await documents.createDocument(
-        { html: "<h1>Terms</h1><p>Pay in 30 days.</p>", title: "", pageSetupJson: "", sessionId: "s1" },
-        { principal },
-      );
+    await withTermsDocument(stack, principal, async (documents, created) => {
       const documentId = created.document?.documentId ?? "";
       const paragraph = created.chunks[1].chunkId;
       const commit = (html: string, idempotencyKey: string, baseVersionId = created.document?.versionId ?? "") =>
@@ -64,8 +57,6 @@ describe("commit idempotency", () => {
       const next = await commit("Pay in 7 days.", "job_x:1", first.document?.versionId);
       expect(next.replayed).toBe(false);
       expect(next.chunks.map((c) => c.html).join("")).toContain("Pay in 7 days.");
-    } finally {
-      documents.close();
-    }
+    });
   });
 });

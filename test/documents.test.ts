@@ -1,21 +1,19 @@
 // The Files view end to end (endpoints 3, 5, 6, 8): list with paging, previews and session
 // counts, detail with structure and prior chats, rename and page setup, the legacy parts 400,
 // and documents loaded through chat appearing in the list without any import step.
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createSavedDocument, jsonCall } from "./support/documents-client.js";
+import { startStackWithKey } from "./support/file-stack.js";
 import { sampleContract } from "./support/fixtures.js";
-import { startTestStack, type TestStack } from "./support/stack.js";
+import type { TestStack } from "./support/stack.js";
 
 let stack: TestStack;
 let key: string;
 
 beforeAll(async () => {
-  stack = await startTestStack(inject("infra"), { name: "documents" });
-  key = await stack.createKey("dora");
+  ({ stack, key } = await startStackWithKey({ name: "documents" }, "dora"));
 });
-afterAll(async () => {
-  await stack?.close();
-});
+afterAll(() => stack?.close());
 
 const DOC =
   '<h1>Plan</h1><p>Intro <img src="data:image/png;base64,iVBORw0KGgo=" alt="x"></p>' +

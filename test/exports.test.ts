@@ -229,6 +229,11 @@ describe("round trip docx → HTML → docx → HTML", () => {
   });
 });
 
+/** A fetched file's body as bytes. */
+async function bodyBytes(res: Response): Promise<Buffer> {
+  return Buffer.from(await res.arrayBuffer());
+}
+
 describe("downloads and email export", () => {
   it("POST /v1/downloads returns a link valid 15 minutes that serves the file", async () => {
     const res = await stack.call("POST", "/v1/downloads", {
@@ -245,11 +250,7 @@ describe("downloads and email export", () => {
     expect(body).toMatchObject({ expires_in_seconds: 900, filename: "terms.pdf", format: "pdf" });
     const file = await fetch(body.download_url);
     expect(file.status).toBe(200);
-    expect(
-      Buffer.from(await file.arrayBuffer())
-        .subarray(0, 5)
-        .toString(),
-    ).toBe("%PDF-");
+    expect((await bodyBytes(file)).subarray(0, 5).toString()).toBe("%PDF-");
   }, 60_000);
 
   it("queues an email export, mails a 7-day link over SMTP, and the link serves the file", async () => {
@@ -284,11 +285,7 @@ describe("downloads and email export", () => {
     const link = /https?:\/\/[^\s"<>]+X-Amz-Signature=[0-9a-f]+/.exec(unfolded)?.[0] ?? "";
     const file = await fetch(link.replace(/&amp;/g, "&"));
     expect(file.status).toBe(200);
-    expect(
-      Buffer.from(await file.arrayBuffer())
-        .subarray(0, 2)
-        .toString(),
-    ).toBe("PK");
+    expect((await bodyBytes(file)).subarray(0, 2).toString()).toBe("PK");
   });
 
   it("requires a valid recipient when the account has no email on file (400)", async () => {

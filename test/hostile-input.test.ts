@@ -2,22 +2,20 @@
 // a clear 4xx (never a 500, never a crash), unauthenticated bodies are not read, and a refused
 // request writes and bills nothing.
 import { gzipSync } from "node:zlib";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startStackWithKey } from "./support/file-stack.js";
 import { sampleContract } from "./support/fixtures.js";
 import { rawJson, rawRequest } from "./support/raw-http.js";
-import { startTestStack, type TestStack } from "./support/stack.js";
+import type { TestStack } from "./support/stack.js";
 
 const MAX_MB = 20;
 let stack: TestStack;
 let key: string;
 
 beforeAll(async () => {
-  stack = await startTestStack(inject("infra"), { name: "hostile", maxRequestMb: MAX_MB });
-  key = await stack.createKey("hostile-user");
+  ({ stack, key } = await startStackWithKey({ name: "hostile", maxRequestMb: MAX_MB }, "hostile-user"));
 });
-afterAll(async () => {
-  await stack?.close();
-});
+afterAll(() => stack?.close());
 
 async function principalOf(k: string) {
   const p = (await stack.billing.resolveApiKey({ apiKey: k })).principal;
@@ -39,6 +37,15 @@ async function expectAlive() {
 }
 
 /** A 4xx `{detail: string}` whose detail matches every pattern. */
+/** POSTs `body` to a gateway path with the bearer key and exactly these headers (stack.call would set its own Content-Type). */
+function postRaw(path: string, headers: Record<string, string>, body: string | Uint8Array<ArrayBuffer>) {
+  return fetch(`${stack.url}${path}`, {
+    method: "POST",
+    headers: { Authorization: `Bearer ${key}`, ...headers },
+    body,
+  });
+}
+
 async function expectDetail(res: Response, status: number, ...patterns: RegExp[]) {
   expect(res.status).toBe(status);
   const body = (await res.json()) as { detail: unknown };
@@ -350,11 +357,7 @@ describe("validation before any write (finding 3)", () => {
 describe("every 4xx says what to fix (finding 4)", () => {
   it("415 for a Content-Type the route does not take, naming the header and the accepted type", async () => {
     await expectDetail(
-      await fetch(`${stack.url}/v1/chat`, {
-        method: "POST",
-        headers: { Authorization: `Bearer ${key}`, "Content-Type": "text/plain" },
-        body: "hello",
-      }),
+      await postRaw("/v1/chat", { "Content-Type": "text/plain" }, "hello"),
       415,
       /Content-Type must be application\/json for this route; got text\/plain/,
     );
@@ -367,39 +370,27 @@ describe("every 4xx says what to fix (finding 4)", () => {
 
   it("415 for a Content-Encoding outside identity/gzip/deflate/br; 400 for one that does not decode", async () => {
     await expectDetail(
-      await fetch(`${stack.url}/v1/chat`, {
-        method: "POST",
-        headers: { Authorization: `Bearer ${key}`, "Content-Type": "application/json", "Content-Encoding": "compress" },
-        body: "{}",
-      }),
+      await postRaw("/v1/chat", { "Content-Type": "application/json", "Content-Encoding": "compress" }, "{}"),
       415,
       /Content-Encoding must be identity, gzip, deflate, br.*got compress/,
     );
     await expectDetail(
-      await fetch(`${stack.url}/v1/chat`, {
-        method: "POST",
-        headers: { Authorization: `Bearer ${key}`, "Content-Type": "application/json", "Content-Encoding": "gzip" },
-        body: "not gzip at all",
-      }),
+      await postRaw("/v1/chat", { "Content-Type": "application/json", "Content-Encoding": "gzip" }, "not gzip at all"),
       400,
       /Content-Encoding gzip/,
     );
     // A real gzip body works.
-    const gz = await fetch(`${stack.url}/v1/sessions/init`, {
-      method: "POST",
-      headers: { Authorization: `Bearer ${key}`, "Content-Type": "application/json", "Content-Encoding": "gzip" },
-      body: gzipSync(JSON.stringify({})),
-    });
+    const gz = await postRaw(
+      "/v1/sessions/init",
+      { "Content-Type": "application/json", "Content-Encoding": "gzip" },
+      gzipSync(JSON.stringify({})),
+    );
     expect(gz.status).toBe(200);
   });
 
   it("415 for a charset JSON cannot be in", async () => {
     await expectDetail(
-      await fetch(`${stack.url}/v1/chat`, {
-        method: "POST",
-        headers: { Authorization: `Bearer ${key}`, "Content-Type": "application/json; charset=latin1" },
-        body: "{}",
-      }),
+      await postRaw("/v1/chat", { "Content-Type": "application/json; charset=latin1" }, "{}"),
       415,
       /charset must be utf-8.*got LATIN1/i,
     );
@@ -445,11 +436,7 @@ describe("every 4xx says what to fix (finding 4)", () => {
 
   it("400 naming the boundary for multipart without one; 404 naming the path for unknown routes", async () => {
     await expectDetail(
-      await fetch(`${stack.url}/v1/documents/upload`, {
-        method: "POST",
-        headers: { Authorization: `Bearer ${key}`, "Content-Type": "multipart/form-data" },
-        body: "x",
-      }),
+      await postRaw("/v1/documents/upload", { "Content-Type": "multipart/form-data" }, "x"),
       400,
       /boundary/,
     );

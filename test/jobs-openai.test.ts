@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { sampleContract } from "./support/fixtures.js";
 import { type JobJson, readSse, startJob, waitForJob } from "./support/jobs.js";
-import { delayed, type ScriptedOpenAi, startScriptedOpenAi } from "./support/scripted-openai.js";
+import { delayed, type ScriptedOpenAi, scriptedEngine, startScriptedOpenAi } from "./support/scripted-openai.js";
 import { startTestStack, type TestStack } from "./support/stack.js";
 
 let model: ScriptedOpenAi;
@@ -17,13 +17,7 @@ const call = (name: string, args: unknown) => ({ name, arguments: JSON.stringify
 
 beforeAll(async () => {
   model = await startScriptedOpenAi();
-  const openai = {
-    baseURL: model.url,
-    apiKey: "test-key",
-    models: { core: "scripted", turbo: "scripted", pro: "scripted", max: "scripted" },
-    requestTimeoutMs: 60_000,
-    maxSteps: 3,
-  };
+  const openai = scriptedEngine(model, { requestTimeoutMs: 60_000, maxSteps: 3 });
   // One worker, so the script is consumed by one job at a time and a second job stays pending.
   const jobs = { concurrency: 1, heartbeatMs: 200, leaseMs: 3000, pollMs: 200 };
   [stack, capped] = await Promise.all([

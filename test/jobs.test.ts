@@ -1,22 +1,26 @@
 // Async chat jobs end to end with the offline engine: POST /v1/chat/async, the job endpoints,
 // cancel, human approval (single, batch, deny with feedback), the progress stream and retention.
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startStackWithKey } from "./support/file-stack.js";
 import { sampleContract } from "./support/fixtures.js";
-import { getJob, type JobJson, readSse, startJob, waitForJob } from "./support/jobs.js";
-import { startTestStack, type TestStack } from "./support/stack.js";
+import {
+  ADD_SECTION,
+  getJob,
+  type JobJson,
+  readSse,
+  startJob,
+  startJobAwaitingApproval,
+  waitForJob,
+} from "./support/jobs.js";
+import type { TestStack } from "./support/stack.js";
 
 let stack: TestStack;
 let key: string;
 
 beforeAll(async () => {
-  stack = await startTestStack(inject("infra"), { name: "jobs", jobs: { sweepMs: 300 }, streamHeartbeatMs: 200 });
-  key = await stack.createKey("alice");
+  ({ stack, key } = await startStackWithKey({ name: "jobs", jobs: { sweepMs: 300 }, streamHeartbeatMs: 200 }, "alice"));
 });
-afterAll(async () => {
-  await stack?.close();
-});
-
-const ADD_SECTION = 'add section "Liability" after section "3. Confidentiality" with text "Liability is capped."';
+afterAll(() => stack?.close());
 
 async function historyHtml(sessionId: string): Promise<string> {
   const res = await stack.call("GET", `/v1/sessions/${sessionId}/history`, { key });
@@ -246,13 +250,7 @@ describe("human approval", () => {
   });
 
   it("decides a batch in one call, commits the approved ones as one version, and checks ids", async () => {
-    const created = await startJob(stack, key, {
-      message: ADD_SECTION,
-      document_html: sampleContract(),
-      approval_mode: "ask_every_time",
-    });
-    const sid = created.body.session_id;
-    const waiting = await waitForJob(stack, key, created.body.job_id, ["awaiting_approval"]);
+    const { sid, waiting } = await startJobAwaitingApproval(stack, key);
     const [a, b] = waiting.metadata.pending_changes ?? [];
 
     expect((await approve(sid, { job_id: waiting.job_id, approved: true, change_id: "nope" })).status).toBe(400);
@@ -275,13 +273,7 @@ describe("human approval", () => {
   });
 
   it("applies changes once when the same decision arrives twice at the same time", async () => {
-    const created = await startJob(stack, key, {
-      message: ADD_SECTION,
-      document_html: sampleContract(),
-      approval_mode: "ask_every_time",
-    });
-    const sid = created.body.session_id;
-    const waiting = await waitForJob(stack, key, created.body.job_id, ["awaiting_approval"]);
+    const { sid, waiting } = await startJobAwaitingApproval(stack, key);
     const both = await Promise.all([
       approve(sid, { job_id: waiting.job_id, approved: true }),
       approve(sid, { job_id: waiting.job_id, approved: true }),
@@ -294,13 +286,7 @@ describe("human approval", () => {
   it("cancels a job awaiting approval: staged changes are discarded and nothing is charged", async () => {
     const before = await stack.call("GET", "/v1/jobs?limit=1", { key });
     expect(before.status).toBe(200);
-    const created = await startJob(stack, key, {
-      message: ADD_SECTION,
-      document_html: sampleContract(),
-      approval_mode: "ask_every_time",
-    });
-    const sid = created.body.session_id;
-    const waiting = await waitForJob(stack, key, created.body.job_id, ["awaiting_approval"]);
+    const { sid, waiting } = await startJobAwaitingApproval(stack, key);
     const res = await stack.call("POST", `/v1/jobs/${waiting.job_id}/cancel`, { key });
     expect(res.status).toBe(200);
     const body = (await res.json()) as JobJson & { stop_state: string };

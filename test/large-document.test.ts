@@ -3,21 +3,19 @@
 // of new chunks, and stale over thousands of chunks (409 naming them). Every statement that
 // binds per-chunk values must stay under Postgres's 65,535 bind parameters: before, a
 // 65,536-chunk write answered 500.
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Body, jsonCall } from "./support/documents-client.js";
-import { startTestStack, type TestStack } from "./support/stack.js";
+import { startStackWithKey } from "./support/file-stack.js";
+import type { TestStack } from "./support/stack.js";
 
 let stack: TestStack;
 let key: string;
 const N = 100_000;
 
 beforeAll(async () => {
-  stack = await startTestStack(inject("infra"), { name: "large_document" });
-  key = await stack.createKey("lara");
+  ({ stack, key } = await startStackWithKey({ name: "large_document" }, "lara"));
 });
-afterAll(async () => {
-  await stack?.close();
-});
+afterAll(() => stack?.close());
 
 /** Runs `step`, logging its wall time (the report of timings reads these lines). */
 async function timed<T>(label: string, step: () => Promise<T>): Promise<T> {

@@ -2,8 +2,9 @@
 // Postgres, NATS, S3, all on one event loop as in the test stack): the messages that used to
 // keep the agent's event loop busy for seconds are answered quickly, unbilled, and another
 // tenant's small request sent at the same time is not held up behind them.
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { startTestStack, type TestStack } from "./support/stack.js";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startStackWithKey } from "./support/file-stack.js";
+import type { TestStack } from "./support/stack.js";
 
 const MAX_MESSAGE = 100_000;
 
@@ -19,13 +20,10 @@ let attacker: string;
 let neighbour: string;
 
 beforeAll(async () => {
-  stack = await startTestStack(inject("infra"), { name: "offline_adversarial" });
-  attacker = await stack.createKey("mallory");
+  ({ stack, key: attacker } = await startStackWithKey({ name: "offline_adversarial" }, "mallory"));
   neighbour = await stack.createKey("nadia", { org: "neighbours" });
 });
-afterAll(async () => {
-  await stack?.close();
-});
+afterAll(() => stack?.close());
 
 async function timed<T>(run: () => Promise<T>): Promise<{ value: T; ms: number }> {
   const started = performance.now();

@@ -3,19 +3,17 @@
 import { DOCUMENT_EVENTS_STREAM, documentEventMessageId, documentEventSubject } from "@redline/event-contracts";
 import { AckPolicy, connect, DeliverPolicy, type JsMsg } from "nats";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { startStackWithKey } from "./support/file-stack.js";
 import { sampleContract } from "./support/fixtures.js";
-import { startTestStack, type TestStack } from "./support/stack.js";
+import type { TestStack } from "./support/stack.js";
 
 let stack: TestStack;
 let key: string;
 
 beforeAll(async () => {
-  stack = await startTestStack(inject("infra"), { name: "outbox" });
-  key = await stack.createKey("olga");
+  ({ stack, key } = await startStackWithKey({ name: "outbox" }, "olga"));
 });
-afterAll(async () => {
-  await stack?.close();
-});
+afterAll(() => stack?.close());
 
 describe("outbox relay", () => {
   it("publishes one event per commit, in order, with the outbox id as message id", async () => {

@@ -1,10 +1,11 @@
 // Revert and redo-revert with the offline engine: the conversation and the documents go back to
 // the state before a turn (as a new version: history is never rewritten), a dry run changes
 // nothing, redo undoes it; 404, 409 and 422 as unshown-parts.md, Revert says.
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startStackWithKey } from "./support/file-stack.js";
 import { chunkMap, sampleContract } from "./support/fixtures.js";
 import { startJob, waitForJob } from "./support/jobs.js";
-import { startTestStack, type TestStack } from "./support/stack.js";
+import type { TestStack } from "./support/stack.js";
 
 interface RevertBody {
   session_id: string;
@@ -26,12 +27,9 @@ let stack: TestStack;
 let key: string;
 
 beforeAll(async () => {
-  stack = await startTestStack(inject("infra"), { name: "revert" });
-  key = await stack.createKey("rita");
+  ({ stack, key } = await startStackWithKey({ name: "revert" }, "rita"));
 });
-afterAll(async () => {
-  await stack?.close();
-});
+afterAll(() => stack?.close());
 
 async function chat(body: Record<string, unknown>) {
   const res = await stack.call("POST", "/v1/chat", { key, body });

@@ -1,20 +1,18 @@
 // Sessions and their roster (endpoints 9, 10, 13, 14, 16, 17, 19 and 4): init, open (attach,
 // never copy), blank tabs saved on first edit, focus and close, changed_since_seen, history with
 // editor actions, and the cross-session memory note.
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Body, createSavedDocument, jsonCall } from "./support/documents-client.js";
-import { startTestStack, type TestStack } from "./support/stack.js";
+import { startStackWithKey } from "./support/file-stack.js";
+import type { TestStack } from "./support/stack.js";
 
 let stack: TestStack;
 let key: string;
 
 beforeAll(async () => {
-  stack = await startTestStack(inject("infra"), { name: "roster" });
-  key = await stack.createKey("rosa");
+  ({ stack, key } = await startStackWithKey({ name: "roster" }, "rosa"));
 });
-afterAll(async () => {
-  await stack?.close();
-});
+afterAll(() => stack?.close());
 
 const ids = (body: Body) => body.documents.map((d: Body) => d.durable_document_id);
 

@@ -3,26 +3,23 @@
 // out-of-flow parts and foreign chunk ids neutralised, while a docx's own header part survives
 // upload → save → export.
 import { documentsV1 } from "@redline/grpc-stubs";
-import { createRpcClient, type Principal } from "@redline/service-kit";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import type { Principal } from "@redline/service-kit";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Body, createSavedDocument, jsonCall } from "./support/documents-client.js";
+import { withTermsDocument } from "./support/documents-rpc.js";
+import { principalOf, startStackWithKey } from "./support/file-stack.js";
 import { chunkMap, corpusFile } from "./support/fixtures.js";
-import { startTestStack, type TestStack } from "./support/stack.js";
+import type { TestStack } from "./support/stack.js";
 
 let stack: TestStack;
 let key: string;
 let principal: Principal;
 
 beforeAll(async () => {
-  stack = await startTestStack(inject("infra"), { name: "hostile" });
-  key = await stack.createKey("hana");
-  const resolved = (await stack.billing.resolveApiKey({ apiKey: key })).principal;
-  if (!resolved) throw new Error("no principal");
-  principal = resolved;
+  ({ stack, key } = await startStackWithKey({ name: "hostile" }, "hana"));
+  principal = await principalOf(stack, key);
 });
-afterAll(async () => {
-  await stack?.close();
-});
+afterAll(() => stack?.close());
 
 const MEDIA = `/v1/media/${"5e".repeat(32)}`;
 const BIDI = /[\u202A-\u202E\u2066-\u2069]/;
@@ -121,12 +118,7 @@ describe("saves and commits", () => {
   });
 
   it("a commit (an AI edit) cannot turn a chunk or a new chunk into an out-of-flow part", async () => {
-    const documents = createRpcClient(documentsV1.DocumentsServiceService, stack.addrs.documents);
-    try {
-      const created = await documents.createDocument(
-        { html: "<h1>Terms</h1><p>Pay in 30 days.</p>", title: "", pageSetupJson: "", sessionId: "s1" },
-        { principal },
-      );
+    await withTermsDocument(stack, principal, async (documents, created) => {
       const [heading, pay] = created.chunks.map((c) => c.chunkId);
       const committed = await documents.commitOperations(
         {
@@ -161,9 +153,7 @@ describe("saves and commits", () => {
         `<p data-chunk-id="c_newfooter1">Forged footer <span>inside</span></p>`,
         `<p data-chunk-id="${pay}">Pay in 14 days.</p>`,
       ]);
-    } finally {
-      documents.close();
-    }
+    });
   });
 });
 

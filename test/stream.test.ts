@@ -1,10 +1,18 @@
 // The progress stream's edges (unshown-parts.md, Progress stream): a client resuming at or after
 // the end of a finished job gets the terminal events again and the stream ends; a wrong job is a
 // JSON 404 before the stream starts; a revoked key ends an open stream within the auth cache TTL.
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startStackWithKey } from "./support/file-stack.js";
 import { sampleContract } from "./support/fixtures.js";
-import { type JobJson, readSse, type SseEvent, startJob, waitForJob } from "./support/jobs.js";
-import { startTestStack, type TestStack } from "./support/stack.js";
+import {
+  type JobJson,
+  readSse,
+  type SseEvent,
+  startJob,
+  startJobAwaitingApproval,
+  waitForJob,
+} from "./support/jobs.js";
+import type { TestStack } from "./support/stack.js";
 
 /** The gateway's auth cache TTL in this file: a revocation shows within it. */
 const TTL_MS = 300;
@@ -13,14 +21,12 @@ let stack: TestStack;
 let key: string;
 
 beforeAll(async () => {
-  stack = await startTestStack(inject("infra"), { name: "stream", authCacheTtlMs: TTL_MS, streamHeartbeatMs: 200 });
-  key = await stack.createKey("stream-alice");
+  ({ stack, key } = await startStackWithKey(
+    { name: "stream", authCacheTtlMs: TTL_MS, streamHeartbeatMs: 200 },
+    "stream-alice",
+  ));
 });
-afterAll(async () => {
-  await stack?.close();
-});
-
-const ADD_SECTION = 'add section "Liability" after section "3. Confidentiality" with text "Liability is capped."';
+afterAll(() => stack?.close());
 
 /** The job's last event sequence (intermediate_responses holds every stored event). */
 function lastSequence(job: JobJson): number {
@@ -82,14 +88,9 @@ describe("resuming a finished job's stream", () => {
   });
 
   it("re-sends the error of a cancelled job", async () => {
-    const created = await startJob(stack, key, {
-      message: ADD_SECTION,
-      document_html: sampleContract(),
-      approval_mode: "ask_every_time",
-    });
-    await waitForJob(stack, key, created.body.job_id, ["awaiting_approval"]);
-    expect((await stack.call("POST", `/v1/jobs/${created.body.job_id}/cancel`, { key })).status).toBe(200);
-    const job = await waitForJob(stack, key, created.body.job_id, ["cancelled"]);
+    const { waiting } = await startJobAwaitingApproval(stack, key);
+    expect((await stack.call("POST", `/v1/jobs/${waiting.job_id}/cancel`, { key })).status).toBe(200);
+    const job = await waitForJob(stack, key, waiting.job_id, ["cancelled"]);
     const last = lastSequence(job);
     for (const after of [last, last + 3]) {
       for (const events of await resume(job, after)) {
@@ -135,13 +136,7 @@ describe("a stream whose key is revoked", () => {
   it("delivers nothing after the cache TTL and ends with an error event", async () => {
     const streamKey = await stack.createKey("stream-carol");
     const otherKey = await stack.createKey("stream-carol");
-    const created = await startJob(stack, streamKey, {
-      message: ADD_SECTION,
-      document_html: sampleContract(),
-      approval_mode: "ask_every_time",
-    });
-    const sid = created.body.session_id;
-    const waiting = await waitForJob(stack, streamKey, created.body.job_id, ["awaiting_approval"]);
+    const { sid, waiting } = await startJobAwaitingApproval(stack, streamKey);
 
     const arrivals: { event: SseEvent; at: number }[] = [];
     let revokedAt = Number.POSITIVE_INFINITY;

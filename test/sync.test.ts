@@ -5,7 +5,7 @@
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { type Body, createSavedDocument, jsonCall } from "./support/documents-client.js";
-import { type ScriptedOpenAi, startScriptedOpenAi } from "./support/scripted-openai.js";
+import { type ScriptedOpenAi, scriptedEngine, startScriptedOpenAi } from "./support/scripted-openai.js";
 import { startTestStack, type TestStack } from "./support/stack.js";
 
 let stack: TestStack;
@@ -20,13 +20,7 @@ beforeAll(async () => {
     startTestStack(inject("infra"), { name: "sync" }),
     startTestStack(inject("infra"), {
       name: "syncai",
-      openai: {
-        baseURL: model.url,
-        apiKey: "test-key",
-        models: { core: "m", turbo: "m", pro: "m", max: "m" },
-        requestTimeoutMs: 10_000,
-        maxSteps: 6,
-      },
+      openai: scriptedEngine(model, { model: "m", requestTimeoutMs: 10_000, maxSteps: 6 }),
     }),
   ]);
   key = await stack.createKey("sam");

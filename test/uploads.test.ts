@@ -6,6 +6,7 @@ import { createDb, type Knex } from "@redline/service-kit";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { buildZip, minimalDocxParts } from "../services/ingest/src/testing/zip.js";
 import { corpusFile } from "./support/fixtures.js";
+import { postMultipart } from "./support/multipart.js";
 import { startTestStack, type TestStack } from "./support/stack.js";
 
 interface RosterEntry {
@@ -53,14 +54,7 @@ async function uploadMultipart(
   fields: Record<string, string> = {},
   k = key,
 ): Promise<{ status: number; body: UploadBody }> {
-  const form = new FormData();
-  form.append("file", new Blob([new Uint8Array(bytes)]), filename);
-  for (const [name, value] of Object.entries(fields)) form.append(name, value);
-  const res = await fetch(`${stack.url}/v1/documents/upload`, {
-    method: "POST",
-    headers: { Authorization: `Bearer ${k}` },
-    body: form,
-  });
+  const res = await postMultipart(stack, "/v1/documents/upload", k, { file: { bytes, filename }, ...fields });
   return { status: res.status, body: (await res.json()) as UploadBody };
 }
 
@@ -99,27 +93,23 @@ describe("POST /v1/documents/upload (multipart)", () => {
     expect(replaced.body.version_id).not.toBe(first.body.version_id);
     expect(replaced.body.roster).toHaveLength(1);
 
+    /** The roster has `length` entries and `focusedId` is the focused one. */
+    const expectRoster = (body: UploadBody, length: number, focusedId: string | undefined) => {
+      expect(body.roster).toHaveLength(length);
+      expect(body.roster?.find((e) => e.focused)?.durable_document_id).toBe(focusedId);
+    };
     const focusedNew = await uploadMultipart("c.txt", Buffer.from("Gamma text"), {
       session_id: sid,
       open_mode: "new_focused",
     });
-    expect(focusedNew.body.roster).toHaveLength(2);
-    expect(focusedNew.body.roster?.find((e) => e.focused)?.durable_document_id).toBe(
-      focusedNew.body.durable_document_id,
-    );
-
+    expectRoster(focusedNew.body, 2, focusedNew.body.durable_document_id);
     const background = await uploadMultipart("d.html", Buffer.from("<h1>Delta</h1><p>In the back.</p>"), {
       session_id: sid,
       open_mode: "background",
     });
-    expect(background.body.roster).toHaveLength(3);
-    expect(background.body.roster?.find((e) => e.focused)?.durable_document_id).toBe(
-      focusedNew.body.durable_document_id,
-    );
-
+    expectRoster(background.body, 3, focusedNew.body.durable_document_id);
     const tab = await uploadMultipart("e.md", Buffer.from("# Epsilon"), { session_id: sid, open_mode: "new_tab" });
-    expect(tab.body.roster).toHaveLength(4);
-    expect(tab.body.roster?.find((e) => e.focused)?.durable_document_id).toBe(tab.body.durable_document_id);
+    expectRoster(tab.body, 4, tab.body.durable_document_id);
   });
 
   it("loads another owner's session id into the caller's own session; an unknown open_mode is 422", async () => {
@@ -141,13 +131,7 @@ describe("POST /v1/documents/upload (multipart)", () => {
   });
 
   it("answers 422 when the file part is missing", async () => {
-    const form = new FormData();
-    form.append("session_id", "abc");
-    const res = await fetch(`${stack.url}/v1/documents/upload`, {
-      method: "POST",
-      headers: { Authorization: `Bearer ${key}` },
-      body: form,
-    });
+    const res = await postMultipart(stack, "/v1/documents/upload", key, { session_id: "abc" });
     expect(res.status).toBe(422);
   });
 

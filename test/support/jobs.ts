@@ -1,5 +1,6 @@
 // Helpers of the async chat system tests: poll a job until it reaches a status, read a
 // server-sent event stream over real HTTP.
+import { sampleContract } from "./fixtures.js";
 import type { TestStack } from "./stack.js";
 
 /** A job as GET /v1/jobs/{id} returns it (the fields the tests read). */
@@ -84,6 +85,24 @@ export async function startJob(
 }> {
   const res = await stack.call("POST", "/v1/chat/async", { key, body });
   return { status: res.status, body: await res.json() };
+}
+
+/** The edit the approval tests ask for: a new section with one paragraph, so the job stages two changes. */
+export const ADD_SECTION =
+  'add section "Liability" after section "3. Confidentiality" with text "Liability is capped."';
+
+/** Starts an ADD_SECTION job on the sample contract under ask_every_time and waits until it awaits approval. */
+export async function startJobAwaitingApproval(
+  stack: TestStack,
+  key: string,
+): Promise<{ sid: string; waiting: JobJson }> {
+  const created = await startJob(stack, key, {
+    message: ADD_SECTION,
+    document_html: sampleContract(),
+    approval_mode: "ask_every_time",
+  });
+  const waiting = await waitForJob(stack, key, created.body.job_id, ["awaiting_approval"]);
+  return { sid: created.body.session_id, waiting };
 }
 
 /** One server-sent event. */

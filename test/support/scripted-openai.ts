@@ -4,6 +4,7 @@
 import { once } from "node:events";
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import type { OpenAiEngineConfig } from "@redline/agent";
 
 /** One message of a recorded request, as the client sent it. */
 export interface RecordedMessage {
@@ -306,4 +307,19 @@ function sleepUnlessClosed(res: ServerResponse, ms: number): Promise<boolean> {
     }, ms);
     res.once("close", onClose);
   });
+}
+
+/** Agent engine settings that send every tier's model requests to `server` (model name `model` unless `models` names each tier). */
+export function scriptedEngine(
+  server: ScriptedOpenAi,
+  opts: { model?: string; models?: OpenAiEngineConfig["models"]; requestTimeoutMs: number; maxSteps: number },
+): OpenAiEngineConfig {
+  const model = opts.model ?? "scripted";
+  return {
+    baseURL: server.url,
+    apiKey: "test-key",
+    models: opts.models ?? { core: model, turbo: model, pro: model, max: model },
+    requestTimeoutMs: opts.requestTimeoutMs,
+    maxSteps: opts.maxSteps,
+  };
 }
