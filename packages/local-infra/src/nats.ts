@@ -4,7 +4,7 @@ import { join, resolve } from "node:path";
 import {
   assertOrphaned,
   canConnect,
-  childExited,
+  detachServer,
   findExecutable,
   forEachLine,
   freePort,
@@ -155,27 +155,12 @@ async function launch(
     throw err;
   }
 
-  child.unref();
-  (child.stdout as unknown as { unref?: () => void } | null)?.unref?.();
-  (child.stderr as unknown as { unref?: () => void } | null)?.unref?.();
-
-  let stopping: Promise<void> | undefined;
-  child.once("exit", (code, sig) => {
-    if (!stopping) log(`nats-server exited unexpectedly (code ${code}, signal ${sig})`);
+  const stop = detachServer(child, log, { name: "nats-server", signal: "SIGTERM", graceMs: 10_000 }, () => {
+    rmSync(pidFile, { force: true });
   });
   return {
     url: `nats://127.0.0.1:${port}`,
     port,
-    stop() {
-      stopping ??= (async () => {
-        if (child.exitCode === null && child.signalCode === null && child.pid !== undefined) {
-          const exited = childExited(child);
-          await terminate(child.pid, "SIGTERM", 10_000);
-          await exited;
-        }
-        rmSync(pidFile, { force: true });
-      })();
-      return stopping;
-    },
+    stop,
   };
 }

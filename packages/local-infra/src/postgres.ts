@@ -24,7 +24,7 @@ import { pathToFileURL } from "node:url";
 import pg from "pg";
 import {
   assertOrphaned,
-  childExited,
+  detachServer,
   forEachLine,
   freePort,
   isAlive,
@@ -362,30 +362,15 @@ async function launch(
   });
   onLine = () => {};
   // Don't keep the event loop alive for postgres alone; stop() or the exit hook ends it.
-  child.unref();
-  (child.stdout as unknown as { unref?: () => void } | null)?.unref?.();
-  (child.stderr as unknown as { unref?: () => void } | null)?.unref?.();
-
-  let stopping: Promise<void> | undefined;
-  child.once("exit", (code, sig) => {
-    if (!stopping) log(`postgres exited unexpectedly (code ${code}, signal ${sig})`);
+  const stop = detachServer(child, log, { name: "postgres", signal: "SIGINT", graceMs: 15_000 }, () => {
+    const pidFile = join(dataDir, "postmaster.pid");
+    if (existsSync(pidFile) && !isAlive(Number(readFileSync(pidFile, "utf8").split("\n")[0]))) unlinkSync(pidFile);
+    if (!persistent) rmSync(dataDir, { recursive: true, force: true });
   });
   return {
     url: `postgres://${encodeURIComponent(user)}:${encodeURIComponent(password)}@127.0.0.1:${port}/postgres`,
     port,
-    stop() {
-      stopping ??= (async () => {
-        if (child.exitCode === null && child.signalCode === null && child.pid !== undefined) {
-          const exited = childExited(child);
-          await terminate(child.pid, "SIGINT", 15_000);
-          await exited;
-        }
-        const pidFile = join(dataDir, "postmaster.pid");
-        if (existsSync(pidFile) && !isAlive(Number(readFileSync(pidFile, "utf8").split("\n")[0]))) unlinkSync(pidFile);
-        if (!persistent) rmSync(dataDir, { recursive: true, force: true });
-      })();
-      return stopping;
-    },
+    stop,
   };
 }
 

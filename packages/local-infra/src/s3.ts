@@ -6,7 +6,7 @@ import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import {
   assertOrphaned,
-  childExited,
+  detachServer,
   forEachLine,
   isAlive,
   isPortFree,
@@ -208,14 +208,9 @@ export async function startS3(opts: StartS3Options): Promise<EmbeddedS3Handle> {
     rmSync(pidFile, { force: true });
     throw err;
   }
-  child.unref();
-  (child.stdout as unknown as { unref?: () => void } | null)?.unref?.();
-  (child.stderr as unknown as { unref?: () => void } | null)?.unref?.();
   log(`s3rver listening on http://127.0.0.1:${actualPort} (bucket ${bucket}, data in ${directory})`);
-
-  let stopping: Promise<void> | undefined;
-  child.once("exit", (code, sig) => {
-    if (!stopping) log(`s3rver exited unexpectedly (code ${code}, signal ${sig})`);
+  const stop = detachServer(child, log, { name: "s3rver", signal: "SIGTERM", graceMs: 5_000 }, () => {
+    rmSync(pidFile, { force: true });
   });
   return {
     endpoint: `http://127.0.0.1:${actualPort}`,
@@ -223,16 +218,6 @@ export async function startS3(opts: StartS3Options): Promise<EmbeddedS3Handle> {
     accessKey,
     secretKey,
     bucket,
-    stop() {
-      stopping ??= (async () => {
-        if (child.exitCode === null && child.signalCode === null && child.pid !== undefined) {
-          const exited = childExited(child);
-          await terminate(child.pid, "SIGTERM", 5_000);
-          await exited;
-        }
-        rmSync(pidFile, { force: true });
-      })();
-      return stopping;
-    },
+    stop,
   };
 }
