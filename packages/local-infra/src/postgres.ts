@@ -289,6 +289,18 @@ export async function startPostgres(opts: StartPostgresOptions): Promise<Embedde
   }
 }
 
+/** postgres's command line: loopback only, no socket file; durability off for throwaway clusters. */
+function postgresArgs(dataDir: string, port: number, persistent: boolean): string[] {
+  const settings: Record<string, string> = {
+    listen_addresses: "127.0.0.1",
+    unix_socket_directories: "",
+    max_connections: "300",
+    lc_messages: "C",
+    ...(persistent ? {} : { fsync: "off", synchronous_commit: "off", full_page_writes: "off" }),
+  };
+  return ["-D", dataDir, "-p", String(port), ...Object.entries(settings).flatMap(([k, v]) => ["-c", `${k}=${v}`])];
+}
+
 async function launch(
   bin: PgBinaries,
   dataDir: string,
@@ -299,20 +311,7 @@ async function launch(
   ids: Ids | undefined,
   log: LogFn,
 ): Promise<EmbeddedPostgresHandle> {
-  const settings: Record<string, string> = {
-    listen_addresses: "127.0.0.1",
-    unix_socket_directories: "",
-    max_connections: "300",
-    lc_messages: "C",
-    ...(persistent ? {} : { fsync: "off", synchronous_commit: "off", full_page_writes: "off" }),
-  };
-  const args = [
-    "-D",
-    dataDir,
-    "-p",
-    String(port),
-    ...Object.entries(settings).flatMap(([k, v]) => ["-c", `${k}=${v}`]),
-  ];
+  const args = postgresArgs(dataDir, port, persistent);
   const child = spawnTied(bin.postgres, args, {
     ...ids,
     cwd: dataDir,
