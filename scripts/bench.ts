@@ -15,7 +15,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { billingV1, documentsV1 } from "@redline/grpc-stubs";
 import { WorkingDocument } from "@redline/html-chunks";
-import { createTestDatabase, freePort, startLocalInfra } from "@redline/local-infra";
+import { createTestDatabase, freePort, infraEnv, startLocalInfra } from "@redline/local-infra";
 import { createRpcClient, type Principal } from "@redline/service-kit";
 import { readSse } from "../test/support/jobs.js";
 import {
@@ -126,18 +126,23 @@ async function benchCommit(stack: TestStack, documentsAddr: string, key: string)
   });
 }
 
+/** The OpenAI-compatible engine config of a scripted model at `url` (every tier one model). */
+function scriptedEngine(url: string, maxSteps: number) {
+  return {
+    baseURL: url,
+    apiKey: "bench",
+    models: { core: "m", turbo: "m", pro: "m", max: "m" },
+    requestTimeoutMs: 60_000,
+    maxSteps,
+  };
+}
+
 /** (b): a scripted model turn on a 200-page document; bytes of every request body it received. */
 async function benchModelBytes(infra: Parameters<typeof startTestStack>[0]) {
   const model = await startScriptedOpenAi();
   const stack = await startTestStack(infra, {
     name: "bench_llm",
-    openai: {
-      baseURL: model.url,
-      apiKey: "bench",
-      models: { core: "m", turbo: "m", pro: "m", max: "m" },
-      requestTimeoutMs: 60_000,
-      maxSteps: 12,
-    },
+    openai: scriptedEngine(model.url, 12),
   });
   try {
     const key = await stack.createKey("bench-llm", { plan: "pro" });
@@ -259,6 +264,16 @@ function withChunkText(html: string, chunkId: string, text: string): string {
     .join("\n");
 }
 
+/** A new session with one document of `paragraphs` paragraphs saved: ids, the save's reply, its first chunk. */
+async function seedDocument(stack: TestStack, key: string, paragraphs: number) {
+  const html = Array.from({ length: paragraphs }, (_, i) => `<p>Paragraph ${i}</p>`).join("");
+  const sid = (await postJson(stack, key, "/v1/sessions/init")).session_id as string;
+  const slot = (await postJson(stack, key, `/v1/sessions/${sid}/documents/blank`)).document.document_id as string;
+  const saved = await postJson(stack, key, `/v1/sessions/${sid}/documents/${slot}/save`, { html });
+  const chunkId: string = /data-chunk-id="([^"]+)"/.exec(saved.html)?.[1] ?? "";
+  return { sid, slot, saved, documentId: saved.durable_document_id as string, chunkId };
+}
+
 /**
  * (d): doc-event visibility. After each save in one session returns, all 50 other sessions poll
  * GET doc-events at once from their cursors; latency from sending the save to each poller's
@@ -268,14 +283,9 @@ function withChunkText(html: string, chunkId: string, text: string): string {
 async function benchDocEvents(stack: TestStack, key: string) {
   const POLLERS = 50;
   const COMMITS = 20;
-  const body = Array.from({ length: 20 }, (_, i) => `<p>Paragraph ${i}</p>`).join("");
-  const init = await postJson(stack, key, "/v1/sessions/init");
-  const writer = init.session_id as string;
-  const blank = await postJson(stack, key, `/v1/sessions/${writer}/documents/blank`);
-  const slot = blank.document.document_id as string;
-  let saved = await postJson(stack, key, `/v1/sessions/${writer}/documents/${slot}/save`, { html: body });
-  const documentId = saved.durable_document_id as string;
-  const chunkId = /data-chunk-id="([^"]+)"/.exec(saved.html)?.[1] ?? "";
+  const seeded = await seedDocument(stack, key, 20);
+  const { sid: writer, slot, documentId, chunkId } = seeded;
+  let saved = seeded.saved;
   const pollers: { sid: string; cursor: number }[] = [];
   for (let i = 0; i < POLLERS; i++) {
     pollers.push({
@@ -328,14 +338,9 @@ async function benchDocEvents(stack: TestStack, key: string) {
  */
 async function benchSaves(stack: TestStack, key: string) {
   const ROUNDS = 150;
-  const body = Array.from({ length: 50 }, (_, i) => `<p>Paragraph ${i}</p>`).join("");
-  const init = await postJson(stack, key, "/v1/sessions/init");
-  const sid = init.session_id as string;
-  const blank = await postJson(stack, key, `/v1/sessions/${sid}/documents/blank`);
-  const slot = blank.document.document_id as string;
-  let saved = await postJson(stack, key, `/v1/sessions/${sid}/documents/${slot}/save`, { html: body });
-  const documentId = saved.durable_document_id as string;
-  const chunkId = /data-chunk-id="([^"]+)"/.exec(saved.html)?.[1] ?? "";
+  const seeded = await seedDocument(stack, key, 50);
+  const { sid, slot, documentId, chunkId } = seeded;
+  let saved = seeded.saved;
   const viaService = async () => {
     const started = performance.now();
     for (let i = 0; i < ROUNDS; i++) {
@@ -489,25 +494,13 @@ async function benchAsyncOverhead(infra: Parameters<typeof startTestStack>[0]) {
       ...openaiEnv,
       ...addrs,
       PORT: String(ports[5]),
-      DATABASE_URL: await createTestDatabase(infra.databaseUrl, "bench_procs"),
-      NATS_URL: infra.natsUrl,
-      S3_ENDPOINT: infra.s3.endpoint,
-      S3_ACCESS_KEY: infra.s3.accessKey,
-      S3_SECRET_KEY: infra.s3.secretKey,
-      S3_BUCKET: infra.s3.bucket,
-      S3_REGION: infra.s3.region,
+      ...infraEnv({ ...infra, databaseUrl: await createTestDatabase(infra.databaseUrl, "bench_procs") }),
       LOG_LEVEL: "warn",
     },
   });
   const inProcess = await startTestStack(infra, {
     name: "bench_async",
-    openai: {
-      baseURL: model.url,
-      apiKey: "bench",
-      models: { core: "m", turbo: "m", pro: "m", max: "m" },
-      requestTimeoutMs: 60_000,
-      maxSteps: 4,
-    },
+    openai: scriptedEngine(model.url, 4),
   });
   try {
     const billing = createRpcClient(billingV1.BillingServiceService, addrs.BILLING_ADDR);

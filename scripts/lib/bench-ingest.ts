@@ -70,41 +70,57 @@ function counts(html: string): { tables: number; cells: number; items: number; n
 
 const fmt = (c: ReturnType<typeof counts>) => `${c.tables}t/${c.cells}c/${c.items}li/${c.notes}fn`;
 
+/** Median ms of REPEATS runs of `run`, and the last run's output. */
+async function repeated(run: () => Promise<string> | string): Promise<{ ms: number; out: string }> {
+  const ms: number[] = [];
+  let out = "";
+  for (let i = 0; i < REPEATS; i++) {
+    const one = await timed(run);
+    ms.push(one.ms);
+    out = one.value;
+  }
+  return { ms: median(ms), out };
+}
+
+type Timing = Awaited<ReturnType<typeof repeated>>;
+
+/**
+ * Converts each corpus file with ours (worker warmed first) and with `tool` (given the path,
+ * returning its output); sums the medians in ms and keeps one report line per file.
+ */
+async function versus(
+  files: readonly string[],
+  tool: (path: string) => string,
+  line: (name: string, ours: Timing, theirs: Timing) => string,
+): Promise<{ ours: number; theirs: number; lines: string[] }> {
+  const total = { ours: 0, theirs: 0, lines: [] as string[] };
+  for (const file of files) {
+    const bytes = readFileSync(join(CORPUS, file));
+    const name = file.split("/").pop() as string;
+    await convertDocument(name, bytes); // warm the worker for this format
+    const ours = await repeated(async () => (await convertDocument(name, bytes)).html);
+    const theirs = await repeated(() => tool(join(CORPUS, file)));
+    total.ours += ours.ms;
+    total.theirs += theirs.ms;
+    total.lines.push(line(name, ours, theirs));
+  }
+  return total;
+}
+
+const run = (cmd: string, args: string[]) => execFileSync(cmd, args, { maxBuffer: 1 << 28 }).toString();
+
 /** (g) docx → HTML, ours (bounded worker, the production path) vs pandoc, median of REPEATS. */
 async function benchDocx(results: BenchResult[]): Promise<void> {
   if (!hasTool("pandoc")) {
     results.push({ name: "(g) docx → HTML vs pandoc", value: "skipped: pandoc is not installed (scripts/setup.sh)" });
     return;
   }
-  let ours = 0;
-  let theirs = 0;
-  const lines: string[] = [];
-  for (const file of DOCX) {
-    const bytes = readFileSync(join(CORPUS, file));
-    const name = file.split("/").pop() as string;
-    await convertDocument(name, bytes); // warm the worker for this format
-    const oursMs: number[] = [];
-    let ourHtml = "";
-    for (let i = 0; i < REPEATS; i++) {
-      const run = await timed(() => convertDocument(name, bytes));
-      oursMs.push(run.ms);
-      ourHtml = run.value.html;
-    }
-    const pandocMs: number[] = [];
-    let pandocHtml = "";
-    for (let i = 0; i < REPEATS; i++) {
-      const run = await timed(() =>
-        execFileSync("pandoc", ["-f", "docx", "-t", "html", join(CORPUS, file)], { maxBuffer: 1 << 28 }).toString(),
-      );
-      pandocMs.push(run.ms);
-      pandocHtml = run.value;
-    }
-    ours += median(oursMs);
-    theirs += median(pandocMs);
-    lines.push(
-      `${name}: ours ${median(oursMs).toFixed(0)} ms ${fmt(counts(ourHtml))}, pandoc ${median(pandocMs).toFixed(0)} ms ${fmt(counts(pandocHtml))}`,
-    );
-  }
+  const { ours, theirs, lines } = await versus(
+    DOCX,
+    (path) => run("pandoc", ["-f", "docx", "-t", "html", path]),
+    (name, o, t) =>
+      `${name}: ours ${o.ms.toFixed(0)} ms ${fmt(counts(o.out))}, pandoc ${t.ms.toFixed(0)} ms ${fmt(counts(t.out))}`,
+  );
   const ratio = ours / theirs;
   results.push({
     name: `(g) docx → HTML vs pandoc (median of ${REPEATS}; t/c/li/fn = tables/cells/list items/footnotes)\n      ${lines.join("\n      ")}`,
@@ -123,25 +139,11 @@ async function benchPdf(results: BenchResult[]): Promise<void> {
     });
     return;
   }
-  let ours = 0;
-  let theirs = 0;
-  const lines: string[] = [];
-  for (const file of PDF) {
-    const bytes = readFileSync(join(CORPUS, file));
-    const name = file.split("/").pop() as string;
-    await convertDocument(name, bytes);
-    const oursMs: number[] = [];
-    const popplerMs: number[] = [];
-    for (let i = 0; i < REPEATS; i++) {
-      oursMs.push((await timed(() => convertDocument(name, bytes))).ms);
-      popplerMs.push(
-        (await timed(() => execFileSync("pdftotext", [join(CORPUS, file), "-"], { maxBuffer: 1 << 28 }))).ms,
-      );
-    }
-    ours += median(oursMs);
-    theirs += median(popplerMs);
-    lines.push(`${name}: ours ${median(oursMs).toFixed(0)} ms, pdftotext ${median(popplerMs).toFixed(0)} ms`);
-  }
+  const { ours, theirs, lines } = await versus(
+    PDF,
+    (path) => run("pdftotext", [path, "-"]),
+    (name, o, t) => `${name}: ours ${o.ms.toFixed(0)} ms, pdftotext ${t.ms.toFixed(0)} ms`,
+  );
   const ratio = ours / theirs;
   results.push({
     name: `(h) pdf → text vs pdftotext (median of ${REPEATS})\n      ${lines.join("\n      ")}`,

@@ -5,7 +5,7 @@ import os from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, describe, expect, inject, it } from "vitest";
-import { canConnect, freePort, isAlive } from "../../packages/local-infra/src/index.js";
+import { canConnect, freePort, infraEnv, isAlive } from "../../packages/local-infra/src/index.js";
 import {
   findRunningStack,
   isStackRunning,
@@ -63,13 +63,7 @@ async function testEnv(events: string): Promise<NodeJS.ProcessEnv> {
   const addr = async () => `127.0.0.1:${await freePort()}`;
   return {
     ...process.env,
-    DATABASE_URL: infra.databaseUrl,
-    NATS_URL: infra.natsUrl,
-    S3_ENDPOINT: infra.s3.endpoint,
-    S3_ACCESS_KEY: infra.s3.accessKey,
-    S3_SECRET_KEY: infra.s3.secretKey,
-    S3_BUCKET: infra.s3.bucket,
-    S3_REGION: infra.s3.region,
+    ...infraEnv(infra),
     DOCUMENTS_ADDR: await addr(),
     SESSIONS_ADDR: await addr(),
     AGENT_ADDR: await addr(),

@@ -13,27 +13,22 @@ export type ChunkErrorCode =
   | "invalid_operation"
   | "invalid_argument";
 
-/** Thrown by the pure chunk functions (validation, applyOperations, helpers). */
-export class ChunkError extends Error {
+/** The shape both errors share; `name` is the concrete class's, as before they shared it. */
+abstract class CodedError extends Error {
   readonly code: ChunkErrorCode;
 
   constructor(code: ChunkErrorCode, message: string) {
     super(message);
-    this.name = "ChunkError";
+    this.name = new.target.name;
     this.code = code;
   }
 }
 
+/** Thrown by the pure chunk functions (validation, applyOperations, helpers). */
+export class ChunkError extends CodedError {}
+
 /** Thrown by WorkingDocument operations; the document is left unchanged when it is thrown. */
-export class ToolError extends Error {
-  readonly code: ChunkErrorCode;
-
-  constructor(code: ChunkErrorCode, message: string) {
-    super(message);
-    this.name = "ToolError";
-    this.code = code;
-  }
-
+export class ToolError extends CodedError {
   /** Re-labels a ChunkError as a ToolError, keeping code and message. */
   static from(err: unknown): unknown {
     return err instanceof ChunkError ? new ToolError(err.code, err.message) : err;

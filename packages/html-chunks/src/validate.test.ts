@@ -1,17 +1,19 @@
 import { describe, expect, it } from "vitest";
 import { chunkHtml } from "./chunk-html.js";
 import { ChunkError } from "./errors.js";
+import { errorCode } from "./test-support/error-code.js";
 import { parseChunk, validateChunkHtml } from "./validate.js";
 
-function codeOf(fn: () => unknown): string {
-  try {
-    fn();
-  } catch (err) {
-    if (err instanceof ChunkError) return err.code;
-    throw err;
-  }
-  return "no error";
-}
+const codeOf = (fn: () => unknown) => errorCode(fn, ChunkError);
+
+/** Inputs validateChunkHtml refuses, by code: blank or sanitized to nothing, not one block, malformed. */
+const REFUSED: [code: string, inputs: string[]][] = [
+  ["empty", ["", "  \n", "<script>alert(1)</script>", "<div> </div>"]],
+  ["not_one_block", ["just text", "<span>inline</span>", "<b>bold</b>", "<p>a</p><p>b</p>", "<p>a</p> tail"]],
+  ["not_one_block", ["<p>a<p>b", "<div><p>a</p><p>b</p></div>", "<li>item</li>"]],
+  ["malformed_html", ["<p><b>x</p>", "<div>never closed", "<p>x</p></div>", "<p>x<ul><li>y</li></ul></p>"]],
+  ["malformed_html", ["<p><i>a<b>b</i></b></p>"]],
+];
 
 describe("validateChunkHtml", () => {
   it("normalizes one block and forces the given id", () => {
@@ -43,30 +45,8 @@ describe("validateChunkHtml", () => {
     expect(validateChunkHtml("<hr>", "h")).toBe(`<hr data-chunk-id="h">`);
   });
 
-  it("rejects blank input and HTML that sanitizes to nothing as empty", () => {
-    expect(codeOf(() => validateChunkHtml(""))).toBe("empty");
-    expect(codeOf(() => validateChunkHtml("  \n"))).toBe("empty");
-    expect(codeOf(() => validateChunkHtml("<script>alert(1)</script>"))).toBe("empty");
-    expect(codeOf(() => validateChunkHtml("<div> </div>"))).toBe("empty");
-  });
-
-  it("rejects plain text, inline elements, several blocks and stray items", () => {
-    expect(codeOf(() => validateChunkHtml("just text"))).toBe("not_one_block");
-    expect(codeOf(() => validateChunkHtml("<span>inline</span>"))).toBe("not_one_block");
-    expect(codeOf(() => validateChunkHtml("<b>bold</b>"))).toBe("not_one_block");
-    expect(codeOf(() => validateChunkHtml("<p>a</p><p>b</p>"))).toBe("not_one_block");
-    expect(codeOf(() => validateChunkHtml("<p>a</p> tail"))).toBe("not_one_block");
-    expect(codeOf(() => validateChunkHtml("<p>a<p>b"))).toBe("not_one_block");
-    expect(codeOf(() => validateChunkHtml("<div><p>a</p><p>b</p></div>"))).toBe("not_one_block");
-    expect(codeOf(() => validateChunkHtml("<li>item</li>"))).toBe("not_one_block");
-  });
-
-  it("rejects unbalanced or misnested tags as malformed", () => {
-    expect(codeOf(() => validateChunkHtml("<p><b>x</p>"))).toBe("malformed_html");
-    expect(codeOf(() => validateChunkHtml("<div>never closed"))).toBe("malformed_html");
-    expect(codeOf(() => validateChunkHtml("<p>x</p></div>"))).toBe("malformed_html");
-    expect(codeOf(() => validateChunkHtml("<p>x<ul><li>y</li></ul></p>"))).toBe("malformed_html");
-    expect(codeOf(() => validateChunkHtml("<p><i>a<b>b</i></b></p>"))).toBe("malformed_html");
+  it.each(REFUSED)("rejects as %s", (code, inputs) => {
+    expect(inputs.map((html) => codeOf(() => validateChunkHtml(html)))).toEqual(inputs.map(() => code));
   });
 
   it("accepts valid HTML with optional end tags, void and self-closing elements", () => {

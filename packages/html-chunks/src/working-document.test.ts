@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import { applyOperations } from "./apply-operations.js";
 import { chunkHtml } from "./chunk-html.js";
 import { ChunkError, ToolError } from "./errors.js";
+import { errorCode } from "./test-support/error-code.js";
 import { soupPart } from "./test-support/soup.js";
 import type { ChunkRecord } from "./types.js";
 import { WorkingDocument } from "./working-document.js";
@@ -24,15 +25,7 @@ function escapeText(text: string): string {
   return text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
 }
 
-function toolCode(fn: () => unknown): string {
-  try {
-    fn();
-  } catch (err) {
-    if (err instanceof ToolError) return err.code;
-    throw err;
-  }
-  return "no error";
-}
+const toolCode = (fn: () => unknown) => errorCode(fn, ToolError);
 
 /** Checks the commit invariant and that untouched chunks are byte-identical to the base. */
 function expectConsistent(wd: WorkingDocument, baseChunks: ChunkRecord[]): void {

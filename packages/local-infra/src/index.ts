@@ -14,7 +14,7 @@ export {
   dropDatabase,
   startPostgres,
 } from "./postgres.js";
-export type { LogFn } from "./proc.js";
+export * from "./proc.js";
 export {
   assertOrphaned,
   canConnect,

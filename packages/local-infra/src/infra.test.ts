@@ -1,28 +1,18 @@
 // startLocalInfra: env overrides, and recovery of all three servers after the owner's kill -9.
 import { type ChildProcess, spawn } from "node:child_process";
-import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import net from "node:net";
-import os from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import pg from "pg";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { type LocalInfra, startLocalInfra } from "./infra.js";
 import { startNats } from "./nats.js";
 import { canConnect, freePort } from "./proc.js";
+import { testCleanups } from "./test-support.js";
 
 const INFRA_TS = fileURLToPath(new URL("./infra.ts", import.meta.url));
-const cleanups: (() => Promise<void> | void)[] = [];
-afterEach(async () => {
-  for (const fn of cleanups.splice(0).reverse()) await fn();
-});
-
-function tempDir(): string {
-  const dir = mkdtempSync(join(os.tmpdir(), "redline-infratest-"));
-  chmodSync(dir, 0o755);
-  cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
-  return dir;
-}
+const { cleanups, tempDir } = testCleanups("redline-infratest-");
 
 /** Reads NATS' INFO greeting: proves a NATS server (not just anything) listens there. */
 function natsInfo(port: number): Promise<string> {

@@ -52,6 +52,40 @@ export interface StartLocalInfraOptions {
   log?: LogFn;
 }
 
+/** S3_ENDPOINT and its S3_* companions as settings; undefined when S3_ENDPOINT is unset. */
+function s3FromEnv(env: NodeJS.ProcessEnv): S3Settings | undefined {
+  return env.S3_ENDPOINT
+    ? {
+        endpoint: env.S3_ENDPOINT,
+        accessKey: env.S3_ACCESS_KEY || "S3RVER",
+        secretKey: env.S3_SECRET_KEY || "S3RVER",
+        bucket: env.S3_BUCKET || "redline",
+        region: env.S3_REGION || "us-east-1",
+      }
+    : undefined;
+}
+
+/**
+ * An idempotent stop of the started pieces; then, given `throwawayDir`, deletes their data
+ * under it. Throws one Error naming every piece that failed to stop.
+ */
+function stopAll(started: { stop(): Promise<void> }[], throwawayDir: string | undefined): () => Promise<void> {
+  let stopping: Promise<void> | undefined;
+  return () => {
+    stopping ??= (async () => {
+      const results = await Promise.allSettled(started.map((piece) => piece.stop()));
+      if (throwawayDir) {
+        for (const sub of ["postgres", "nats", "s3"]) rmSync(join(throwawayDir, sub), { recursive: true, force: true });
+      }
+      const failed = results.flatMap((r) =>
+        r.status === "rejected" ? [String((r.reason as Error)?.message ?? r.reason)] : [],
+      );
+      if (failed.length) throw new Error(`stopping local infra failed: ${failed.join("; ")}`);
+    })();
+    return stopping;
+  };
+}
+
 /**
  * Starts embedded Postgres, NATS (JetStream) and S3 in parallel, except those the environment
  * points elsewhere. If one fails, the others are stopped and the error (naming every failed
@@ -68,15 +102,7 @@ export async function startLocalInfra(opts: StartLocalInfraOptions): Promise<Loc
     (line) =>
       log(`[${name}] ${line}`);
 
-  const s3Env = env.S3_ENDPOINT
-    ? {
-        endpoint: env.S3_ENDPOINT,
-        accessKey: env.S3_ACCESS_KEY || "S3RVER",
-        secretKey: env.S3_SECRET_KEY || "S3RVER",
-        bucket: env.S3_BUCKET || "redline",
-        region: env.S3_REGION || "us-east-1",
-      }
-    : undefined;
+  const s3Env = s3FromEnv(env);
 
   const [pgResult, natsResult, s3Result] = await Promise.allSettled([
     env.DATABASE_URL
@@ -103,20 +129,7 @@ export async function startLocalInfra(opts: StartLocalInfraOptions): Promise<Loc
   const started = [pgResult, natsResult, s3Result].flatMap((r) =>
     r.status === "fulfilled" && r.value ? [r.value] : [],
   );
-  let stopping: Promise<void> | undefined;
-  const stop = () => {
-    stopping ??= (async () => {
-      const results = await Promise.allSettled(started.map((piece) => piece.stop()));
-      if (!persistent) {
-        for (const sub of ["postgres", "nats", "s3"]) rmSync(join(dataDir, sub), { recursive: true, force: true });
-      }
-      const failed = results.flatMap((r) =>
-        r.status === "rejected" ? [String((r.reason as Error)?.message ?? r.reason)] : [],
-      );
-      if (failed.length) throw new Error(`stopping local infra failed: ${failed.join("; ")}`);
-    })();
-    return stopping;
-  };
+  const stop = stopAll(started, persistent ? undefined : dataDir);
 
   const failures = (
     [

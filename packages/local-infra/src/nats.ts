@@ -1,10 +1,11 @@
 // Embedded NATS with JetStream: the nats-server binary from apt (no npm package ships it).
+import type { ChildProcess } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import {
   assertOrphaned,
   canConnect,
-  childExited,
+  detachServer,
   findExecutable,
   forEachLine,
   freePort,
@@ -91,6 +92,39 @@ export async function startNats(opts: StartNatsOptions): Promise<EmbeddedNatsHan
   }
 }
 
+/**
+ * Streams nats-server's output to `log` and resolves at its "Server is ready" line; rejects, with
+ * the last lines, on a spawn error, an exit during startup or after 20 s.
+ */
+function natsReady(child: ChildProcess, bin: string, log: LogFn): Promise<void> {
+  const recent: string[] = [];
+  return new Promise<void>((resolveReady, reject) => {
+    const timer = setTimeout(
+      () => reject(new Error(`nats-server did not become ready within 20 s:\n${recent.join("\n")}`)),
+      20_000,
+    );
+    const handleLine = (line: string) => {
+      recent.push(line);
+      if (recent.length > 30) recent.shift();
+      log(line);
+      if (!line.includes("Server is ready")) return;
+      clearTimeout(timer);
+      resolveReady();
+    };
+    forEachLine(child.stdout, handleLine);
+    forEachLine(child.stderr, handleLine);
+    child.once("error", (err) => {
+      clearTimeout(timer);
+      reject(new Error(`could not spawn nats-server (${bin}): ${err.message}`));
+    });
+    child.once("exit", (code, sig) => {
+      clearTimeout(timer);
+      const detail = `(code ${code}, signal ${sig}):\n${recent.join("\n")}`;
+      setTimeout(() => reject(new Error(`nats-server exited during startup ${detail}`)), 50);
+    });
+  });
+}
+
 async function launch(
   bin: string,
   dataDir: string,
@@ -105,44 +139,8 @@ async function launch(
     deathSignal: "SIGTERM",
   });
   if (child.pid !== undefined) writeFileSync(pidFile, `${child.pid}\n`);
-  const recent: string[] = [];
-  let ready = false;
-  let onReady: () => void = () => {};
-  const handleLine = (line: string) => {
-    recent.push(line);
-    if (recent.length > 30) recent.shift();
-    log(line);
-    if (!ready && line.includes("Server is ready")) {
-      ready = true;
-      onReady();
-    }
-  };
-  forEachLine(child.stdout, handleLine);
-  forEachLine(child.stderr, handleLine);
-
   try {
-    await new Promise<void>((resolveReady, reject) => {
-      const timer = setTimeout(
-        () => reject(new Error(`nats-server did not become ready within 20 s:\n${recent.join("\n")}`)),
-        20_000,
-      );
-      onReady = () => {
-        clearTimeout(timer);
-        resolveReady();
-      };
-      child.once("error", (err) => {
-        clearTimeout(timer);
-        reject(new Error(`could not spawn nats-server (${bin}): ${err.message}`));
-      });
-      child.once("exit", (code, sig) => {
-        clearTimeout(timer);
-        setTimeout(
-          () =>
-            reject(new Error(`nats-server exited during startup (code ${code}, signal ${sig}):\n${recent.join("\n")}`)),
-          50,
-        );
-      });
-    });
+    await natsReady(child, bin, log);
     const deadline = Date.now() + 5_000;
     while (!(await canConnect(port))) {
       if (Date.now() > deadline)
@@ -155,27 +153,12 @@ async function launch(
     throw err;
   }
 
-  child.unref();
-  (child.stdout as unknown as { unref?: () => void } | null)?.unref?.();
-  (child.stderr as unknown as { unref?: () => void } | null)?.unref?.();
-
-  let stopping: Promise<void> | undefined;
-  child.once("exit", (code, sig) => {
-    if (!stopping) log(`nats-server exited unexpectedly (code ${code}, signal ${sig})`);
+  const stop = detachServer(child, log, { name: "nats-server", signal: "SIGTERM", graceMs: 10_000 }, () => {
+    rmSync(pidFile, { force: true });
   });
   return {
     url: `nats://127.0.0.1:${port}`,
     port,
-    stop() {
-      stopping ??= (async () => {
-        if (child.exitCode === null && child.signalCode === null && child.pid !== undefined) {
-          const exited = childExited(child);
-          await terminate(child.pid, "SIGTERM", 10_000);
-          await exited;
-        }
-        rmSync(pidFile, { force: true });
-      })();
-      return stopping;
-    },
+    stop,
   };
 }

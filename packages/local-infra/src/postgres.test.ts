@@ -1,28 +1,18 @@
 // Recovery of the embedded Postgres after its owner is killed with -9 (the supervisor case),
 // with the owner simulated by a child node process (we cannot SIGKILL ourselves).
 import { type ChildProcess, spawn } from "node:child_process";
-import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import os from "node:os";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import pg from "pg";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { startPostgres } from "./postgres.js";
 import { canConnect, freePort, isAlive, processName, waitForExit } from "./proc.js";
+import { testCleanups } from "./test-support.js";
 
 const POSTGRES_TS = fileURLToPath(new URL("./postgres.ts", import.meta.url));
 
-const cleanups: (() => Promise<void> | void)[] = [];
-afterEach(async () => {
-  for (const fn of cleanups.splice(0).reverse()) await fn();
-});
-
-function tempDir(): string {
-  const dir = mkdtempSync(join(os.tmpdir(), "redline-pgtest-"));
-  chmodSync(dir, 0o755); // postgres runs as the "postgres" user when we are root
-  cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
-  return dir;
-}
+const { cleanups, tempDir } = testCleanups("redline-pgtest-");
 
 async function query(url: string, sql: string): Promise<pg.QueryResultRow[]> {
   const client = new pg.Client({ connectionString: url });

@@ -24,7 +24,7 @@ import { pathToFileURL } from "node:url";
 import pg from "pg";
 import {
   assertOrphaned,
-  childExited,
+  detachServer,
   forEachLine,
   freePort,
   isAlive,
@@ -289,6 +289,18 @@ export async function startPostgres(opts: StartPostgresOptions): Promise<Embedde
   }
 }
 
+/** postgres's command line: loopback only, no socket file; durability off for throwaway clusters. */
+function postgresArgs(dataDir: string, port: number, persistent: boolean): string[] {
+  const settings: Record<string, string> = {
+    listen_addresses: "127.0.0.1",
+    unix_socket_directories: "",
+    max_connections: "300",
+    lc_messages: "C",
+    ...(persistent ? {} : { fsync: "off", synchronous_commit: "off", full_page_writes: "off" }),
+  };
+  return ["-D", dataDir, "-p", String(port), ...Object.entries(settings).flatMap(([k, v]) => ["-c", `${k}=${v}`])];
+}
+
 async function launch(
   bin: PgBinaries,
   dataDir: string,
@@ -299,20 +311,7 @@ async function launch(
   ids: Ids | undefined,
   log: LogFn,
 ): Promise<EmbeddedPostgresHandle> {
-  const settings: Record<string, string> = {
-    listen_addresses: "127.0.0.1",
-    unix_socket_directories: "",
-    max_connections: "300",
-    lc_messages: "C",
-    ...(persistent ? {} : { fsync: "off", synchronous_commit: "off", full_page_writes: "off" }),
-  };
-  const args = [
-    "-D",
-    dataDir,
-    "-p",
-    String(port),
-    ...Object.entries(settings).flatMap(([k, v]) => ["-c", `${k}=${v}`]),
-  ];
+  const args = postgresArgs(dataDir, port, persistent);
   const child = spawnTied(bin.postgres, args, {
     ...ids,
     cwd: dataDir,
@@ -362,30 +361,15 @@ async function launch(
   });
   onLine = () => {};
   // Don't keep the event loop alive for postgres alone; stop() or the exit hook ends it.
-  child.unref();
-  (child.stdout as unknown as { unref?: () => void } | null)?.unref?.();
-  (child.stderr as unknown as { unref?: () => void } | null)?.unref?.();
-
-  let stopping: Promise<void> | undefined;
-  child.once("exit", (code, sig) => {
-    if (!stopping) log(`postgres exited unexpectedly (code ${code}, signal ${sig})`);
+  const stop = detachServer(child, log, { name: "postgres", signal: "SIGINT", graceMs: 15_000 }, () => {
+    const pidFile = join(dataDir, "postmaster.pid");
+    if (existsSync(pidFile) && !isAlive(Number(readFileSync(pidFile, "utf8").split("\n")[0]))) unlinkSync(pidFile);
+    if (!persistent) rmSync(dataDir, { recursive: true, force: true });
   });
   return {
     url: `postgres://${encodeURIComponent(user)}:${encodeURIComponent(password)}@127.0.0.1:${port}/postgres`,
     port,
-    stop() {
-      stopping ??= (async () => {
-        if (child.exitCode === null && child.signalCode === null && child.pid !== undefined) {
-          const exited = childExited(child);
-          await terminate(child.pid, "SIGINT", 15_000);
-          await exited;
-        }
-        const pidFile = join(dataDir, "postmaster.pid");
-        if (existsSync(pidFile) && !isAlive(Number(readFileSync(pidFile, "utf8").split("\n")[0]))) unlinkSync(pidFile);
-        if (!persistent) rmSync(dataDir, { recursive: true, force: true });
-      })();
-      return stopping;
-    },
+    stop,
   };
 }
 

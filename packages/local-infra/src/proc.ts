@@ -241,3 +241,41 @@ export function childExited(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
   return new Promise((resolve) => child.once("exit", () => resolve()));
 }
+
+/** How a detached server stops: its name for the log, the signal, and the grace before SIGKILL. */
+export interface StopSpec {
+  name: string;
+  signal: NodeJS.Signals;
+  graceMs: number;
+}
+
+/**
+ * Lets the event loop end without waiting for `child` (it and its pipes are unref'd), logs an
+ * exit that stop() did not ask for, and returns an idempotent stop(): the signal, SIGKILL after
+ * `graceMs`, then `cleanup` (pid files, temp data). A second stop() waits for the first.
+ */
+export function detachServer(
+  child: ChildProcess,
+  log: LogFn,
+  opts: StopSpec,
+  cleanup: () => void,
+): () => Promise<void> {
+  child.unref();
+  (child.stdout as unknown as { unref?: () => void } | null)?.unref?.();
+  (child.stderr as unknown as { unref?: () => void } | null)?.unref?.();
+  let stopping: Promise<void> | undefined;
+  child.once("exit", (code, sig) => {
+    if (!stopping) log(`${opts.name} exited unexpectedly (code ${code}, signal ${sig})`);
+  });
+  return () => {
+    stopping ??= (async () => {
+      if (child.exitCode === null && child.signalCode === null && child.pid !== undefined) {
+        const exited = childExited(child);
+        await terminate(child.pid, opts.signal, opts.graceMs);
+        await exited;
+      }
+      cleanup();
+    })();
+    return stopping;
+  };
+}

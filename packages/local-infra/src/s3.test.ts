@@ -1,21 +1,12 @@
 // The embedded S3 (s3rver-main.cjs): generated per-data-dir credentials, and no anonymous access.
 // Signed requests (minio client, pre-signed links) are covered in test/object-store-security.test.ts.
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
-import os from "node:os";
+import { readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { type EmbeddedS3Handle, s3Credentials, startS3 } from "./s3.js";
+import { testCleanups } from "./test-support.js";
 
-const cleanups: (() => Promise<void> | void)[] = [];
-afterEach(async () => {
-  for (const fn of cleanups.splice(0).reverse()) await fn();
-});
-
-function tempDir(): string {
-  const dir = mkdtempSync(join(os.tmpdir(), "redline-s3test-"));
-  cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
-  return dir;
-}
+const { cleanups, tempDir } = testCleanups("redline-s3test-");
 
 async function started(opts: Parameters<typeof startS3>[0]): Promise<EmbeddedS3Handle> {
   const s3 = await startS3(opts);

@@ -1,12 +1,13 @@
 // Embedded S3: @20minutes/s3rver 4 in a child node process, objects stored as files under dataDir.
 // Only signed requests are served, with credentials generated per data dir (s3rver-main.cjs).
+import type { ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import {
   assertOrphaned,
-  childExited,
+  detachServer,
   forEachLine,
   isAlive,
   isPortFree,
@@ -110,6 +111,55 @@ export async function clearStaleS3(dataDir: string, log: LogFn = () => {}): Prom
   rmSync(pidFile, { force: true });
 }
 
+/** The pair to serve with: both given, or the data dir's generated pair. Throws for half a pair or the public default. */
+function credentialsFor(opts: StartS3Options, directory: string): S3Credentials {
+  if (!opts.accessKey !== !opts.secretKey)
+    throw new Error(
+      "embedded S3: set both S3_ACCESS_KEY and S3_SECRET_KEY, or neither (then a generated pair is used)",
+    );
+  if (opts.accessKey === PUBLIC_DEFAULT_KEY || opts.secretKey === PUBLIC_DEFAULT_KEY)
+    throw new Error(
+      "embedded S3: S3RVER/S3RVER is s3rver's public default key pair and is refused; unset S3_ACCESS_KEY and S3_SECRET_KEY to use the generated pair",
+    );
+  return opts.accessKey && opts.secretKey
+    ? { accessKey: opts.accessKey, secretKey: opts.secretKey }
+    : s3Credentials(directory);
+}
+
+/**
+ * Streams s3rver's output to `log` and resolves with the port of its READY line; rejects, with
+ * the last stderr lines, on a spawn error, an exit during startup or after 20 s.
+ */
+function s3rverReady(child: ChildProcess, log: LogFn): Promise<number> {
+  const recent: string[] = [];
+  return new Promise<number>((resolveReady, reject) => {
+    const timer = setTimeout(
+      () => reject(new Error(`embedded S3 (s3rver) did not start within 20 s:\n${recent.join("\n")}`)),
+      20_000,
+    );
+    forEachLine(child.stdout, (line) => {
+      const ready = /^READY (\d+)$/.exec(line);
+      if (!ready) return log(line);
+      clearTimeout(timer);
+      resolveReady(Number(ready[1]));
+    });
+    forEachLine(child.stderr, (line) => {
+      recent.push(line);
+      if (recent.length > 30) recent.shift();
+      log(line);
+    });
+    child.once("error", (err) => {
+      clearTimeout(timer);
+      reject(new Error(`could not spawn the s3rver process: ${err.message}`));
+    });
+    child.once("exit", (code, sig) => {
+      clearTimeout(timer);
+      const detail = `(code ${code}, signal ${sig}):\n${recent.join("\n")}`;
+      setTimeout(() => reject(new Error(`embedded S3 (s3rver) exited during startup ${detail}`)), 50);
+    });
+  });
+}
+
 /**
  * Starts an S3-compatible server (s3rver) on 127.0.0.1 in a child node process tied to this one
  * (it gets SIGTERM when this process exits or dies). The bucket is created when missing.
@@ -124,18 +174,7 @@ export async function clearStaleS3(dataDir: string, log: LogFn = () => {}): Prom
  */
 export async function startS3(opts: StartS3Options): Promise<EmbeddedS3Handle> {
   const directory = resolve(opts.dataDir);
-  if (!opts.accessKey !== !opts.secretKey)
-    throw new Error(
-      "embedded S3: set both S3_ACCESS_KEY and S3_SECRET_KEY, or neither (then a generated pair is used)",
-    );
-  if (opts.accessKey === PUBLIC_DEFAULT_KEY || opts.secretKey === PUBLIC_DEFAULT_KEY)
-    throw new Error(
-      "embedded S3: S3RVER/S3RVER is s3rver's public default key pair and is refused; unset S3_ACCESS_KEY and S3_SECRET_KEY to use the generated pair",
-    );
-  const { accessKey, secretKey } =
-    opts.accessKey && opts.secretKey
-      ? { accessKey: opts.accessKey, secretKey: opts.secretKey }
-      : s3Credentials(directory);
+  const { accessKey, secretKey } = credentialsFor(opts, directory);
   const bucket = opts.bucket ?? "redline";
   const log = opts.log ?? (() => {});
   mkdirSync(directory, { recursive: true });
@@ -162,60 +201,17 @@ export async function startS3(opts: StartS3Options): Promise<EmbeddedS3Handle> {
     deathSignal: "SIGTERM",
   });
   if (child.pid !== undefined) writeFileSync(pidFile, `${child.pid}\n`);
-  const recent: string[] = [];
-  let onReady: (port: number) => void = () => {};
-  forEachLine(child.stdout, (line) => {
-    const ready = /^READY (\d+)$/.exec(line);
-    if (ready) onReady(Number(ready[1]));
-    else log(line);
-  });
-  forEachLine(child.stderr, (line) => {
-    recent.push(line);
-    if (recent.length > 30) recent.shift();
-    log(line);
-  });
-
   let actualPort: number;
   try {
-    actualPort = await new Promise<number>((resolveReady, reject) => {
-      const timer = setTimeout(
-        () => reject(new Error(`embedded S3 (s3rver) did not start within 20 s:\n${recent.join("\n")}`)),
-        20_000,
-      );
-      onReady = (p) => {
-        clearTimeout(timer);
-        resolveReady(p);
-      };
-      child.once("error", (err) => {
-        clearTimeout(timer);
-        reject(new Error(`could not spawn the s3rver process: ${err.message}`));
-      });
-      child.once("exit", (code, sig) => {
-        clearTimeout(timer);
-        setTimeout(
-          () =>
-            reject(
-              new Error(
-                `embedded S3 (s3rver) exited during startup (code ${code}, signal ${sig}):\n${recent.join("\n")}`,
-              ),
-            ),
-          50,
-        );
-      });
-    });
+    actualPort = await s3rverReady(child, log);
   } catch (err) {
     child.kill("SIGKILL");
     rmSync(pidFile, { force: true });
     throw err;
   }
-  child.unref();
-  (child.stdout as unknown as { unref?: () => void } | null)?.unref?.();
-  (child.stderr as unknown as { unref?: () => void } | null)?.unref?.();
   log(`s3rver listening on http://127.0.0.1:${actualPort} (bucket ${bucket}, data in ${directory})`);
-
-  let stopping: Promise<void> | undefined;
-  child.once("exit", (code, sig) => {
-    if (!stopping) log(`s3rver exited unexpectedly (code ${code}, signal ${sig})`);
+  const stop = detachServer(child, log, { name: "s3rver", signal: "SIGTERM", graceMs: 5_000 }, () => {
+    rmSync(pidFile, { force: true });
   });
   return {
     endpoint: `http://127.0.0.1:${actualPort}`,
@@ -223,16 +219,6 @@ export async function startS3(opts: StartS3Options): Promise<EmbeddedS3Handle> {
     accessKey,
     secretKey,
     bucket,
-    stop() {
-      stopping ??= (async () => {
-        if (child.exitCode === null && child.signalCode === null && child.pid !== undefined) {
-          const exited = childExited(child);
-          await terminate(child.pid, "SIGTERM", 5_000);
-          await exited;
-        }
-        rmSync(pidFile, { force: true });
-      })();
-      return stopping;
-    },
+    stop,
   };
 }

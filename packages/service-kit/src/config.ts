@@ -41,7 +41,8 @@ export function numberFromEnv(env: Env, name: string, check: (n: number) => bool
   return n;
 }
 
-function required(env: Env, name: string): string {
+/** `env[name]`; throws an Error naming the variable when it is unset or empty. */
+export function requireEnv(env: Env, name: string): string {
   const v = env[name];
   if (!v) throw new Error(`${name} is not set (pnpm start sets it; see README, Configuration)`);
   return v;
@@ -50,10 +51,10 @@ function required(env: Env, name: string): string {
 /** Reads DATABASE_URL, NATS_URL and S3_* (all required); throws naming the missing one. */
 export function readInfraEnv(env: Env): InfraConfig {
   return {
-    databaseUrl: required(env, "DATABASE_URL"),
-    natsUrl: required(env, "NATS_URL"),
+    databaseUrl: requireEnv(env, "DATABASE_URL"),
+    natsUrl: requireEnv(env, "NATS_URL"),
     s3: {
-      endpoint: required(env, "S3_ENDPOINT"),
+      endpoint: requireEnv(env, "S3_ENDPOINT"),
       accessKey: env.S3_ACCESS_KEY ?? "S3RVER",
       secretKey: env.S3_SECRET_KEY ?? "S3RVER",
       bucket: env.S3_BUCKET ?? "redline",

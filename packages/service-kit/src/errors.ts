@@ -136,8 +136,8 @@ export class QuotaExceededError extends RedlineError {
 
 /** 504: synchronous AI processing passed the wall-clock cap (rule 3); detail is plain text. */
 export class AiTimeoutError extends RedlineError {
-  constructor(detail = "AI processing exceeded the time limit") {
-    super(504, GrpcStatus.DEADLINE_EXCEEDED, detail);
+  constructor(detail?: string) {
+    super(504, GrpcStatus.DEADLINE_EXCEEDED, detail ?? "AI processing exceeded the time limit");
   }
 }
 

@@ -5,10 +5,18 @@ import { contentDisposition, INERT_CONTENT_HEADERS, mediaResponseHeaders, safeFi
 
 describe("safeFilename", () => {
   it("keeps the last path segment without quotes, backslashes, semicolons or control characters", () => {
-    expect(safeFilename("../../etc/passwd")).toBe("passwd");
-    expect(safeFilename("C:\\Users\\x\\report.docx")).toBe("report.docx");
-    expect(safeFilename('a"b;c\r\nSet-Cookie: x=1.txt')).toBe("abcSet-Cookie: x=1.txt");
-    expect(safeFilename("tab\there\u0085.pdf")).toBe("tabhere.pdf");
+    const raw = [
+      "../../etc/passwd",
+      "C:\\Users\\x\\report.docx",
+      'a"b;c\r\nSet-Cookie: x=1.txt',
+      "tab\there\u0085.pdf",
+    ];
+    expect(raw.map((name) => safeFilename(name))).toEqual([
+      "passwd",
+      "report.docx",
+      "abcSet-Cookie: x=1.txt",
+      "tabhere.pdf",
+    ]);
   });
 
   it("drops bidi controls that disguise an extension, and leading dots", () => {

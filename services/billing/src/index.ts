@@ -1,4 +1,9 @@
+// What tests and scripts may import from the billing service.
+
+export type { RunningService } from "@redline/service-kit";
 export { hashKey } from "./commands/api-keys.js";
-export { migrations, SCHEMA } from "./migrations.js";
-export { PLANS, periodOf, planOf } from "./plans.js";
-export { type BillingConfig, billingHandlers, type RunningService, startBillingService } from "./service.js";
+export { PLANS, periodOf, planOf } from "./commands/plans.js";
+export { type BillingConfig, loadConfig } from "./config.js";
+export { migrations, SCHEMA } from "./db/migrations.js";
+export { billingHandlers } from "./rpc/index.js";
+export { startBillingService } from "./service.js";

@@ -1,4 +1,14 @@
-// Row types of the billing schema (snake_case, as stored).
+// Row types and table names of the billing schema (snake_case, as stored).
+import { SCHEMA } from "./migrations.js";
+
+/** Schema-qualified table names. */
+export const TABLES = {
+  accounts: `${SCHEMA}.accounts`,
+  memberships: `${SCHEMA}.memberships`,
+  apiKeys: `${SCHEMA}.api_keys`,
+  usagePeriods: `${SCHEMA}.usage_periods`,
+  charges: `${SCHEMA}.charges`,
+} as const;
 
 export interface AccountRow {
   id: string;

@@ -1,0 +1,61 @@
+// API keys on a real database: only hashes are stored, revoked and malformed keys are refused,
+// organization keys bill the organization (interface-spec Authentication).
+import { InputError, type Knex, UnauthenticatedError } from "@redline/service-kit";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { TABLES } from "../db/tables.js";
+import { openTestDb } from "../db/test-db.js";
+import { createApiKey, hashKey, resolveApiKey, revokeApiKey } from "./api-keys.js";
+
+let db: Knex;
+beforeAll(async () => {
+  db = await openTestDb("billing_api_keys");
+});
+afterAll(() => db?.destroy());
+
+describe("createApiKey", () => {
+  it("returns sk_ + 32 hex and stores only its hash and prefix", async () => {
+    const { apiKey, principal } = await createApiKey(db, { user: "hash-only" });
+    expect(apiKey).toMatch(/^sk_[0-9a-f]{32}$/);
+    expect(principal).toMatchObject({ organizationId: "", ownerId: principal.userId, plan: "free" });
+    const rows = await db(TABLES.apiKeys).where({ user_id: principal.userId });
+    expect(rows).toHaveLength(1);
+    expect(rows[0]).toMatchObject({ key_hash: hashKey(apiKey), key_prefix: apiKey.slice(0, 7), revoked_at: null });
+    expect(JSON.stringify(rows)).not.toContain(apiKey);
+  });
+
+  it("makes the organization the owner, with the plan set on it", async () => {
+    const { principal } = await createApiKey(db, { user: "member", organization: "acme", plan: "pro" });
+    expect(principal.organizationId).not.toBe("");
+    expect(principal).toMatchObject({ ownerId: principal.organizationId, plan: "pro" });
+    const again = await createApiKey(db, { user: "member", organization: "acme" });
+    expect(again.principal).toEqual(principal);
+  });
+
+  it("refuses a missing user or an unknown plan before writing anything", async () => {
+    await expect(createApiKey(db, { user: "" })).rejects.toBeInstanceOf(InputError);
+    await expect(createApiKey(db, { user: "typo", plan: "platinum" })).rejects.toThrow(/unknown plan 'platinum'/);
+    expect(await db(TABLES.accounts).where({ name: "typo" })).toEqual([]);
+  });
+});
+
+describe("resolveApiKey and revokeApiKey", () => {
+  it("resolves a key to its principal and key id", async () => {
+    const { apiKey, principal } = await createApiKey(db, { user: "resolver", plan: "plus" });
+    const resolved = await resolveApiKey(db, apiKey);
+    expect(resolved).toMatchObject(principal);
+    expect(resolved.keyId).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
+  it("refuses revoked keys; a second revoke reports false", async () => {
+    const { apiKey } = await createApiKey(db, { user: "revoker" });
+    expect(await revokeApiKey(db, apiKey)).toBe(true);
+    expect(await revokeApiKey(db, apiKey)).toBe(false);
+    await expect(resolveApiKey(db, apiKey)).rejects.toMatchObject({ httpStatus: 401 });
+  });
+
+  it("refuses malformed and unknown keys with 401", async () => {
+    await expect(resolveApiKey(db, "sk_short")).rejects.toBeInstanceOf(UnauthenticatedError);
+    await expect(resolveApiKey(db, `sk_${"0".repeat(32)}`)).rejects.toBeInstanceOf(UnauthenticatedError);
+    expect(await revokeApiKey(db, "sk_unknown")).toBe(false);
+  });
+});

@@ -1,0 +1,21 @@
+// Everything a billing handler uses, built once from the config.
+import { createDb, createLogger, type Knex, type Logger } from "@redline/service-kit";
+import type { BillingConfig } from "./config.js";
+import { SCHEMA } from "./db/migrations.js";
+
+/** The billing service's dependencies. */
+export interface BillingContext {
+  /** Pool whose search_path is schema `billing`. */
+  db: Knex;
+  log: Logger;
+}
+
+/** Opens the pool and the logger (no I/O until the first query). */
+export function createContext(cfg: BillingConfig): BillingContext {
+  return { db: createDb(cfg.databaseUrl, SCHEMA), log: createLogger("billing", cfg.logLevel) };
+}
+
+/** Releases the pool. */
+export async function closeContext(ctx: BillingContext): Promise<void> {
+  await ctx.db.destroy();
+}
