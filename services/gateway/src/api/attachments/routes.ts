@@ -1,0 +1,123 @@
+import type { ingestFilesV1 } from "@redline/grpc-stubs";
+import type { z } from "zod";
+import { defineRoute, type RouteCall } from "../../route-registry.js";
+import { normalizeBase64, SessionPathSchema } from "../shared/schemas.js";
+import { attachmentToJson } from "./mappers.js";
+import {
+  AttachmentBase64Schema,
+  AttachmentDeletedSchema,
+  AttachmentFormSchema,
+  AttachmentJobSchema,
+  AttachmentPathSchema,
+  AttachmentStatusListSchema,
+  type AttachmentStatusSchema,
+} from "./schemas.js";
+
+const UPLOAD_TIMEOUT_MS = 60_000;
+
+export type Status = z.output<typeof AttachmentStatusSchema>["status"];
+
+/** Ensures the session is the caller's (minting one when omitted, 403 for another owner's), then stores the file. */
+async function createAttachment(
+  call: RouteCall,
+  sessionId: string,
+  filename: string,
+  content: Buffer,
+): Promise<z.output<typeof AttachmentJobSchema>> {
+  const ensured = await call.ctx.sessions.ensureSession({ sessionId }, call.rpc());
+  const sid = ensured.session?.sessionId ?? sessionId;
+  const res = await call.ctx.files.createAttachment(
+    { sessionId: sid, filename, content, uploadId: "" },
+    call.rpc(UPLOAD_TIMEOUT_MS),
+  );
+  const a = res.attachment as ingestFilesV1.Attachment;
+  return {
+    job_id: a.attachmentId,
+    attachment_id: a.attachmentId,
+    session_id: sid,
+    filename: a.filename,
+    status: "processing",
+    message: `Processing ${a.filename}; poll GET /v1/attachments/status/${sid} until it is completed.`,
+  };
+}
+
+/** POST /v1/attachments/upload (multipart `file`, `session_id`). */
+export const uploadAttachmentRoute = defineRoute({
+  method: "post",
+  path: "/v1/attachments/upload",
+  operationId: "uploadAttachment",
+  summary: "Attach a file to a session (multipart)",
+  description:
+    "Documents (.pdf .docx .txt .rtf .md .html .htm) are converted and their text indexed for the agent; images " +
+    "(.png .jpg .jpeg .gif .webp) go to the model as vision input. At most 50 MB. Processing runs in the background.",
+  tags: ["attachments"],
+  auth: true,
+  body: AttachmentFormSchema,
+  bodyMediaType: "multipart/form-data",
+  response: { description: "The attachment_processing job.", schema: AttachmentJobSchema },
+  errors: [400, 403, 415, 503],
+  async handle({ body }, call) {
+    return { body: await createAttachment(call, body.session_id ?? "", body.file.filename, body.file.content) };
+  },
+});
+
+/** POST /v1/attachments/upload-base64 `{filename, file_base64, session_id?}`. */
+export const uploadAttachmentBase64Route = defineRoute({
+  method: "post",
+  path: "/v1/attachments/upload-base64",
+  operationId: "uploadAttachmentBase64",
+  summary: "Attach a file to a session (base64)",
+  tags: ["attachments"],
+  auth: true,
+  body: AttachmentBase64Schema,
+  response: { description: "The attachment_processing job.", schema: AttachmentJobSchema },
+  errors: [400, 403, 415, 503],
+  async handle({ body }, call) {
+    const content = Buffer.from(normalizeBase64(body.file_base64), "base64");
+    return { body: await createAttachment(call, body.session_id ?? "", body.filename, content) };
+  },
+});
+
+/** GET /v1/attachments/status/{session_id} (endpoint 23). */
+export const attachmentStatusRoute = defineRoute({
+  method: "get",
+  path: "/v1/attachments/status/{session_id}",
+  operationId: "getAttachmentStatus",
+  summary: "Attachment processing status",
+  tags: ["attachments"],
+  auth: true,
+  params: SessionPathSchema,
+  response: { description: "Each attachment's processing state.", schema: AttachmentStatusListSchema },
+  errors: [404, 503],
+  async handle({ params }, call) {
+    // 404 for an unknown session or another owner's, before anything is listed.
+    await call.ctx.sessions.getSession({ sessionId: params.session_id }, call.rpc());
+    const res = await call.ctx.files.listAttachments({ sessionId: params.session_id }, call.rpc());
+    const attachments = res.attachments.map(attachmentToJson);
+    return { body: { session_id: params.session_id, attachments, total: attachments.length } };
+  },
+});
+
+/** DELETE /v1/attachments/{attachment_id}: cancels processing or removes the attachment. */
+export const deleteAttachmentRoute = defineRoute({
+  method: "delete",
+  path: "/v1/attachments/{attachment_id}",
+  operationId: "deleteAttachment",
+  summary: "Cancel or remove an attachment",
+  tags: ["attachments"],
+  auth: true,
+  params: AttachmentPathSchema,
+  response: { description: "The attachment is gone from its session.", schema: AttachmentDeletedSchema },
+  errors: [404, 503],
+  async handle({ params }, call) {
+    const res = await call.ctx.files.deleteAttachment({ attachmentId: params.attachment_id }, call.rpc());
+    const status = res.attachment?.status ?? "";
+    return {
+      body: {
+        attachment_id: params.attachment_id,
+        deleted: true as const,
+        cancelled: status === "pending" || status === "processing",
+      },
+    };
+  },
+});

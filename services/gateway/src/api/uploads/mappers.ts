@@ -1,0 +1,21 @@
+import type { sessionsV1 } from "@redline/grpc-stubs";
+import type { UploadDocumentResponseJson } from "./schemas.js";
+
+export function pageSetup(json: string): UploadDocumentResponseJson["page_setup"] {
+  if (!json) return null;
+  try {
+    return JSON.parse(json) as UploadDocumentResponseJson["page_setup"];
+  } catch {
+    return null;
+  }
+}
+
+export function rosterToJson(roster: sessionsV1.RosterEntry[]): NonNullable<UploadDocumentResponseJson["roster"]> {
+  return roster.map((e) => ({
+    document_id: e.documentId,
+    durable_document_id: e.durableDocumentId || null,
+    title: e.title,
+    focused: e.focused,
+    version_id: e.lastSeenVersionId || null,
+  }));
+}
