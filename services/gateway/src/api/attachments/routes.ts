@@ -1,6 +1,7 @@
 import type { ingestFilesV1 } from "@redline/grpc-stubs";
 import type { z } from "zod";
 import { defineRoute, type RouteCall } from "../../route-registry.js";
+import { endpoint } from "../shared/routes.js";
 import { normalizeBase64, SessionPathSchema } from "../shared/schemas.js";
 import { attachmentToJson } from "./mappers.js";
 import {
@@ -43,15 +44,15 @@ async function createAttachment(
 
 /** POST /v1/attachments/upload (multipart `file`, `session_id`). */
 export const uploadAttachmentRoute = defineRoute({
-  method: "post",
-  path: "/v1/attachments/upload",
-  operationId: "uploadAttachment",
-  summary: "Attach a file to a session (multipart)",
+  ...endpoint(
+    "POST /v1/attachments/upload",
+    "uploadAttachment",
+    "Attach a file to a session (multipart)",
+    "attachments",
+  ),
   description:
     "Documents (.pdf .docx .txt .rtf .md .html .htm) are converted and their text indexed for the agent; images " +
     "(.png .jpg .jpeg .gif .webp) go to the model as vision input. At most 50 MB. Processing runs in the background.",
-  tags: ["attachments"],
-  auth: true,
   body: AttachmentFormSchema,
   bodyMediaType: "multipart/form-data",
   response: { description: "The attachment_processing job.", schema: AttachmentJobSchema },
@@ -63,12 +64,12 @@ export const uploadAttachmentRoute = defineRoute({
 
 /** POST /v1/attachments/upload-base64 `{filename, file_base64, session_id?}`. */
 export const uploadAttachmentBase64Route = defineRoute({
-  method: "post",
-  path: "/v1/attachments/upload-base64",
-  operationId: "uploadAttachmentBase64",
-  summary: "Attach a file to a session (base64)",
-  tags: ["attachments"],
-  auth: true,
+  ...endpoint(
+    "POST /v1/attachments/upload-base64",
+    "uploadAttachmentBase64",
+    "Attach a file to a session (base64)",
+    "attachments",
+  ),
   body: AttachmentBase64Schema,
   response: { description: "The attachment_processing job.", schema: AttachmentJobSchema },
   errors: [400, 403, 415, 503],
@@ -80,12 +81,12 @@ export const uploadAttachmentBase64Route = defineRoute({
 
 /** GET /v1/attachments/status/{session_id} (endpoint 23). */
 export const attachmentStatusRoute = defineRoute({
-  method: "get",
-  path: "/v1/attachments/status/{session_id}",
-  operationId: "getAttachmentStatus",
-  summary: "Attachment processing status",
-  tags: ["attachments"],
-  auth: true,
+  ...endpoint(
+    "GET /v1/attachments/status/{session_id}",
+    "getAttachmentStatus",
+    "Attachment processing status",
+    "attachments",
+  ),
   params: SessionPathSchema,
   response: { description: "Each attachment's processing state.", schema: AttachmentStatusListSchema },
   errors: [404, 503],
@@ -100,12 +101,12 @@ export const attachmentStatusRoute = defineRoute({
 
 /** DELETE /v1/attachments/{attachment_id}: cancels processing or removes the attachment. */
 export const deleteAttachmentRoute = defineRoute({
-  method: "delete",
-  path: "/v1/attachments/{attachment_id}",
-  operationId: "deleteAttachment",
-  summary: "Cancel or remove an attachment",
-  tags: ["attachments"],
-  auth: true,
+  ...endpoint(
+    "DELETE /v1/attachments/{attachment_id}",
+    "deleteAttachment",
+    "Cancel or remove an attachment",
+    "attachments",
+  ),
   params: AttachmentPathSchema,
   response: { description: "The attachment is gone from its session.", schema: AttachmentDeletedSchema },
   errors: [404, 503],

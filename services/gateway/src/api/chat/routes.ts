@@ -4,6 +4,7 @@ import { CHAT_DEADLINE_GRACE_MS } from "../../config.js";
 import { defineRoute } from "../../route-registry.js";
 import { AsyncChatResponseSchema } from "../jobs/schemas.js";
 import { usageHeaders, usageToJson } from "../shared/mappers.js";
+import { endpoint } from "../shared/routes.js";
 import { SessionPathSchema } from "../shared/schemas.js";
 import { chatResponseToJson, revertToJson, toChatRpcRequest } from "./mappers.js";
 import {
@@ -16,15 +17,10 @@ import {
 
 /** The synchronous chat route. Errors: 400 empty message, 429 quota, 504 past the AI cap, agent errors as sent. */
 export const chatRoute = defineRoute({
-  method: "post",
-  path: "/v1/chat",
-  operationId: "chat",
-  summary: "Synchronous AI edit",
+  ...endpoint("POST /v1/chat", "chat", "Synchronous AI edit", "chat"),
   description:
     "Runs one chat turn. The document is loaded or replaced only when document_html or upload_document_base64 is sent. " +
     "One billable operation per document-modifying turn (one more per 25 sections changed).",
-  tags: ["chat"],
-  auth: true,
   body: ChatRequestSchema,
   response: {
     description: "The AI's reply, the document changes and the usage after the turn.",
@@ -63,15 +59,10 @@ export const chatRoute = defineRoute({
  * answers 202 `{job_id, session_id, status: "pending", message, usage}` at once.
  */
 export const chatAsyncRoute = defineRoute({
-  method: "post",
-  path: "/v1/chat/async",
-  operationId: "chatAsync",
-  summary: "Asynchronous AI edit (a job)",
+  ...endpoint("POST /v1/chat/async", "chatAsync", "Asynchronous AI edit (a job)", "chat"),
   description:
     "Creates a chat job run by the agent's worker pool. Follow it with GET /v1/chat/{session_id}/stream?job_id=… " +
     "or poll GET /v1/jobs/{job_id}. With approval_mode=ask_every_time the job stops at awaiting_approval.",
-  tags: ["chat"],
-  auth: true,
   body: ChatRequestSchema,
   response: { status: 202, description: "The job, pending.", schema: AsyncChatResponseSchema },
   errors: [400, 403, 429, 503],
@@ -101,12 +92,7 @@ export const chatAsyncRoute = defineRoute({
  * turn not in the active history, 422 for a turn without a restore point.
  */
 export const revertRoute = defineRoute({
-  method: "post",
-  path: "/v1/sessions/{session_id}/revert",
-  operationId: "revertSession",
-  summary: "Rewind a session to a turn",
-  tags: ["sessions"],
-  auth: true,
+  ...endpoint("POST /v1/sessions/{session_id}/revert", "revertSession", "Rewind a session to a turn", "sessions"),
   params: SessionPathSchema,
   body: RevertRequestSchema,
   response: { description: "The state after the revert and the redo token.", schema: RevertResponseSchema },
@@ -122,12 +108,7 @@ export const revertRoute = defineRoute({
 
 /** Redo-revert: undoes a revert (409 when undone already, superseded by new turns, or a job is open). */
 export const redoRevertRoute = defineRoute({
-  method: "post",
-  path: "/v1/sessions/{session_id}/redo-revert",
-  operationId: "redoRevert",
-  summary: "Undo a revert",
-  tags: ["sessions"],
-  auth: true,
+  ...endpoint("POST /v1/sessions/{session_id}/redo-revert", "redoRevert", "Undo a revert", "sessions"),
   params: SessionPathSchema,
   body: RedoRevertRequestSchema,
   response: { description: "The state after the redo.", schema: RevertResponseSchema },

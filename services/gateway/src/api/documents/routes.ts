@@ -1,6 +1,7 @@
 import { ConflictError, InputError, NotFoundError } from "@redline/service-kit";
 import { defineRoute } from "../../route-registry.js";
 import { chunksToHtml } from "../shared/mappers.js";
+import { endpoint } from "../shared/routes.js";
 import { SessionPathSchema } from "../shared/schemas.js";
 import { documentSummaryJson, pageSetupOf, payloadOf, sessionCounts } from "./mappers.js";
 import {
@@ -25,12 +26,7 @@ import {
  * documents are listed from the first call (`imported` is always 0).
  */
 export const listDocumentsRoute = defineRoute({
-  method: "get",
-  path: "/v1/documents",
-  operationId: "listDocuments",
-  summary: "List saved documents",
-  tags: ["documents"],
-  auth: true,
+  ...endpoint("GET /v1/documents", "listDocuments", "List saved documents", "documents"),
   query: ListDocumentsQuerySchema,
   response: { description: "Files entries, most recently updated first.", schema: DocumentListResponseSchema },
   errors: [503],
@@ -59,13 +55,8 @@ export const listDocumentsRoute = defineRoute({
 
 /** GET /v1/documents/{document_id}: metadata, structure and prior chats; 404 when not the caller's. */
 export const documentDetailRoute = defineRoute({
-  method: "get",
-  path: "/v1/documents/{document_id}",
-  operationId: "getDocument",
-  summary: "Document detail",
+  ...endpoint("GET /v1/documents/{document_id}", "getDocument", "Document detail", "documents"),
   description: "Non-billable. include_html=true adds html, page_setup and version_id.",
-  tags: ["documents"],
-  auth: true,
   params: DocumentPathSchema,
   query: IncludeHtmlQuerySchema,
   response: { description: "Metadata, structure and the chats that have it open.", schema: DocumentDetailSchema },
@@ -111,12 +102,7 @@ export const documentDetailRoute = defineRoute({
  * (headers, footers, notes, comments, per-section geometry) are chunks, edited through chat or save.
  */
 export const updateDocumentRoute = defineRoute({
-  method: "patch",
-  path: "/v1/documents/{document_id}",
-  operationId: "updateDocument",
-  summary: "Rename and/or update page setup",
-  tags: ["documents"],
-  auth: true,
+  ...endpoint("PATCH /v1/documents/{document_id}", "updateDocument", "Rename and/or update page setup", "documents"),
   params: DocumentPathSchema,
   body: UpdateDocumentSchema,
   response: { description: "The document after the update.", schema: UpdateDocumentResponseSchema },
@@ -157,12 +143,7 @@ export const updateDocumentRoute = defineRoute({
  * session (they see a document_updated event with change "archived"). A 2xx means it happened.
  */
 export const archiveDocumentRoute = defineRoute({
-  method: "delete",
-  path: "/v1/documents/{document_id}",
-  operationId: "archiveDocument",
-  summary: "Archive",
-  tags: ["documents"],
-  auth: true,
+  ...endpoint("DELETE /v1/documents/{document_id}", "archiveDocument", "Archive", "documents"),
   params: DocumentPathSchema,
   query: ArchiveQuerySchema,
   response: { description: "The document is archived.", schema: ArchiveResponseSchema },
@@ -205,13 +186,8 @@ export const archiveDocumentRoute = defineRoute({
 
 /** POST /v1/documents/{document_id}/unarchive: restores; a no-op success for active or unknown ids. */
 export const unarchiveDocumentRoute = defineRoute({
-  method: "post",
-  path: "/v1/documents/{document_id}/unarchive",
-  operationId: "unarchiveDocument",
-  summary: "Restore",
+  ...endpoint("POST /v1/documents/{document_id}/unarchive", "unarchiveDocument", "Restore", "documents"),
   description: "Non-billable and idempotent.",
-  tags: ["documents"],
-  auth: true,
   params: DocumentPathSchema,
   response: {
     description: "The document is active (or was unknown: nothing happened).",
@@ -229,12 +205,12 @@ export const unarchiveDocumentRoute = defineRoute({
  * cursor. Ids are outbox ids, committed in id order, so polling never skips or repeats one.
  */
 export const docEventsRoute = defineRoute({
-  method: "get",
-  path: "/v1/sessions/{session_id}/doc-events",
-  operationId: "pollDocumentEvents",
-  summary: "Poll cross-session updates",
-  tags: ["sessions"],
-  auth: true,
+  ...endpoint(
+    "GET /v1/sessions/{session_id}/doc-events",
+    "pollDocumentEvents",
+    "Poll cross-session updates",
+    "sessions",
+  ),
   params: SessionPathSchema,
   query: DocEventsQuerySchema,
   response: { description: "Events after the cursor.", schema: DocEventsResponseSchema },

@@ -4,6 +4,7 @@ import { z } from "zod";
 import { defineRoute, type RouteCall } from "../../route-registry.js";
 import { pickRosterEntry } from "../sessions/mappers.js";
 import { chunksToHtml, usageHeaders, usageToJson } from "../shared/mappers.js";
+import { endpoint } from "../shared/routes.js";
 import { toExportOptions } from "./mappers.js";
 import {
   DownloadRequestSchema,
@@ -72,16 +73,11 @@ export function downloadName(requested: string | undefined, title: string, exten
 
 /** POST /v1/documents/export → the file's bytes. */
 export const exportDocumentRoute = defineRoute({
-  method: "post",
-  path: "/v1/documents/export",
-  operationId: "exportDocument",
-  summary: "Export a document",
+  ...endpoint("POST /v1/documents/export", "exportDocument", "Export a document", "documents"),
   description:
     "Exports `html`, a session's document (`session_id` + optional `document_id`) or a pre-signed upload as docx " +
     "(default), pdf, html, markdown or txt (`doc` = docx, legacy). Non-fatal losses are listed in X-Export-Warnings " +
     "(base64 of a JSON array of strings). Over the format's cap: 413 whose detail is an object (Errors rule 6). Not billable.",
-  tags: ["documents"],
-  auth: true,
   body: ExportRequestSchema,
   response: {
     description: "The file.",
@@ -162,17 +158,12 @@ async function withUsageHeaders(err: RedlineError, call: RouteCall): Promise<Red
 
 /** POST /v1/documents/export/email-request: the fallback for exports over the cap. */
 export const emailExportRoute = defineRoute({
-  method: "post",
-  path: "/v1/documents/export/email-request",
-  operationId: "requestEmailExport",
-  summary: "Export by email",
+  ...endpoint("POST /v1/documents/export/email-request", "requestEmailExport", "Export by email", "documents"),
   description:
     "Queues the export of a session's document; the file is stored and a download link valid 7 days is mailed to " +
     "recipient_email (default: the caller's user id when it is an email address) under a fixed subject. The filename " +
     "is sanitized and takes the format's extension. Each account may request a limited number per hour (default 20): " +
     "past it, 429 `{detail}` with Retry-After in seconds. No size cap. Not billable.",
-  tags: ["documents"],
-  auth: true,
   body: EmailExportSchema,
   response: { status: 202, description: "The queued job.", schema: EmailExportResponseSchema },
   errors: [400, 404, 429, 503],
@@ -209,15 +200,10 @@ export const emailExportRoute = defineRoute({
 
 /** POST /v1/downloads: export now and return a pre-signed link valid 15 minutes. */
 export const createDownloadRoute = defineRoute({
-  method: "post",
-  path: "/v1/downloads",
-  operationId: "createDownload",
-  summary: "Create a download link",
+  ...endpoint("POST /v1/downloads", "createDownload", "Create a download link", "documents"),
   description:
     "Exports html, a session's document or a pre-signed upload, stores the file and returns a link valid 900 seconds. " +
     "No size cap. Not billable.",
-  tags: ["documents"],
-  auth: true,
   body: DownloadRequestSchema,
   response: { description: "The link.", schema: DownloadResponseSchema },
   errors: [404, 503],

@@ -1,4 +1,5 @@
 import { defineRoute } from "../../route-registry.js";
+import { endpoint } from "../shared/routes.js";
 import { SessionPathSchema } from "../shared/schemas.js";
 import { attachmentJobToJson, jobToJson } from "./mappers.js";
 import {
@@ -21,12 +22,7 @@ import {
  * another session, 409 when the job does not await approval, 400 for an unknown change id.
  */
 export const approveRoute = defineRoute({
-  method: "post",
-  path: "/v1/chat/{session_id}/approve",
-  operationId: "approveChanges",
-  summary: "Approve or deny proposed changes",
-  tags: ["chat"],
-  auth: true,
+  ...endpoint("POST /v1/chat/{session_id}/approve", "approveChanges", "Approve or deny proposed changes", "chat"),
   params: SessionPathSchema,
   body: ApproveRequestSchema,
   response: { description: "The decisions applied and the job after them.", schema: ApproveResponseSchema },
@@ -52,12 +48,7 @@ export const approveRoute = defineRoute({
 
 /** POST /v1/chat/{session_id}/continue: answers a continue_prompt pause (409 otherwise). */
 export const continueRoute = defineRoute({
-  method: "post",
-  path: "/v1/chat/{session_id}/continue",
-  operationId: "continueJob",
-  summary: "Continue (or finish) a paused long edit",
-  tags: ["chat"],
-  auth: true,
+  ...endpoint("POST /v1/chat/{session_id}/continue", "continueJob", "Continue (or finish) a paused long edit", "chat"),
   params: SessionPathSchema,
   body: ContinueRequestSchema,
   response: { description: "The job after the answer.", schema: JobSchema },
@@ -73,13 +64,8 @@ export const continueRoute = defineRoute({
 
 /** GET /v1/jobs/{job_id} (endpoint 21): 404 when unknown, another owner's or cleaned up. */
 export const getJobRoute = defineRoute({
-  method: "get",
-  path: "/v1/jobs/{job_id}",
-  operationId: "getJob",
-  summary: "Get one job",
+  ...endpoint("GET /v1/jobs/{job_id}", "getJob", "Get one job", "jobs"),
   description: "Jobs are removed 1 hour after they complete; then 404.",
-  tags: ["jobs"],
-  auth: true,
   params: JobPathSchema,
   query: GetJobQuerySchema,
   response: { description: "The job.", schema: JobSchema },
@@ -97,12 +83,7 @@ export const getJobRoute = defineRoute({
 
 /** GET /v1/jobs (endpoint 22). */
 export const listJobsRoute = defineRoute({
-  method: "get",
-  path: "/v1/jobs",
-  operationId: "listJobs",
-  summary: "List jobs",
-  tags: ["jobs"],
-  auth: true,
+  ...endpoint("GET /v1/jobs", "listJobs", "List jobs", "jobs"),
   query: ListJobsQuerySchema,
   response: { description: "The caller's jobs, most recent first.", schema: JobListSchema },
   async handle({ query }, call) {
@@ -117,12 +98,7 @@ export const listJobsRoute = defineRoute({
 
 /** GET /v1/sessions/{session_id}/jobs (endpoint 20); 404 for an unknown or another owner's session. */
 export const sessionJobsRoute = defineRoute({
-  method: "get",
-  path: "/v1/sessions/{session_id}/jobs",
-  operationId: "listSessionJobs",
-  summary: "List jobs of a session",
-  tags: ["jobs"],
-  auth: true,
+  ...endpoint("GET /v1/sessions/{session_id}/jobs", "listSessionJobs", "List jobs of a session", "jobs"),
   params: SessionPathSchema,
   query: SessionJobsQuerySchema,
   response: { description: "The session's jobs, most recent first.", schema: JobListSchema },
@@ -153,12 +129,7 @@ export const sessionJobsRoute = defineRoute({
  * discarded; 409 naming the status for a terminal job; 404 for an unknown one.
  */
 export const cancelJobRoute = defineRoute({
-  method: "post",
-  path: "/v1/jobs/{job_id}/cancel",
-  operationId: "cancelJob",
-  summary: "Cancel a job",
-  tags: ["jobs"],
-  auth: true,
+  ...endpoint("POST /v1/jobs/{job_id}/cancel", "cancelJob", "Cancel a job", "jobs"),
   params: JobPathSchema,
   response: { description: "The job after the cancel, with stop_state.", schema: CancelJobResponseSchema },
   errors: [404, 409],

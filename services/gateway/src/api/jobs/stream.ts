@@ -6,6 +6,7 @@ import { recheckKey } from "../../auth.js";
 import type { WireJobEvent } from "../../job-events.js";
 import { defineRoute, type RouteCall } from "../../route-registry.js";
 import { chatResponseToJson } from "../chat/mappers.js";
+import { endpoint } from "../shared/routes.js";
 import { SessionPathSchema } from "../shared/schemas.js";
 import { eventData } from "./mappers.js";
 import { StreamQuerySchema } from "./schemas.js";
@@ -41,10 +42,12 @@ function toWire(e: agentJobsV1.JobEvent): WireJobEvent {
 
 /** The progress stream route; key in Authorization or ?api_key= / ?token=. */
 export const streamRoute = defineRoute({
-  method: "get",
-  path: "/v1/chat/{session_id}/stream",
-  operationId: "streamJob",
-  summary: "Progress stream of an async chat job (server-sent events)",
+  ...endpoint(
+    "GET /v1/chat/{session_id}/stream",
+    "streamJob",
+    "Progress stream of an async chat job (server-sent events)",
+    "chat",
+  ),
   description:
     "Events: document_sync, intermediate, proposed_change, proposed_change_batch, final (then usage), error. " +
     "Each event's id is its sequence; reconnect with Last-Event-ID or last_sequence to replay only later ones. " +
@@ -52,8 +55,6 @@ export const streamRoute = defineRoute({
     "the end of a finished job, it sends that job's final + usage (or error) again and ends. 404 `{detail}` before " +
     "the stream starts when the job is unknown, another owner's, or of another session. When the key is revoked, " +
     "an open stream ends with an error event within the auth cache TTL.",
-  tags: ["chat"],
-  auth: true,
   queryKeyAuth: true,
   params: SessionPathSchema,
   query: StreamQuerySchema,

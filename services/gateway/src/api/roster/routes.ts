@@ -3,6 +3,7 @@ import { NotFoundError } from "@redline/service-kit";
 import { defineRoute, type RouteCall } from "../../route-registry.js";
 import { IncludeHtmlQuerySchema } from "../documents/schemas.js";
 import { chunksToHtml, usageToJson } from "../shared/mappers.js";
+import { endpoint } from "../shared/routes.js";
 import { SessionPathSchema } from "../shared/schemas.js";
 import { editorActionJson, resolveDocumentsToOpen, rosterResponse, UUID } from "./mappers.js";
 import {
@@ -91,12 +92,7 @@ export async function recordEditorActions(
 
 /** POST /v1/sessions/init: a session (minted when no id), optionally with documents opened. */
 export const initSessionRoute = defineRoute({
-  method: "post",
-  path: "/v1/sessions/init",
-  operationId: "initSession",
-  summary: "Create a session with documents",
-  tags: ["sessions"],
-  auth: true,
+  ...endpoint("POST /v1/sessions/init", "initSession", "Create a session with documents", "sessions"),
   query: IncludeHtmlQuerySchema,
   body: InitSessionSchema,
   response: { description: "The session and its roster.", schema: RosterResponseSchema },
@@ -117,12 +113,12 @@ export const initSessionRoute = defineRoute({
 
 /** POST /v1/sessions/{session_id}/documents/open: attach (never copy); the first listed is focused. */
 export const openDocumentsRoute = defineRoute({
-  method: "post",
-  path: "/v1/sessions/{session_id}/documents/open",
-  operationId: "openDocuments",
-  summary: "Open saved documents in a session",
-  tags: ["sessions"],
-  auth: true,
+  ...endpoint(
+    "POST /v1/sessions/{session_id}/documents/open",
+    "openDocuments",
+    "Open saved documents in a session",
+    "sessions",
+  ),
   params: SessionPathSchema,
   query: IncludeHtmlQuerySchema,
   body: OpenDocumentsSchema,
@@ -136,13 +132,8 @@ export const openDocumentsRoute = defineRoute({
 
 /** POST /v1/sessions/{session_id}/documents/blank: a blank focused tab, saved on first edit. */
 export const blankDocumentRoute = defineRoute({
-  method: "post",
-  path: "/v1/sessions/{session_id}/documents/blank",
-  operationId: "openBlankDocument",
-  summary: "New blank tab",
+  ...endpoint("POST /v1/sessions/{session_id}/documents/blank", "openBlankDocument", "New blank tab", "sessions"),
   description: "Non-billable. durable_document_id stays null until the first save.",
-  tags: ["sessions"],
-  auth: true,
   params: SessionPathSchema,
   response: { description: "The roster with the new focused tab as `document`.", schema: RosterResponseSchema },
   errors: [404, 503],
@@ -155,12 +146,7 @@ export const blankDocumentRoute = defineRoute({
 
 /** GET /v1/sessions/{session_id}/documents: the roster, focused first. */
 export const listSessionDocumentsRoute = defineRoute({
-  method: "get",
-  path: "/v1/sessions/{session_id}/documents",
-  operationId: "listSessionDocuments",
-  summary: "List session documents",
-  tags: ["sessions"],
-  auth: true,
+  ...endpoint("GET /v1/sessions/{session_id}/documents", "listSessionDocuments", "List session documents", "sessions"),
   params: SessionPathSchema,
   query: RosterQuerySchema,
   response: { description: "The roster, focused first.", schema: RosterResponseSchema },
@@ -249,12 +235,12 @@ async function saveInto(
  * base; nothing is written and the conflicts are kept for re-edit.
  */
 export const saveDocumentRoute = defineRoute({
-  method: "post",
-  path: "/v1/sessions/{session_id}/documents/{document_id}/save",
-  operationId: "saveSessionDocument",
-  summary: "Human autosave",
-  tags: ["sessions"],
-  auth: true,
+  ...endpoint(
+    "POST /v1/sessions/{session_id}/documents/{document_id}/save",
+    "saveSessionDocument",
+    "Human autosave",
+    "sessions",
+  ),
   params: SessionDocumentPathSchema,
   body: SaveDocumentSchema,
   response: { description: "The new head.", schema: SaveResponseSchema },
@@ -293,13 +279,13 @@ export const saveDocumentRoute = defineRoute({
  * unknown id is a no-op success.
  */
 export const sessionUnarchiveRoute = defineRoute({
-  method: "post",
-  path: "/v1/sessions/{session_id}/documents/{document_id}/unarchive",
-  operationId: "unarchiveSessionDocument",
-  summary: "Restore within a session",
+  ...endpoint(
+    "POST /v1/sessions/{session_id}/documents/{document_id}/unarchive",
+    "unarchiveSessionDocument",
+    "Restore within a session",
+    "sessions",
+  ),
   description: "Non-billable and idempotent.",
-  tags: ["sessions"],
-  auth: true,
   params: SessionDocumentPathSchema,
   body: UnarchiveBodySchema,
   response: { description: "The roster with the re-linked document.", schema: RosterResponseSchema },
@@ -352,12 +338,12 @@ export const sessionUnarchiveRoute = defineRoute({
 
 /** POST .../documents/{document_id}/focus: focuses it and returns its HTML. */
 export const focusDocumentRoute = defineRoute({
-  method: "post",
-  path: "/v1/sessions/{session_id}/documents/{document_id}/focus",
-  operationId: "focusSessionDocument",
-  summary: "Focus a document",
-  tags: ["sessions"],
-  auth: true,
+  ...endpoint(
+    "POST /v1/sessions/{session_id}/documents/{document_id}/focus",
+    "focusSessionDocument",
+    "Focus a document",
+    "sessions",
+  ),
   params: SessionDocumentPathSchema,
   query: IncludeHtmlQuerySchema,
   response: {
@@ -380,12 +366,12 @@ export const focusDocumentRoute = defineRoute({
 
 /** DELETE .../documents/{document_id}: closes it in the session (persisted); `next_focus` picks the next focus. */
 export const closeDocumentRoute = defineRoute({
-  method: "delete",
-  path: "/v1/sessions/{session_id}/documents/{document_id}",
-  operationId: "closeSessionDocument",
-  summary: "Close a document in a session",
-  tags: ["sessions"],
-  auth: true,
+  ...endpoint(
+    "DELETE /v1/sessions/{session_id}/documents/{document_id}",
+    "closeSessionDocument",
+    "Close a document in a session",
+    "sessions",
+  ),
   params: SessionDocumentPathSchema,
   query: CloseQuerySchema,
   response: {
@@ -411,13 +397,13 @@ export const closeDocumentRoute = defineRoute({
  * resolves a concurrent edit of one chunk (one billable operation) → `{chunk_id, html, version_id}`.
  */
 export const reEditChunkRoute = defineRoute({
-  method: "post",
-  path: "/v1/sessions/{session_id}/chunks/{chunk_id}/re-edit",
-  operationId: "reEditChunk",
-  summary: "Resolve a concurrent edit on one section",
+  ...endpoint(
+    "POST /v1/sessions/{session_id}/chunks/{chunk_id}/re-edit",
+    "reEditChunk",
+    "Resolve a concurrent edit on one section",
+    "sessions",
+  ),
   description: "One billable operation. redo re-applies the AI's change on the user's current text; merge blends both.",
-  tags: ["sessions"],
-  auth: true,
   params: ChunkPathSchema,
   body: ReEditChunkSchema,
   response: { description: "The rewritten section HTML.", schema: ReEditChunkResponseSchema },
@@ -446,13 +432,13 @@ export const reEditChunkRoute = defineRoute({
 
 /** POST /v1/sessions/{session_id}/editor-actions: records font, colour and alignment changes (shown in history). */
 export const recordEditorActionsRoute = defineRoute({
-  method: "post",
-  path: "/v1/sessions/{session_id}/editor-actions",
-  operationId: "recordEditorActions",
-  summary: "Record editor actions",
+  ...endpoint(
+    "POST /v1/sessions/{session_id}/editor-actions",
+    "recordEditorActions",
+    "Record editor actions",
+    "sessions",
+  ),
   description: "Font, colour and alignment changes made in the editor; history returns them as editor_actions.",
-  tags: ["sessions"],
-  auth: true,
   params: SessionPathSchema,
   body: RecordEditorActionsSchema,
   response: { description: "The stored actions.", schema: EditorActionsResponseSchema },

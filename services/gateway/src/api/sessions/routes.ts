@@ -2,6 +2,7 @@ import type { documentsV1 } from "@redline/grpc-stubs";
 import { RedlineError } from "@redline/service-kit";
 import { defineRoute } from "../../route-registry.js";
 import { editorActionJson } from "../roster/mappers.js";
+import { endpoint } from "../shared/routes.js";
 import { SessionPathSchema } from "../shared/schemas.js";
 import { documentStateToJson, historyMessageToJson, pickRosterEntry, sessionSummaryToJson } from "./mappers.js";
 import {
@@ -15,12 +16,7 @@ import {
 
 /** GET /v1/sessions → `{sessions, total}`, most recent activity first. */
 export const listSessionsRoute = defineRoute({
-  method: "get",
-  path: "/v1/sessions",
-  operationId: "listSessions",
-  summary: "List sessions",
-  tags: ["sessions"],
-  auth: true,
+  ...endpoint("GET /v1/sessions", "listSessions", "List sessions", "sessions"),
   query: ListSessionsQuerySchema,
   response: { description: "The caller's sessions, most recent activity first.", schema: SessionListResponseSchema },
   errors: [503],
@@ -37,12 +33,12 @@ export const listSessionsRoute = defineRoute({
  * session or another owner's.
  */
 export const sessionHistoryRoute = defineRoute({
-  method: "get",
-  path: "/v1/sessions/{session_id}/history",
-  operationId: "getSessionHistory",
-  summary: "Restore conversation and document state",
-  tags: ["sessions"],
-  auth: true,
+  ...endpoint(
+    "GET /v1/sessions/{session_id}/history",
+    "getSessionHistory",
+    "Restore conversation and document state",
+    "sessions",
+  ),
   params: SessionPathSchema,
   query: HistoryQuerySchema,
   response: {
@@ -87,12 +83,7 @@ export const sessionHistoryRoute = defineRoute({
 
 /** `{removed, memory_key}`; removed is 0 when nothing existed. */
 export const clearMemoryRoute = defineRoute({
-  method: "delete",
-  path: "/v1/users/me/cross-session-memory",
-  operationId: "clearCrossSessionMemory",
-  summary: "Clear memory note",
-  tags: ["memory"],
-  auth: true,
+  ...endpoint("DELETE /v1/users/me/cross-session-memory", "clearCrossSessionMemory", "Clear memory note", "memory"),
   query: MemoryQuerySchema,
   response: { description: "How many notes were removed.", schema: ClearMemoryResponseSchema },
   errors: [503],

@@ -4,6 +4,7 @@ import { z } from "zod";
 import { SERVICE_NAMES } from "../../context.js";
 import { buildOpenApi } from "../../openapi.js";
 import { defineRoute, type Route } from "../../route-registry.js";
+import { endpoint } from "../shared/routes.js";
 import { HealthResponseSchema } from "./schemas.js";
 
 /** Deadline of each service's health check. */
@@ -11,12 +12,7 @@ export const HEALTH_CHECK_TIMEOUT_MS = 2000;
 
 /** 200 `{status: "healthy"}`, or 503 `{status: "unhealthy", failing: [service, ...]}`. */
 export const healthRoute = defineRoute({
-  method: "get",
-  path: "/health",
-  operationId: "health",
-  summary: "Service health",
-  tags: ["health"],
-  auth: false,
+  ...endpoint("GET /health", "health", "Service health", "health"),
   response: { description: "Every service reports SERVING.", schema: HealthResponseSchema },
   errors: [{ status: 503, description: "At least one service is not serving.", schema: HealthResponseSchema }],
   async handle(_input, call) {
@@ -48,12 +44,7 @@ const OpenApiDocumentSchema = z.object({ openapi: z.string() }).catchall(z.unkno
 export function openApiRoute(routes: Route[]): Route {
   let doc: Record<string, unknown> | undefined;
   const self: Route = defineRoute({
-    method: "get",
-    path: "/openapi.json",
-    operationId: "openapi",
-    summary: "OpenAPI document",
-    tags: ["meta"],
-    auth: false,
+    ...endpoint("GET /openapi.json", "openapi", "OpenAPI document", "meta"),
     response: { description: "This API as an OpenAPI 3.1 document.", schema: OpenApiDocumentSchema },
     async handle() {
       doc ??= buildOpenApi([...routes, self], {

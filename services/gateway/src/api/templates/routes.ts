@@ -1,5 +1,6 @@
 import type { ingestFilesV1 } from "@redline/grpc-stubs";
 import { defineRoute } from "../../route-registry.js";
+import { endpoint } from "../shared/routes.js";
 import { normalizeBase64 } from "../shared/schemas.js";
 import { templateToJson } from "./mappers.js";
 import {
@@ -15,13 +16,8 @@ const CONVERT_TIMEOUT_MS = 120_000;
 
 /** POST /v1/templates/upload-base64 `{filename, file_base64}`. */
 export const uploadTemplateRoute = defineRoute({
-  method: "post",
-  path: "/v1/templates/upload-base64",
-  operationId: "uploadTemplate",
-  summary: "Upload a template",
+  ...endpoint("POST /v1/templates/upload-base64", "uploadTemplate", "Upload a template", "templates"),
   description: 'Same formats as document uploads. The agent can draft from it: `draft from template "name"`.',
-  tags: ["templates"],
-  auth: true,
   body: TemplateUploadSchema,
   response: { status: 201, description: "The stored template.", schema: TemplateSchema },
   errors: [400, 415, 503],
@@ -34,12 +30,7 @@ export const uploadTemplateRoute = defineRoute({
 
 /** GET /v1/templates. */
 export const listTemplatesRoute = defineRoute({
-  method: "get",
-  path: "/v1/templates",
-  operationId: "listTemplates",
-  summary: "List templates",
-  tags: ["templates"],
-  auth: true,
+  ...endpoint("GET /v1/templates", "listTemplates", "List templates", "templates"),
   response: { description: "Templates, newest first.", schema: TemplateListSchema },
   errors: [503],
   async handle(_input, call) {
@@ -51,12 +42,7 @@ export const listTemplatesRoute = defineRoute({
 
 /** DELETE /v1/templates/{template_id} (soft). */
 export const deleteTemplateRoute = defineRoute({
-  method: "delete",
-  path: "/v1/templates/{template_id}",
-  operationId: "deleteTemplate",
-  summary: "Delete a template",
-  tags: ["templates"],
-  auth: true,
+  ...endpoint("DELETE /v1/templates/{template_id}", "deleteTemplate", "Delete a template", "templates"),
   params: TemplatePathSchema,
   response: { description: "Deleted (soft).", schema: TemplateDeletedSchema },
   errors: [404, 503],

@@ -2,6 +2,7 @@ import type { documentsV1, ingestV1, sessionsV1 } from "@redline/grpc-stubs";
 import { InputError, mediaResponseHeaders } from "@redline/service-kit";
 import { z } from "zod";
 import { defineRoute, type RouteCall } from "../../route-registry.js";
+import { endpoint } from "../shared/routes.js";
 import { normalizeBase64 } from "../shared/schemas.js";
 import { pageSetup, rosterToJson } from "./mappers.js";
 import {
@@ -104,15 +105,10 @@ export async function loadIntoSession(
 
 /** POST /v1/documents/upload: multipart `file` (+ session_id, open_mode) → HTML, roster, page_setup. */
 export const uploadDocumentRoute = defineRoute({
-  method: "post",
-  path: "/v1/documents/upload",
-  operationId: "uploadDocument",
-  summary: "Upload a document (multipart)",
+  ...endpoint("POST /v1/documents/upload", "uploadDocument", "Upload a document (multipart)", "documents"),
   description:
     "multipart/form-data with a `file` part (.pdf .docx .txt .rtf .md .html .htm), optional `session_id` (minted when " +
     "omitted) and `open_mode` (replace | new_focused | background | new_tab). Not billable.",
-  tags: ["documents"],
-  auth: true,
   body: UploadDocumentFormSchema,
   bodyMediaType: "multipart/form-data",
   response: {
@@ -128,15 +124,10 @@ export const uploadDocumentRoute = defineRoute({
 
 /** POST /v1/documents/upload-base64: with session_id load it; without, convert only. */
 export const uploadDocumentBase64Route = defineRoute({
-  method: "post",
-  path: "/v1/documents/upload-base64",
-  operationId: "uploadDocumentBase64",
-  summary: "Upload a document (base64)",
+  ...endpoint("POST /v1/documents/upload-base64", "uploadDocumentBase64", "Upload a document (base64)", "documents"),
   description:
     "With `session_id` the file is loaded into the session (open_mode as for multipart) and the reply has " +
     "chunks_count, version_id, page_setup and, with return_html, the HTML. Without it, the file is only converted.",
-  tags: ["documents"],
-  auth: true,
   body: UploadDocumentBase64Schema,
   response: { description: "The conversion, or the loaded document.", schema: UploadDocumentResponseSchema },
   errors: [400, 403, 415, 503],
@@ -170,15 +161,10 @@ async function conversionReply(
 
 /** POST /v1/uploads: a pre-signed PUT URL valid 300 s for one file of at most 100 MB. */
 export const createUploadRoute = defineRoute({
-  method: "post",
-  path: "/v1/uploads",
-  operationId: "createUpload",
-  summary: "Create a pre-signed upload",
+  ...endpoint("POST /v1/uploads", "createUpload", "Create a pre-signed upload", "uploads"),
   description:
     "Returns an upload_url to PUT the file's bytes to (no Authorization header), valid 300 seconds; then call " +
     "POST /v1/uploads/{upload_id}/process. purpose: document (default), attachment or export-html.",
-  tags: ["uploads"],
-  auth: true,
   body: CreateUploadSchema,
   response: { description: "The upload slot.", schema: CreateUploadResponseSchema },
   errors: [400, 415, 503],
@@ -201,15 +187,10 @@ export const createUploadRoute = defineRoute({
 
 /** POST /v1/uploads/{upload_id}/process: convert the uploaded object; with session_id load it there. */
 export const processUploadRoute = defineRoute({
-  method: "post",
-  path: "/v1/uploads/{upload_id}/process",
-  operationId: "processUpload",
-  summary: "Process a pre-signed upload",
+  ...endpoint("POST /v1/uploads/{upload_id}/process", "processUpload", "Process a pre-signed upload", "uploads"),
   description:
     "Converts the file PUT to the upload's URL. With session_id it is loaded into the session like " +
     "POST /v1/documents/upload; without, only converted. 404 when the upload is unknown, expired or was never PUT.",
-  tags: ["uploads"],
-  auth: true,
   params: UploadPathSchema,
   body: ProcessUploadSchema,
   response: { description: "The conversion, or the loaded document.", schema: UploadDocumentResponseSchema },
@@ -223,17 +204,12 @@ export const processUploadRoute = defineRoute({
 
 /** GET /v1/media/{media_id}: an image of the caller's documents (owner scope). */
 export const getMediaRoute = defineRoute({
-  method: "get",
-  path: "/v1/media/{media_id}",
-  operationId: "getMedia",
-  summary: "Read an image of a document",
+  ...endpoint("GET /v1/media/{media_id}", "getMedia", "Read an image of a document", "documents"),
   description:
     "Images of uploaded documents are stored once by content hash and referenced from the HTML as " +
     "/v1/media/{sha256}. Only the owner (or their organization) can read them; 404 otherwise. Served with " +
     "Content-Security-Policy `default-src 'none'; sandbox` and nosniff; PNG, JPEG, GIF, WebP, AVIF and BMP inline, " +
     "other image types (EMF, WMF) as attachments. SVG is never stored (its images are removed on upload).",
-  tags: ["documents"],
-  auth: true,
   params: MediaPathSchema,
   response: { description: "The image bytes.", schema: z.string().meta({ format: "binary" }) },
   errors: [404, 503],
