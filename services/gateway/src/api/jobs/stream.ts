@@ -84,6 +84,11 @@ function resumeCursor(res: Response, lastSequence: number | undefined): number {
   return Math.min(raw, Number.MAX_SAFE_INTEGER);
 }
 
+/**
+ * Writes one job's events to `res` as server-sent events until the job ends (usage or error),
+ * the client leaves, or the key is revoked: replays events after the resume cursor, then follows
+ * NATS (or polls the agent) with a heartbeat comment, re-checking the key before every event.
+ */
 async function streamJob(
   res: Response,
   call: RouteCall,
@@ -91,170 +96,225 @@ async function streamJob(
   jobId: string,
   lastSequence: number | undefined,
 ): Promise<void> {
-  const { ctx } = call;
-  let cursor = resumeCursor(res, lastSequence);
-  let closed = false;
-  let finished = false;
+  const stream = new JobStream(res, call, sessionId, jobId, resumeCursor(res, lastSequence));
+  await stream.run();
+}
+
+/** The state of one open progress stream; see streamJob. */
+class JobStream {
+  private closed = false;
+  private finished = false;
   // Once a revocation is announced nothing else goes out, even from a delivery in flight.
-  let sealed = false;
-  let status = "";
-  let wake: () => void = () => {};
-  const queue: WireJobEvent[] = [];
-  let responseMode = "full";
-  res.flushHeaders();
-  res.on("close", () => {
-    closed = true;
-    wake();
-  });
-  const write = (chunk: string) => {
+  private sealed = false;
+  private status = "";
+  private responseMode = "full";
+  private wake: () => void = () => {};
+  private readonly queue: WireJobEvent[] = [];
+  private unsubscribe: () => void = () => {};
+  private readonly timers: NodeJS.Timeout[] = [];
+
+  constructor(
+    private readonly res: Response,
+    private readonly call: RouteCall,
+    private readonly sessionId: string,
+    private readonly jobId: string,
+    private cursor: number,
+  ) {}
+
+  /** Streams until the end, then clears timers and the subscription and ends the response. */
+  async run(): Promise<void> {
+    try {
+      await this.open();
+      await this.follow();
+    } catch (err) {
+      // Headers are out: a failure can only be reported in the stream.
+      this.call.log.error({ err }, "progress stream failed");
+      this.send("error", { error: "The stream failed; reconnect to resume" });
+    } finally {
+      for (const timer of this.timers) clearInterval(timer);
+      this.unsubscribe();
+      if (!this.closed) this.res.end();
+    }
+  }
+
+  private async open(): Promise<void> {
+    const { ctx } = this.call;
+    this.res.flushHeaders();
+    this.res.on("close", () => {
+      this.closed = true;
+      this.wake();
+    });
+    this.timers.push(setInterval(() => this.write(": heartbeat\n\n"), ctx.cfg.streamHeartbeatMs ?? HEARTBEAT_MS));
+    const recheckMs = Math.max(MIN_KEY_RECHECK_MS, Math.floor(ctx.cfg.authCacheTtlMs / 2));
+    this.timers.push(
+      setInterval(() => {
+        void this.keyStillValid().then((ok) => {
+          if (!ok) this.revoked();
+        });
+      }, recheckMs),
+    );
+    // Subscribe before the first replay, so nothing published in between is missed.
+    try {
+      this.unsubscribe = await ctx.jobEvents.subscribe(this.jobId, (e) => {
+        this.queue.push(e);
+        this.wake();
+      });
+    } catch (err) {
+      this.call.log.warn({ err }, "job events unavailable; the stream polls the agent");
+    }
+  }
+
+  private get done(): boolean {
+    return this.finished || this.closed;
+  }
+
+  /** Replays, then delivers events in sequence order until the job or the client is done. */
+  private async follow(): Promise<void> {
+    let pending: WireJobEvent[] | null = await this.fetchMore();
+    while (!this.done && pending) {
+      if (pending.length === 0 && TERMINAL_STATUSES.has(this.status)) {
+        // Events and status change in one statement, so a terminal job with nothing after the
+        // cursor has nothing more to come.
+        await this.resendTerminal();
+        break;
+      }
+      await this.deliverInOrder(pending);
+      if (this.done) break;
+      if (this.queue.length === 0) await this.sleep();
+      if (this.done) break;
+      const batch = this.queue.splice(0).filter((e) => e.sequence > this.cursor);
+      const contiguous = batch.length > 0 && Math.min(...batch.map((e) => e.sequence)) === this.cursor + 1;
+      pending = contiguous ? batch : await this.fetchMore();
+    }
+  }
+
+  private async deliverInOrder(pending: WireJobEvent[]): Promise<void> {
+    for (const e of pending.sort((a, b) => a.sequence - b.sequence)) {
+      if (e.sequence <= this.cursor) continue;
+      if (e.sequence > this.cursor + 1) break; // a gap: the next fetch fills it
+      if (!(await this.keyStillValid())) {
+        this.revoked();
+        break;
+      }
+      await this.deliver(e);
+      if (this.done) break;
+    }
+  }
+
+  /** Waits for a NATS event (wake) or the refetch period, whichever comes first. */
+  private sleep(): Promise<void> {
+    return new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, this.call.ctx.jobEvents.live ? REFETCH_LIVE_MS : REFETCH_POLL_MS);
+      this.wake = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
+  }
+
+  private write(chunk: string): void {
     // A late key re-check may answer after the end; a write then would be an error on `res`.
-    if (!closed && !sealed && !res.writableEnded) res.write(chunk);
-  };
-  const send = (event: string, data: unknown, id?: number) =>
-    write(`${id !== undefined ? `id: ${id}\n` : ""}event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
-  const heartbeat = setInterval(() => write(": heartbeat\n\n"), ctx.cfg.streamHeartbeatMs ?? HEARTBEAT_MS);
+    if (!this.closed && !this.sealed && !this.res.writableEnded) this.res.write(chunk);
+  }
+
+  private send(event: string, data: unknown, id?: number): void {
+    this.write(`${id !== undefined ? `id: ${id}\n` : ""}event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
+  }
 
   // The key is resolved again (from the gateway's auth cache) before every event and on a timer,
   // so a revoked key gets nothing after its cache entry lapses and an idle stream still closes.
-  const keyStillValid = async (): Promise<boolean> => {
+  private async keyStillValid(): Promise<boolean> {
     try {
-      await recheckKey(res);
+      await recheckKey(this.res);
       return true;
     } catch (err) {
       if (err instanceof RedlineError && err.httpStatus === 401) return false;
-      call.log.warn({ err }, "re-checking the stream's key failed; keeping the stream");
+      this.call.log.warn({ err }, "re-checking the stream's key failed; keeping the stream");
       return true;
     }
-  };
-  const revoked = () => {
-    if (sealed || closed) return;
-    send("error", { error: "The API key was revoked" });
-    sealed = true;
-    finished = true;
-    wake();
-  };
-  const recheckMs = Math.max(MIN_KEY_RECHECK_MS, Math.floor(ctx.cfg.authCacheTtlMs / 2));
-  const keyTimer = setInterval(() => {
-    void keyStillValid().then((ok) => {
-      if (!ok) revoked();
-    });
-  }, recheckMs);
-
-  // Subscribe before the first replay, so nothing published in between is missed.
-  let unsubscribe: () => void = () => {};
-  try {
-    unsubscribe = await ctx.jobEvents.subscribe(jobId, (e) => {
-      queue.push(e);
-      wake();
-    });
-  } catch (err) {
-    call.log.warn({ err }, "job events unavailable; the stream polls the agent");
   }
 
-  const fetchMore = async (): Promise<WireJobEvent[] | null> => {
+  private revoked(): void {
+    if (this.sealed || this.closed) return;
+    this.send("error", { error: "The API key was revoked" });
+    this.sealed = true;
+    this.finished = true;
+    this.wake();
+  }
+
+  /** Events after the cursor from the agent; null when the stream must end, [] to retry. */
+  private async fetchMore(): Promise<WireJobEvent[] | null> {
     try {
-      const r = await ctx.jobs.getJobEvents({ jobId, afterSequence: cursor }, call.rpc());
-      if (r.sessionId !== sessionId) {
-        send("error", { error: "Job not found in this session" });
-        finished = true;
+      const r = await this.call.ctx.jobs.getJobEvents(
+        { jobId: this.jobId, afterSequence: this.cursor },
+        this.call.rpc(),
+      );
+      if (r.sessionId !== this.sessionId) {
+        this.send("error", { error: "Job not found in this session" });
+        this.finished = true;
         return null;
       }
-      responseMode = r.responseMode;
-      status = r.status;
+      this.responseMode = r.responseMode;
+      this.status = r.status;
       return r.events.map(toWire);
     } catch (err) {
       if (err instanceof RedlineError && err.httpStatus === 404) {
         // Checked at the start, so this is a job removed by retention while streamed.
-        send("error", { error: "Job not found" });
-        finished = true;
+        this.send("error", { error: "Job not found" });
+        this.finished = true;
         return null;
       }
-      call.log.warn({ err }, "reading job events failed; retrying");
+      this.call.log.warn({ err }, "reading job events failed; retrying");
       return [];
     }
-  };
+  }
 
-  const deliver = async (e: WireJobEvent) => {
-    cursor = e.sequence;
+  private async deliver(e: WireJobEvent): Promise<void> {
+    this.cursor = e.sequence;
     if (e.type === "final") {
-      // The agent puts the result in the event; a job read is only needed for older events.
-      const embedded = e.data.result ? agentV1.ChatResponse.fromJSON(e.data.result) : undefined;
-      const job = embedded ? undefined : (await ctx.jobs.getJob({ jobId, compact: false }, call.rpc())).job;
-      const raw = embedded ?? job?.result;
-      const mode = (embedded ? responseMode : job?.responseMode) === "compact" ? "compact" : "full";
-      const result = raw ? chatResponseToJson(raw, mode, call.principal?.plan ?? "") : null;
-      send("final", { result }, e.sequence);
+      this.send("final", { result: await this.finalResult(e) }, e.sequence);
       return;
     }
     if (e.type === "intermediate") {
-      send(
+      this.send(
         "intermediate",
         { type: "intermediate", ...e.data, sequence: e.sequence, timestamp: e.created_at },
         e.sequence,
       );
       return;
     }
-    send(e.type, e.data, e.sequence);
-    if (e.type === "usage" || e.type === "error") finished = true;
-  };
+    this.send(e.type, e.data, e.sequence);
+    if (e.type === "usage" || e.type === "error") this.finished = true;
+  }
+
+  /** The chat response of a final event as JSON, or null when the job has none. */
+  private async finalResult(e: WireJobEvent): Promise<ReturnType<typeof chatResponseToJson> | null> {
+    const { ctx } = this.call;
+    // The agent puts the result in the event; a job read is only needed for older events.
+    const embedded = e.data.result ? agentV1.ChatResponse.fromJSON(e.data.result) : undefined;
+    const job = embedded
+      ? undefined
+      : (await ctx.jobs.getJob({ jobId: this.jobId, compact: false }, this.call.rpc())).job;
+    const raw = embedded ?? job?.result;
+    const mode = (embedded ? this.responseMode : job?.responseMode) === "compact" ? "compact" : "full";
+    return raw ? chatResponseToJson(raw, mode, this.call.principal?.plan ?? "") : null;
+  }
 
   // A client that resumes at or after the last event of a finished job (an EventSource
   // reconnecting after the end) learns the outcome again: the job's final + usage, or its error,
   // with their own ids; then the stream ends instead of waiting for events that never come.
-  const resendTerminal = async () => {
-    const all = (await ctx.jobs.getJobEvents({ jobId, afterSequence: 0 }, call.rpc())).events.map(toWire);
+  private async resendTerminal(): Promise<void> {
+    const { ctx } = this.call;
+    const all = (await ctx.jobs.getJobEvents({ jobId: this.jobId, afterSequence: 0 }, this.call.rpc())).events.map(
+      toWire,
+    );
     let start = all.length - 1;
     while (start >= 0 && all[start].type !== "final" && all[start].type !== "error") start--;
-    if (start < 0) send("error", { error: `Job ${status}` });
+    if (start < 0) this.send("error", { error: `Job ${this.status}` });
     for (const e of start < 0 ? [] : all.slice(start)) {
-      if (!(await keyStillValid())) return revoked();
-      await deliver(e);
+      if (!(await this.keyStillValid())) return this.revoked();
+      await this.deliver(e);
     }
-    finished = true;
-  };
-
-  try {
-    let pending: WireJobEvent[] | null = await fetchMore();
-    while (!closed && !finished && pending) {
-      if (pending.length === 0 && TERMINAL_STATUSES.has(status)) {
-        // Events and status change in one statement, so a terminal job with nothing after the
-        // cursor has nothing more to come.
-        await resendTerminal();
-        break;
-      }
-      for (const e of pending.sort((a, b) => a.sequence - b.sequence)) {
-        if (e.sequence <= cursor) continue;
-        if (e.sequence > cursor + 1) break; // a gap: the next fetch fills it
-        if (!(await keyStillValid())) {
-          revoked();
-          break;
-        }
-        await deliver(e);
-        if (finished || closed) break;
-      }
-      if (finished || closed) break;
-      if (queue.length === 0) {
-        await new Promise<void>((resolve) => {
-          const timer = setTimeout(resolve, ctx.jobEvents.live ? REFETCH_LIVE_MS : REFETCH_POLL_MS);
-          wake = () => {
-            clearTimeout(timer);
-            resolve();
-          };
-        });
-      }
-      if (finished || closed) break;
-      const batch = queue.splice(0).filter((e) => e.sequence > cursor);
-      const contiguous = batch.length > 0 && Math.min(...batch.map((e) => e.sequence)) === cursor + 1;
-      pending = contiguous ? batch : await fetchMore();
-    }
-  } catch (err) {
-    // Headers are out: a failure can only be reported in the stream.
-    call.log.error({ err }, "progress stream failed");
-    send("error", { error: "The stream failed; reconnect to resume" });
-  } finally {
-    clearInterval(heartbeat);
-    clearInterval(keyTimer);
-    unsubscribe();
-    if (!closed) res.end();
+    this.finished = true;
   }
 }
