@@ -1,4 +1,4 @@
-import type { ingestFilesV1 } from "@redline/grpc-stubs";
+import { required } from "@redline/service-kit";
 import type { z } from "zod";
 import { defineRoute, type RouteCall } from "../../route-registry.js";
 import { endpoint } from "../shared/routes.js";
@@ -31,7 +31,7 @@ async function createAttachment(
     { sessionId: sid, filename, content, uploadId: "" },
     call.rpc(UPLOAD_TIMEOUT_MS),
   );
-  const a = res.attachment as ingestFilesV1.Attachment;
+  const a = required(res.attachment, "attachment");
   return {
     job_id: a.attachmentId,
     attachment_id: a.attachmentId,

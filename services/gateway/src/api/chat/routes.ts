@@ -1,5 +1,5 @@
 import { status as GrpcStatus } from "@grpc/grpc-js";
-import { AiTimeoutError, InputError, RedlineError, RemoteError } from "@redline/service-kit";
+import { AiTimeoutError, InputError, RedlineError, RemoteError, required } from "@redline/service-kit";
 import { CHAT_DEADLINE_GRACE_MS } from "../../config.js";
 import { defineRoute } from "../../route-registry.js";
 import { AsyncChatResponseSchema } from "../jobs/schemas.js";
@@ -71,7 +71,7 @@ export const chatAsyncRoute = defineRoute({
     // Large uploads are held in the request; the agent only stores the job.
     const res = await call.ctx.jobs.createChatJob({ request: toChatRpcRequest(body) }, call.rpc(30_000));
     const usage = usageToJson(res.usage, call.principal?.plan ?? "");
-    const job = res.job as NonNullable<typeof res.job>;
+    const job = required(res.job, "job");
     return {
       status: 202,
       body: {

@@ -1,4 +1,4 @@
-import { ConflictError, InputError, NotFoundError } from "@redline/service-kit";
+import { ConflictError, InputError, NotFoundError, required } from "@redline/service-kit";
 import { defineRoute } from "../../route-registry.js";
 import { chunksToHtml } from "../shared/mappers.js";
 import { endpoint } from "../shared/routes.js";
@@ -63,8 +63,7 @@ export const documentDetailRoute = defineRoute({
   errors: [404, 503],
   async handle({ params, query }, call) {
     const res = await call.ctx.library.describeDocument({ documentId: params.document_id }, call.rpc());
-    const meta = res.document;
-    if (!meta) throw new Error("describeDocument returned no document");
+    const meta = required(res.document, "document");
     const { holders } = await call.ctx.workspace.listDocumentHolders(
       { durableDocumentIds: [meta.documentId], excludeSessionId: "" },
       call.rpc(),
@@ -125,8 +124,7 @@ export const updateDocumentRoute = defineRoute({
       },
       call.rpc(),
     );
-    const meta = res.document;
-    if (!meta) throw new Error("updateDocument returned no document");
+    const meta = required(res.document, "document");
     const counts = await sessionCounts(call, [meta.documentId]);
     return {
       body: {

@@ -1,5 +1,12 @@
-import type { documentsV1, ingestFilesV1 } from "@redline/grpc-stubs";
-import { contentDisposition, InputError, NotFoundError, RedlineError, SchemaError } from "@redline/service-kit";
+import type { ingestFilesV1 } from "@redline/grpc-stubs";
+import {
+  contentDisposition,
+  InputError,
+  NotFoundError,
+  RedlineError,
+  required,
+  SchemaError,
+} from "@redline/service-kit";
 import { z } from "zod";
 import { defineRoute, type RouteCall } from "../../route-registry.js";
 import { pickRosterEntry } from "../sessions/mappers.js";
@@ -42,7 +49,7 @@ export async function resolveExportSource(
       { documentId: entry.durableDocumentId, versionId: "", includeChunks: true },
       call.rpc(),
     );
-    const meta = doc.document as documentsV1.DocumentMeta;
+    const meta = required(doc.document, "document");
     return { html: chunksToHtml(doc.chunks), title: meta.title, pageSetupJson: meta.pageSetupJson };
   }
   if (body.upload_id) {

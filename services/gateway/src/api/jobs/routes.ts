@@ -1,3 +1,4 @@
+import { required } from "@redline/service-kit";
 import { defineRoute } from "../../route-registry.js";
 import { endpoint } from "../shared/routes.js";
 import { SessionPathSchema } from "../shared/schemas.js";
@@ -37,7 +38,7 @@ export const approveRoute = defineRoute({
     );
     return {
       body: {
-        job: jobToJson(res.job as NonNullable<typeof res.job>, call.principal?.plan ?? "", true),
+        job: jobToJson(required(res.job, "job"), call.principal?.plan ?? "", true),
         applied: res.applied,
         denied: res.denied,
         version_id: res.versionId || null,
@@ -58,7 +59,7 @@ export const continueRoute = defineRoute({
       { sessionId: params.session_id, jobId: body.job_id, continue: body.continue },
       call.rpc(30_000),
     );
-    return { body: jobToJson(res.job as NonNullable<typeof res.job>, call.principal?.plan ?? "", true) };
+    return { body: jobToJson(required(res.job, "job"), call.principal?.plan ?? "", true) };
   },
 });
 
@@ -74,10 +75,10 @@ export const getJobRoute = defineRoute({
     // Attachment processing jobs live with their attachments in ingest (att_ ids).
     if (params.job_id.startsWith("att_")) {
       const res = await call.ctx.files.getAttachmentJob({ attachmentId: params.job_id }, call.rpc());
-      return { body: attachmentJobToJson(res.attachment as NonNullable<typeof res.attachment>, call.principal) };
+      return { body: attachmentJobToJson(required(res.attachment, "attachment"), call.principal) };
     }
     const res = await call.ctx.jobs.getJob({ jobId: params.job_id, compact: query.compact }, call.rpc());
-    return { body: jobToJson(res.job as NonNullable<typeof res.job>, call.principal?.plan ?? "", query.compact) };
+    return { body: jobToJson(required(res.job, "job"), call.principal?.plan ?? "", query.compact) };
   },
 });
 
@@ -136,7 +137,7 @@ export const cancelJobRoute = defineRoute({
   async handle({ params }, call) {
     // A cancel of a job running here waits for the worker to let go (at most ~10 s).
     const res = await call.ctx.jobs.cancelJob({ jobId: params.job_id }, call.rpc(20_000));
-    const job = jobToJson(res.job as NonNullable<typeof res.job>, call.principal?.plan ?? "", false);
+    const job = jobToJson(required(res.job, "job"), call.principal?.plan ?? "", false);
     return {
       body: { ...job, stop_state: res.stopState === "accepted" ? ("accepted" as const) : ("stopped_here" as const) },
     };

@@ -1,5 +1,5 @@
 import type { sessionsV1, sessionsWorkspaceV1 } from "@redline/grpc-stubs";
-import { NotFoundError } from "@redline/service-kit";
+import { NotFoundError, required } from "@redline/service-kit";
 import { defineRoute, type RouteCall } from "../../route-registry.js";
 import { IncludeHtmlQuerySchema } from "../documents/schemas.js";
 import { chunksToHtml, usageToJson } from "../shared/mappers.js";
@@ -41,9 +41,8 @@ const EMPTY_SESSION: sessionsV1.Session = {
   roster: [],
 };
 
-export function session(s: sessionsV1.Session | undefined): sessionsV1.Session {
-  if (!s) throw new Error("sessions service returned no session");
-  return s;
+function session(s: sessionsV1.Session | undefined): sessionsV1.Session {
+  return required(s, "session");
 }
 
 /** The caller's session or 404 (unknown and foreign ids alike). */

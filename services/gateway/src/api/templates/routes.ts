@@ -1,4 +1,4 @@
-import type { ingestFilesV1 } from "@redline/grpc-stubs";
+import { required } from "@redline/service-kit";
 import { defineRoute } from "../../route-registry.js";
 import { endpoint } from "../shared/routes.js";
 import { normalizeBase64 } from "../shared/schemas.js";
@@ -24,7 +24,7 @@ export const uploadTemplateRoute = defineRoute({
   async handle({ body }, call) {
     const content = Buffer.from(normalizeBase64(body.file_base64), "base64");
     const res = await call.ctx.files.createTemplate({ filename: body.filename, content }, call.rpc(CONVERT_TIMEOUT_MS));
-    return { body: templateToJson(res.template as ingestFilesV1.Template) };
+    return { body: templateToJson(required(res.template, "template")) };
   },
 });
 

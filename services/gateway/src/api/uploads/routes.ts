@@ -1,5 +1,5 @@
 import type { documentsV1, ingestV1, sessionsV1 } from "@redline/grpc-stubs";
-import { InputError, mediaResponseHeaders } from "@redline/service-kit";
+import { InputError, mediaResponseHeaders, required } from "@redline/service-kit";
 import { z } from "zod";
 import { defineRoute, type RouteCall } from "../../route-registry.js";
 import { endpoint } from "../shared/routes.js";
@@ -197,7 +197,7 @@ export const processUploadRoute = defineRoute({
   errors: [400, 403, 404, 415, 503],
   async handle({ params, body }, call) {
     const res = await call.ctx.files.convertUpload({ uploadId: params.upload_id }, call.rpc(CONVERT_TIMEOUT_MS));
-    const converted = res.converted as ingestV1.ConvertDocumentResponse;
+    const converted = required(res.converted, "converted");
     return { body: await conversionReply(call, converted, body) };
   },
 });
