@@ -1,3 +1,4 @@
+// Ingest attachments as the spec's attachment status object.
 import type { ingestFilesV1 } from "@redline/grpc-stubs";
 import type { z } from "zod";
 import type { Status } from "./routes.js";

@@ -1,3 +1,4 @@
+// The attachment routes under /v1/attachments.
 import { required } from "@redline/service-kit";
 import type { z } from "zod";
 import { defineRoute, type RouteCall } from "../../route-registry.js";

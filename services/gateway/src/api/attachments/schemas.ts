@@ -1,3 +1,4 @@
+// Chat attachments (interface-spec endpoint 23; unshown-parts.md, Uploads): upload, status and delete.
 import { z } from "zod";
 import { apiSchemas, base64File, sessionId, uploadedFile } from "../shared/schemas.js";
 

@@ -1,3 +1,5 @@
+// Chat JSON ↔ agent proto: the chat request to the Chat RPC, its response (document changes,
+// usage) and the revert answer to JSON.
 import type { agentRevertV1, agentV1 } from "@redline/grpc-stubs";
 import type { z } from "zod";
 import { changeRecordToJson, usageToJson } from "../shared/mappers.js";

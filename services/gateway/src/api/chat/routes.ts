@@ -1,3 +1,5 @@
+// The chat routes: POST /v1/chat (synchronous turn), POST /v1/chat/async (a job; follow it in
+// api/jobs) and the session revert / redo-revert.
 import { status as GrpcStatus } from "@grpc/grpc-js";
 import { AiTimeoutError, InputError, RedlineError, RemoteError, required } from "@redline/service-kit";
 import { CHAT_DEADLINE_GRACE_MS } from "../../config.js";

@@ -1,3 +1,5 @@
+// The chat contract (interface-spec endpoint 1, unshown-parts.md Chat request, Change
+// records and Revert): the chat request and response, and revert / redo-revert.
 import { z } from "zod";
 import {
   apiSchemas,

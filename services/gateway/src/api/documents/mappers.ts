@@ -1,3 +1,5 @@
+// Library views: a document summary with its session count, a head version's HTML, page setup
+// and document-event payloads.
 import type { documentsV1 } from "@redline/grpc-stubs";
 import type { RouteCall } from "../../route-registry.js";
 import { chunksToHtml, iso } from "../shared/mappers.js";

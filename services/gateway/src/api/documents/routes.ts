@@ -1,3 +1,4 @@
+// The library routes under /v1/documents/{document_id} and GET /v1/sessions/{session_id}/doc-events.
 import { ConflictError, InputError, NotFoundError, required } from "@redline/service-kit";
 import { defineRoute } from "../../route-registry.js";
 import { chunksToHtml } from "../shared/mappers.js";

@@ -1,3 +1,5 @@
+// The document library (interface-spec endpoints 3 and 5-8, 15): list, detail, update, archive
+// and unarchive saved documents, and a session's document events.
 import { z } from "zod";
 import {
   apiSchemas,

@@ -1,3 +1,4 @@
+// Export options JSON → the ingest ExportOptions message.
 import type { ingestFilesV1 } from "@redline/grpc-stubs";
 import type { ExportOptionsJson } from "./schemas.js";
 

@@ -1,3 +1,4 @@
+// The export routes: POST /v1/documents/export, /export/email-request and POST /v1/downloads.
 import type { ingestFilesV1 } from "@redline/grpc-stubs";
 import {
   contentDisposition,

@@ -1,10 +1,12 @@
+// Exports (unshown-parts.md, Export): the export request and its options, email exports and
+// download links.
 import { z } from "zod";
 import { apiSchemas, MAX_DOCUMENT_CHARS, MAX_ID_CHARS, sessionId } from "../shared/schemas.js";
 
 /** Custom margins in inches; no paper is wider than 17 in, so 10 in a side is a generous bound. */
 const inches = z.number().min(0).max(10);
 
-export const margins = z.object({ top: inches, right: inches, bottom: inches, left: inches });
+const margins = z.object({ top: inches, right: inches, bottom: inches, left: inches });
 
 /** Export options (unshown-parts.md, Export). */
 export const ExportOptionsSchema = z

@@ -1,3 +1,4 @@
+// Agent jobs and ingest attachment jobs as the spec's job object.
 import type { agentJobsV1, ingestFilesV1 } from "@redline/grpc-stubs";
 import type { Principal } from "@redline/service-kit";
 import { chatResponseToJson } from "../chat/mappers.js";

@@ -1,3 +1,5 @@
+// The job routes: get, list (all or a session's), cancel, and the decisions a job waits for
+// (approve / deny proposed changes, answer a continue prompt).
 import { required } from "@redline/service-kit";
 import { defineRoute } from "../../route-registry.js";
 import { endpoint } from "../shared/routes.js";

@@ -1,3 +1,5 @@
+// Jobs (interface-spec Job resource and endpoints 20-22; unshown-parts.md Jobs, Progress stream
+// and Approval): the job object, lists, cancel, the approval and continue decisions, the stream query.
 import { z } from "zod";
 import { ChatResponseSchema } from "../chat/schemas.js";
 import {

@@ -1,3 +1,5 @@
+// GET /v1/chat/{session_id}/stream: a job's progress as server-sent events (unshown-parts.md,
+// Progress stream), fed by NATS job events when configured, else by polling the agent.
 import { type agentJobsV1, agentV1 } from "@redline/grpc-stubs";
 import { NotFoundError, RedlineError } from "@redline/service-kit";
 import type { Response } from "express";

@@ -1,3 +1,5 @@
+// Roster views: entries as JSON (with HTML and change flags on request), the roster response,
+// editor actions, and resolving the ids a caller asks to open.
 import type { documentsV1, sessionsV1, sessionsWorkspaceV1 } from "@redline/grpc-stubs";
 import { ConflictError, NotFoundError } from "@redline/service-kit";
 import type { RouteCall } from "../../route-registry.js";

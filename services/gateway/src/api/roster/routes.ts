@@ -1,3 +1,5 @@
+// The roster routes under /v1/sessions/{session_id}/documents, /chunks and /editor-actions, and
+// POST /v1/sessions/init.
 import type { sessionsV1, sessionsWorkspaceV1 } from "@redline/grpc-stubs";
 import { NotFoundError, required } from "@redline/service-kit";
 import { defineRoute, type RouteCall } from "../../route-registry.js";

@@ -1,3 +1,5 @@
+// A session's roster of open documents (interface-spec endpoints 9-14 and 16-18): init, open, blank, save,
+// unarchive in a session, focus, close, re-edit a conflicted chunk and editor actions.
 import { z } from "zod";
 import {
   apiSchemas,

@@ -1,3 +1,4 @@
+// Sessions proto → JSON: session summaries, history messages and the focused document's state.
 import type { documentsV1, sessionsV1 } from "@redline/grpc-stubs";
 import { chunksToHtml, iso } from "../shared/mappers.js";
 import type { DocumentStateJson, HistoryMessageJson, SessionSummaryJson } from "./schemas.js";

@@ -1,3 +1,4 @@
+// The session routes: list sessions, a session's history, and clearing the memory note.
 import type { documentsV1 } from "@redline/grpc-stubs";
 import { RedlineError } from "@redline/service-kit";
 import { defineRoute } from "../../route-registry.js";

@@ -1,3 +1,5 @@
+// Sessions (interface-spec endpoints 2, 4 and 19): the session list, a session's history and
+// document state, and clearing the cross-session memory note.
 import { z } from "zod";
 import { apiSchemas, MAX_ID_CHARS, queryBool, queryInt } from "../shared/schemas.js";
 

@@ -1,3 +1,5 @@
+// Mappers every area shares: timestamps, change records, the usage object and its X-Usage-*
+// headers, and chunks back to HTML (interface-spec, Resources).
 import type { billingV1, documentsV1 } from "@redline/grpc-stubs";
 import type { ChangeRecordJson, UsageJson } from "./schemas.js";
 

@@ -1,3 +1,6 @@
+// Schema pieces every area shares: the `apiSchemas` registry of named OpenAPI components, the
+// bounds of every request field, ids, query and form coercions, base64 and file parts, the change
+// record and usage objects, and the error bodies of the error catalog (interface-spec, Errors).
 import { z } from "zod";
 import type { UploadedFile } from "../../body.js";
 import { issueType } from "../../validation.js";

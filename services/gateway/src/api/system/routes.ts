@@ -1,3 +1,5 @@
+// Public routes without the API key: GET /health (every backing service SERVING) and
+// GET /openapi.json (this API, built from the route registry).
 import { healthV1 } from "@redline/grpc-stubs";
 import { runHealthChecks } from "@redline/service-kit";
 import { z } from "zod";

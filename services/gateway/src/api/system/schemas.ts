@@ -1,3 +1,4 @@
+// GET /health.
 import { z } from "zod";
 import { apiSchemas } from "../shared/schemas.js";
 

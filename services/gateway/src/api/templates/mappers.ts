@@ -1,3 +1,4 @@
+// Ingest templates as JSON.
 import type { ingestFilesV1 } from "@redline/grpc-stubs";
 import type { z } from "zod";
 import type { TemplateSchema } from "./schemas.js";

@@ -1,3 +1,4 @@
+// The template routes under /v1/templates.
 import { required } from "@redline/service-kit";
 import { defineRoute } from "../../route-registry.js";
 import { endpoint } from "../shared/routes.js";

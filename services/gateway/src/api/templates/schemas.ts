@@ -1,3 +1,4 @@
+// Templates (unshown-parts.md, Uploads, attachments, templates): upload, list and delete.
 import { z } from "zod";
 import { apiSchemas, base64File } from "../shared/schemas.js";
 

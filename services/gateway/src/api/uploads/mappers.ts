@@ -1,3 +1,4 @@
+// Upload answers: page setup and the roster after a load.
 import type { sessionsV1 } from "@redline/grpc-stubs";
 import type { UploadDocumentResponseJson } from "./schemas.js";
 

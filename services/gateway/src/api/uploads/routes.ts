@@ -1,3 +1,5 @@
+// The upload routes: POST /v1/documents/upload(-base64), pre-signed uploads (/v1/uploads) and
+// GET /v1/media/{media_id}.
 import type { documentsV1, ingestV1, sessionsV1 } from "@redline/grpc-stubs";
 import { InputError, mediaResponseHeaders, required } from "@redline/service-kit";
 import { z } from "zod";

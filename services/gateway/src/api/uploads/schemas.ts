@@ -1,3 +1,5 @@
+// Document uploads (unshown-parts.md, Uploads): multipart and base64 uploads with their open
+// mode, pre-signed uploads and their processing, and media reads.
 import { z } from "zod";
 import { apiSchemas, base64File, formBool, sessionId, uploadedFile } from "../shared/schemas.js";
 
