@@ -5,6 +5,7 @@ import {
   apiSchemas,
   base64String,
   ChangeRecordSchema,
+  deprecatedUserId,
   INT32_MAX,
   INT64_JSON_MAX,
   MAX_DOCUMENT_CHARS,
@@ -91,11 +92,7 @@ export const ChatRequestSchema = z
       .max(MAX_ID_CHARS)
       .nullish()
       .meta({ description: "Selects one end-customer's memory note." }),
-    user_id: z
-      .string()
-      .max(MAX_ID_CHARS)
-      .nullish()
-      .meta({ description: "Deprecated and ignored: the API key decides scope." }),
+    user_id: deprecatedUserId(true),
   })
   .meta({ description: "Synchronous chat request." })
   .register(apiSchemas, { id: "ChatRequest" });

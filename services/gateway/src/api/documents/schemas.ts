@@ -3,11 +3,12 @@
 import { z } from "zod";
 import {
   apiSchemas,
-  bool,
   boundedRecord,
   INT32_MAX,
   INT64_JSON_MAX,
   MAX_NAME_CHARS,
+  pageLimit,
+  queryFlag,
   queryInt,
   sessionId,
 } from "../shared/schemas.js";
@@ -19,20 +20,20 @@ export const DocumentPathSchema = z.object({
 
 /** GET /v1/documents query (endpoint 3). */
 export const ListDocumentsQuerySchema = z.object({
-  limit: z.preprocess(queryInt, z.number().int().min(1).max(200).default(50)).meta({ description: "1 to 200." }),
+  limit: pageLimit(50).meta({ description: "1 to 200." }),
   offset: z
     .preprocess(queryInt, z.number().int().min(0).max(INT32_MAX).default(0))
     .meta({ description: "At least 0 (an int32)." }),
-  include_preview: bool(false, "Adds preview_html (the first chunks)."),
-  archived: bool(false, "Lists archived documents instead of active ones."),
+  include_preview: queryFlag(false, "Adds preview_html (the first chunks)."),
+  archived: queryFlag(false, "Lists archived documents instead of active ones."),
 });
 
 /** include_html query. */
-export const IncludeHtmlQuerySchema = z.object({ include_html: bool(false, "Adds the HTML.") });
+export const IncludeHtmlQuerySchema = z.object({ include_html: queryFlag(false, "Adds the HTML.") });
 
 /** DELETE /v1/documents/{id} query (endpoint 7). */
 export const ArchiveQuerySchema = z.object({
-  force: bool(false, "Archive even when open in other sessions; every session is unlinked and notified."),
+  force: queryFlag(false, "Archive even when open in other sessions; every session is unlinked and notified."),
   from_session: sessionId.optional().meta({ description: "The caller's own session, left out of the in-use check." }),
 });
 
@@ -41,8 +42,8 @@ export const DocEventsQuerySchema = z.object({
   after_id: z
     .preprocess(queryInt, z.number().int().min(0).max(INT64_JSON_MAX).default(0))
     .meta({ description: "Cursor: events with a greater id." }),
-  include_own: bool(false, "Include this session's own writes."),
-  limit: z.preprocess(queryInt, z.number().int().min(1).max(500).default(100)).meta({ description: "1 to 500." }),
+  include_own: queryFlag(false, "Include this session's own writes."),
+  limit: pageLimit(100, 500).meta({ description: "1 to 500." }),
 });
 
 /** PATCH /v1/documents/{id} (UpdateDocumentRequest); unknown fields are kept so `parts` can be refused with 400. */

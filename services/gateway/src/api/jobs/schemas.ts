@@ -7,7 +7,8 @@ import {
   ChangeRecordSchema,
   INT64_JSON_MAX,
   MAX_ID_CHARS,
-  queryBool,
+  pageLimit,
+  queryFlag,
   queryInt,
   UsageSchema,
 } from "../shared/schemas.js";
@@ -119,9 +120,7 @@ export const CancelJobResponseSchema = JobSchema.extend({
   }),
 }).register(apiSchemas, { id: "CancelJobResponse" });
 
-export const compact = z
-  .preprocess(queryBool, z.boolean().default(false))
-  .meta({ description: "Omit result bodies and intermediate events." });
+const compact = queryFlag(false, "Omit result bodies and intermediate events.");
 
 /** GET /v1/jobs/{job_id} path. */
 export const JobPathSchema = z.object({ job_id: jobId.meta({ description: "The job id." }) });
@@ -132,13 +131,13 @@ export const GetJobQuerySchema = z.object({ compact });
 /** GET /v1/jobs query. */
 export const ListJobsQuerySchema = z.object({
   status: z.enum(JOB_STATUSES).nullish().meta({ description: "Only jobs in this status." }),
-  limit: z.preprocess(queryInt, z.number().int().min(1).max(200).default(50)),
+  limit: pageLimit(50),
   compact,
 });
 
 /** GET /v1/sessions/{session_id}/jobs query. */
 export const SessionJobsQuerySchema = z.object({
-  limit: z.preprocess(queryInt, z.number().int().min(1).max(200).default(20)),
+  limit: pageLimit(20),
   compact,
 });
 

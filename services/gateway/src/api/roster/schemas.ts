@@ -3,11 +3,11 @@
 import { z } from "zod";
 import {
   apiSchemas,
-  bool,
   boundedRecord,
   documentRef,
   MAX_DOCUMENT_CHARS,
   MAX_ID_CHARS,
+  queryFlag,
   sessionId,
   UsageSchema,
 } from "../shared/schemas.js";
@@ -26,14 +26,14 @@ export const ChunkPathSchema = z.object({
 
 /** GET .../documents query (endpoint 14). */
 export const RosterQuerySchema = z.object({
-  include_html: bool(false, "Adds each document's HTML."),
-  report_changed: bool(false, "Adds changed_since_seen to each entry."),
+  include_html: queryFlag(false, "Adds each document's HTML."),
+  report_changed: queryFlag(false, "Adds changed_since_seen to each entry."),
 });
 
 /** DELETE .../documents/{id} query (endpoint 17). */
 export const CloseQuerySchema = z.object({
   next_focus: z.string().max(256).optional().meta({ description: "Slot or durable id to focus next." }),
-  include_html: bool(false, "Adds each document's HTML."),
+  include_html: queryFlag(false, "Adds each document's HTML."),
 });
 
 /** POST .../documents/open (OpenDocumentsRequest). */

@@ -1,18 +1,12 @@
 // Sessions (interface-spec endpoints 2, 4 and 19): the session list, a session's history and
 // document state, and clearing the cross-session memory note.
 import { z } from "zod";
-import { apiSchemas, MAX_ID_CHARS, queryBool, queryInt } from "../shared/schemas.js";
+import { apiSchemas, deprecatedUserId, MAX_ID_CHARS, pageLimit, queryFlag } from "../shared/schemas.js";
 
 /** GET /v1/sessions query. */
 export const ListSessionsQuerySchema = z.object({
-  limit: z
-    .preprocess(queryInt, z.number().int().min(1).max(200).default(50))
-    .meta({ description: "Page size, 1 to 200." }),
-  user_id: z
-    .string()
-    .max(MAX_ID_CHARS)
-    .optional()
-    .meta({ description: "Deprecated and ignored: the API key decides scope." }),
+  limit: pageLimit(50).meta({ description: "Page size, 1 to 200." }),
+  user_id: deprecatedUserId(false),
 });
 
 /** GET /v1/sessions/{session_id}/history query. */
@@ -22,9 +16,7 @@ export const HistoryQuerySchema = z.object({
     .max(MAX_ID_CHARS)
     .optional()
     .meta({ description: "Durable (or slot) id of the document to restore when it is open in the session." }),
-  include_document_html: z
-    .preprocess(queryBool, z.boolean().default(true))
-    .meta({ description: "false omits document_state.html_content." }),
+  include_document_html: queryFlag(true, "false omits document_state.html_content."),
 });
 
 /** One entry of GET /v1/sessions. */

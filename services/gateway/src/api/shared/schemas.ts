@@ -205,8 +205,19 @@ export const boundedRecord = (description: string) =>
     })
     .meta({ description: `${description} At most ${MAX_DETAILS_JSON_BYTES} bytes as JSON.` });
 
-export const bool = (fallback: boolean, description: string) =>
+/** A boolean query flag (see queryBool), `fallback` when absent. */
+export const queryFlag = (fallback: boolean, description: string) =>
   z.preprocess(queryBool, z.boolean().default(fallback)).meta({ description });
+
+/** A page-size query parameter: an integer 1..`max`, `fallback` when absent (422 otherwise). */
+export const pageLimit = (fallback: number, max = 200) =>
+  z.preprocess(queryInt, z.number().int().min(1).max(max).default(fallback));
+
+/** The old `user_id` field, still accepted and ignored: the API key decides scope (interface-spec, Authentication). */
+export const deprecatedUserId = (nullable: boolean) =>
+  (nullable ? z.string().max(MAX_ID_CHARS).nullish() : z.string().max(MAX_ID_CHARS).optional()).meta({
+    description: "Deprecated and ignored: the API key decides scope.",
+  });
 
 export const documentRef = z
   .string()
