@@ -1,8 +1,9 @@
 // Ingest attachments as the spec's attachment status object.
 import type { ingestFilesV1 } from "@redline/grpc-stubs";
 import type { z } from "zod";
-import type { Status } from "./routes.js";
 import type { AttachmentStatusSchema } from "./schemas.js";
+
+type Status = z.output<typeof AttachmentStatusSchema>["status"];
 
 /** The JSON of one attachment's status; text figures only once completed, error only when failed. */
 export function attachmentToJson(a: ingestFilesV1.Attachment): z.output<typeof AttachmentStatusSchema> {

@@ -17,8 +17,6 @@ import {
 
 const UPLOAD_TIMEOUT_MS = 60_000;
 
-export type Status = z.output<typeof AttachmentStatusSchema>["status"];
-
 /** Ensures the session is the caller's (minting one when omitted, 403 for another owner's), then stores the file. */
 async function createAttachment(
   call: RouteCall,

@@ -83,6 +83,7 @@ export function chatResponseToJson(
   };
 }
 
+/** The revert / redo-revert answer as the spec's RevertResponse. */
 export function revertToJson(res: agentRevertV1.RevertSessionResponse): z.output<typeof RevertResponseSchema> {
   const state = res.documentState;
   return {

@@ -59,6 +59,7 @@ export async function headHtml(call: RouteCall, durableId: string): Promise<{ ht
   return { html: chunksToHtml(doc.chunks), versionId: doc.document?.versionId ?? "" };
 }
 
+/** A document event's stored JSON payload as an object; {} when empty or not an object. */
 export function payloadOf(json: string): Record<string, unknown> {
   try {
     const value: unknown = JSON.parse(json);

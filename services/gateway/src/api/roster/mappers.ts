@@ -90,6 +90,7 @@ export async function rosterResponse(
   };
 }
 
+/** A durable document id (any UUID version); other ids are session slot ids. */
 export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /**

@@ -3,6 +3,7 @@
 import type { billingV1, documentsV1 } from "@redline/grpc-stubs";
 import type { ChangeRecordJson, UsageJson } from "./schemas.js";
 
+/** ISO 8601 of a proto timestamp; null when unset. */
 export function iso(date: Date | undefined): string | null {
   return date && !Number.isNaN(date.getTime()) ? date.toISOString() : null;
 }

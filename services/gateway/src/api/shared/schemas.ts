@@ -37,6 +37,7 @@ export const INT32_MAX = 2_147_483_647;
 /** Largest int64 value a JSON number carries exactly (sequences, cursors, sizes). */
 export const INT64_JSON_MAX = Number.MAX_SAFE_INTEGER;
 
+/** A caller-chosen session id: SESSION_ID_PATTERN, at most MAX_ID_CHARS. */
 export const sessionId = z.string().max(MAX_ID_CHARS).regex(SESSION_ID_PATTERN);
 
 const BASE64_BODY = /^[A-Za-z0-9+/_-]*={0,2}$/;
@@ -58,6 +59,7 @@ export function isBase64(value: string, allowDataUrl = false): boolean {
   return s.length === unpadded.length || s.length % 4 === 0;
 }
 
+/** A non-empty base64 string (standard or URL-safe; with `allowDataUrl` a data: URL), 422 base64_decode otherwise. */
 export const base64String = (allowDataUrl: boolean, description: string) =>
   z
     .string()
@@ -219,12 +221,14 @@ export const deprecatedUserId = (nullable: boolean) =>
     description: "Deprecated and ignored: the API key decides scope.",
   });
 
+/** A document named by its session slot id or its durable UUID. */
 export const documentRef = z
   .string()
   .min(1)
   .max(MAX_ID_CHARS)
   .meta({ description: "Session slot id or durable document UUID." });
 
+/** A whole file as base64 in a JSON body (uploads, attachments, templates). */
 export const base64File = z
   .string()
   .min(1)
@@ -241,6 +245,7 @@ export function formBool(value: unknown): unknown {
   return value;
 }
 
+/** The multipart `file` part as parsed by body.ts; its file name bounded to MAX_NAME_CHARS. */
 export const uploadedFile = z
   .custom<UploadedFile>((v) => typeof v === "object" && v !== null && Buffer.isBuffer((v as UploadedFile).content), {
     message: "Field required: a file part named 'file'",

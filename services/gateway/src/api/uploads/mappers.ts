@@ -2,6 +2,7 @@
 import type { sessionsV1 } from "@redline/grpc-stubs";
 import type { UploadDocumentResponseJson } from "./schemas.js";
 
+/** A stored page-setup JSON string as the upload reply's page_setup; null when empty or malformed. */
 export function pageSetup(json: string): UploadDocumentResponseJson["page_setup"] {
   if (!json) return null;
   try {
@@ -11,6 +12,7 @@ export function pageSetup(json: string): UploadDocumentResponseJson["page_setup"
   }
 }
 
+/** The session roster after an upload, as the reply's `roster`. */
 export function rosterToJson(roster: sessionsV1.RosterEntry[]): NonNullable<UploadDocumentResponseJson["roster"]> {
   return roster.map((e) => ({
     document_id: e.documentId,
