@@ -12,7 +12,6 @@ import {
   AttachmentJobSchema,
   AttachmentPathSchema,
   AttachmentStatusListSchema,
-  type AttachmentStatusSchema,
 } from "./schemas.js";
 
 const UPLOAD_TIMEOUT_MS = 60_000;
