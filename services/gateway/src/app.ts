@@ -2,6 +2,8 @@
 // (auth → body type → body → validation → handler), a JSON 404 and the one error middleware.
 import type { Request, RequestHandler, Response } from "express";
 import express from "express";
+import { apiRoutes } from "./api/index.js";
+import { openApiRoute } from "./api/system/routes.js";
 import { authenticate, createKeyResolver } from "./auth.js";
 import { bodySizeGuard, bodyTypeGuard, hasBody, jsonBody, multipartBody } from "./body.js";
 import type { GatewayConfig } from "./config.js";
@@ -9,8 +11,6 @@ import type { GatewayContext } from "./context.js";
 import { errorHandler, notFound } from "./error-handler.js";
 import { requestContext, requestState } from "./request-context.js";
 import { DEFAULT_RPC_TIMEOUT_MS, pathGuard, type Route, toExpressPath } from "./route-registry.js";
-import { apiRoutes } from "./routes/index.js";
-import { openApiRoute } from "./routes/openapi.js";
 
 /** Query values as FastAPI sees scalars: a repeated parameter keeps its last value. */
 function lastValues(query: Request["query"]): Record<string, unknown> {

@@ -1,4 +1,4 @@
-// Gateway configuration: readGatewayEnv turns environment variables into one typed config;
+// Gateway configuration: loadConfig(env) turns environment variables into one typed config;
 // only main.ts passes process.env, tests build configs with gatewayConfig().
 import { DEFAULT_ADDRS, numberFromEnv as numberVar, readAddrs, type ServiceAddrs } from "@redline/service-kit";
 
@@ -52,7 +52,7 @@ type Env = Record<string, string | undefined>;
  * AI_TIMEOUT_MS (30 min), AUTH_CACHE_TTL_MS (5000), LOG_LEVEL (info) and NATS_URL (job events).
  * Throws an Error naming the variable when a number is malformed or out of range.
  */
-export function readGatewayEnv(env: Env): GatewayConfig {
+export function loadConfig(env: Env): GatewayConfig {
   const port = numberVar(env, "PORT", (n) => Number.isInteger(n) && n >= 0 && n <= 65535, "an integer 0..65535");
   const maxRequestMb = numberVar(env, "MAX_REQUEST_MB", (n) => n > 0, "a positive number");
   const aiTimeoutMs = numberVar(env, "AI_TIMEOUT_MS", (n) => Number.isInteger(n) && n > 0, "a positive integer");

@@ -70,37 +70,16 @@ export function createContext(cfg: GatewayConfig, overrides: Partial<GatewayCont
     (Object.fromEntries(
       SERVICE_NAMES.map((name) => [name, createRpcClient(healthV1.HealthService, cfg.addrs[name])]),
     ) as Record<ServiceName, RpcClient<typeof healthV1.HealthService>>);
+  const clients = { billing, agent, jobs, revert, sessions, documents, library, workspace, ingest, files };
   return {
     cfg,
     log,
-    billing,
-    agent,
-    jobs,
+    ...clients,
     jobEvents,
-    revert,
-    sessions,
-    documents,
-    library,
-    workspace,
-    ingest,
-    files,
     health,
     close() {
-      jobs.close();
-      revert.close();
       void jobEvents.close();
-      for (const client of [
-        billing,
-        agent,
-        sessions,
-        documents,
-        library,
-        workspace,
-        ingest,
-        files,
-        ...Object.values(health),
-      ])
-        client.close();
+      for (const client of [...Object.values(clients), ...Object.values(health)]) client.close();
     },
   };
 }

@@ -1,5 +1,5 @@
 export { createApp } from "./app.js";
-export { CHAT_DEADLINE_GRACE_MS, type GatewayConfig, gatewayConfig, readGatewayEnv } from "./config.js";
+export { CHAT_DEADLINE_GRACE_MS, type GatewayConfig, gatewayConfig, loadConfig } from "./config.js";
 export { createContext, type GatewayContext, SERVICE_NAMES, type ServiceName } from "./context.js";
 export { buildOpenApi } from "./openapi.js";
 export { type RunningGateway, startGateway } from "./service.js";

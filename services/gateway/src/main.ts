@@ -1,7 +1,7 @@
 // Entry point: the only reader of process.env. Starts the gateway and closes it on SIGINT/SIGTERM.
 import { onShutdown } from "@redline/service-kit";
-import { readGatewayEnv } from "./config.js";
+import { loadConfig } from "./config.js";
 import { startGateway } from "./service.js";
 
-const gateway = await startGateway(readGatewayEnv(process.env));
+const gateway = await startGateway(loadConfig(process.env));
 onShutdown(() => gateway.close());

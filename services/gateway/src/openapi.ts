@@ -1,8 +1,8 @@
 // Builds the OpenAPI 3.1 document from the route registry and the zod schemas that validate
 // requests (z.toJSONSchema, JSON Schema 2020-12, the dialect OpenAPI 3.1 uses).
 import { z } from "zod";
+import { apiSchemas } from "./api/shared/schemas.js";
 import type { ErrorResponseSpec, Route } from "./route-registry.js";
-import { apiSchemas } from "./schemas.js";
 
 type Json = Record<string, unknown>;
 

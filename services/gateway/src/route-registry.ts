@@ -45,8 +45,8 @@ export type ErrorResponseSpec = number | { status: number; description: string; 
 
 type InputOf<S> = S extends z.ZodType ? z.output<S> : undefined;
 
-/** A route as written by its author; `handle` receives the parsed query, path and body. */
-export interface RouteSpec<R extends z.ZodType, Q, P, B> {
+/** What names and documents a route, the same in RouteSpec and Route. */
+interface RouteHead {
   method: HttpMethod;
   /** OpenAPI-style path, e.g. "/v1/sessions/{session_id}/history". */
   path: string;
@@ -56,6 +56,10 @@ export interface RouteSpec<R extends z.ZodType, Q, P, B> {
   tags: string[];
   /** Needs `Authorization: Bearer <key>` (every /v1 route). */
   auth: boolean;
+}
+
+/** A route as written by its author; `handle` receives the parsed query, path and body. */
+export interface RouteSpec<R extends z.ZodType, Q, P, B> extends RouteHead {
   /** Also accepts the key as `?api_key=` or `?token=` (browser EventSource streams). */
   queryKeyAuth?: boolean;
   query?: Q;
@@ -79,14 +83,7 @@ export interface RouteSpec<R extends z.ZodType, Q, P, B> {
 }
 
 /** A registered route with its types erased: what the app mounts and the OpenAPI builder reads. */
-export interface Route {
-  method: HttpMethod;
-  path: string;
-  operationId: string;
-  summary: string;
-  description?: string;
-  tags: string[];
-  auth: boolean;
+export interface Route extends RouteHead {
   queryKeyAuth: boolean;
   query?: z.ZodObject;
   params?: z.ZodObject;

@@ -2,9 +2,9 @@
 // integers a maximum no larger than their proto type allows, so oversized input is a 422 before
 // any write (the hostile-input sweep found an unbounded memory key failing after billing).
 import { describe, expect, it } from "vitest";
+import { apiRoutes } from "./api/index.js";
+import { INT64_JSON_MAX } from "./api/shared/schemas.js";
 import { buildOpenApi } from "./openapi.js";
-import { apiRoutes } from "./routes/index.js";
-import { INT64_JSON_MAX } from "./schemas.js";
 
 type Json = Record<string, unknown>;
 

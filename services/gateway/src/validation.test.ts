@@ -1,7 +1,9 @@
 import { SchemaError, type ValidationIssue } from "@redline/service-kit";
 import { describe, expect, it } from "vitest";
-import { toChatRpcRequest } from "./mappers.js";
-import { ChatRequestSchema, HistoryQuerySchema, ListSessionsQuerySchema, SessionPathSchema } from "./schemas.js";
+import { toChatRpcRequest } from "./api/chat/mappers.js";
+import { ChatRequestSchema } from "./api/chat/schemas.js";
+import { HistoryQuerySchema, ListSessionsQuerySchema } from "./api/sessions/schemas.js";
+import { SessionPathSchema } from "./api/shared/schemas.js";
 import { jsonErrorPosition, parseOrThrow } from "./validation.js";
 
 function issues(run: () => unknown): ValidationIssue[] {

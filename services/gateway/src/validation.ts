@@ -42,88 +42,12 @@ function regexSource(pattern: string | undefined): string {
 /** Maps one zod issue to one `{type, loc, msg}` item. */
 export function toValidationIssue(issue: z.core.$ZodIssue, where: InputLocation): ValidationIssue {
   const loc: (string | number)[] = [where, ...issue.path.map((p) => (typeof p === "symbol" ? String(p) : p))];
-  const input = issue.input;
   switch (issue.code) {
-    case "invalid_type": {
-      if (input === undefined) return { type: "missing", loc, msg: "Field required" };
-      switch (issue.expected) {
-        case "string":
-          return { type: "string_type", loc, msg: "Input should be a valid string" };
-        case "int":
-        case "number":
-          if (typeof input === "string") {
-            return {
-              type: "int_parsing",
-              loc,
-              msg: "Input should be a valid integer, unable to parse string as an integer",
-            };
-          }
-          if (typeof input === "number" && Number.isFinite(input)) {
-            return {
-              type: "int_from_float",
-              loc,
-              msg: "Input should be a valid integer, got a number with a fractional part",
-            };
-          }
-          return { type: "int_type", loc, msg: "Input should be a valid integer" };
-        case "boolean":
-          if (typeof input === "string") {
-            return { type: "bool_parsing", loc, msg: "Input should be a valid boolean, unable to interpret input" };
-          }
-          return { type: "bool_type", loc, msg: "Input should be a valid boolean" };
-        case "object":
-          if (loc.length === 1) {
-            return {
-              type: "model_attributes_type",
-              loc,
-              msg: "Input should be a valid dictionary or object to extract fields from",
-            };
-          }
-          return { type: "dict_type", loc, msg: "Input should be a valid dictionary" };
-        case "array":
-          return { type: "list_type", loc, msg: "Input should be a valid list" };
-        default:
-          return { type: `${issue.expected}_type`, loc, msg: `Input should be a valid ${issue.expected}` };
-      }
-    }
+    case "invalid_type":
+      return typeIssue(issue, loc);
     case "too_big":
-      if (issue.origin === "string") {
-        return {
-          type: "string_too_long",
-          loc,
-          msg: `String should have at most ${plural(issue.maximum, "character")}`,
-        };
-      }
-      if (issue.origin === "array" || issue.origin === "set") {
-        const actual = Array.isArray(input) ? `, not ${input.length}` : "";
-        return {
-          type: "too_long",
-          loc,
-          msg: `List should have at most ${plural(issue.maximum, "item")} after validation${actual}`,
-        };
-      }
-      return issue.inclusive
-        ? { type: "less_than_equal", loc, msg: `Input should be less than or equal to ${issue.maximum}` }
-        : { type: "less_than", loc, msg: `Input should be less than ${issue.maximum}` };
     case "too_small":
-      if (issue.origin === "string") {
-        return {
-          type: "string_too_short",
-          loc,
-          msg: `String should have at least ${plural(issue.minimum, "character")}`,
-        };
-      }
-      if (issue.origin === "array" || issue.origin === "set") {
-        const actual = Array.isArray(input) ? `, not ${input.length}` : "";
-        return {
-          type: "too_short",
-          loc,
-          msg: `List should have at least ${plural(issue.minimum, "item")} after validation${actual}`,
-        };
-      }
-      return issue.inclusive
-        ? { type: "greater_than_equal", loc, msg: `Input should be greater than or equal to ${issue.minimum}` }
-        : { type: "greater_than", loc, msg: `Input should be greater than ${issue.minimum}` };
+      return sizeIssue(issue, loc);
     case "invalid_value":
       if (issue.values.length === 1) {
         return { type: "literal_error", loc, msg: `Input should be ${quoteList(issue.values)}` };
@@ -149,103 +73,194 @@ export function toValidationIssue(issue: z.core.$ZodIssue, where: InputLocation)
   }
 }
 
+function typeIssue(issue: z.core.$ZodIssueInvalidType, loc: (string | number)[]): ValidationIssue {
+  const input = issue.input;
+  if (input === undefined) return { type: "missing", loc, msg: "Field required" };
+  switch (issue.expected) {
+    case "string":
+      return { type: "string_type", loc, msg: "Input should be a valid string" };
+    case "int":
+    case "number":
+      if (typeof input === "string") {
+        return {
+          type: "int_parsing",
+          loc,
+          msg: "Input should be a valid integer, unable to parse string as an integer",
+        };
+      }
+      if (typeof input === "number" && Number.isFinite(input)) {
+        return {
+          type: "int_from_float",
+          loc,
+          msg: "Input should be a valid integer, got a number with a fractional part",
+        };
+      }
+      return { type: "int_type", loc, msg: "Input should be a valid integer" };
+    case "boolean":
+      if (typeof input === "string") {
+        return { type: "bool_parsing", loc, msg: "Input should be a valid boolean, unable to interpret input" };
+      }
+      return { type: "bool_type", loc, msg: "Input should be a valid boolean" };
+    case "object":
+      if (loc.length === 1) {
+        return {
+          type: "model_attributes_type",
+          loc,
+          msg: "Input should be a valid dictionary or object to extract fields from",
+        };
+      }
+      return { type: "dict_type", loc, msg: "Input should be a valid dictionary" };
+    case "array":
+      return { type: "list_type", loc, msg: "Input should be a valid list" };
+    default:
+      return { type: `${issue.expected}_type`, loc, msg: `Input should be a valid ${issue.expected}` };
+  }
+}
+
+/** pydantic's words for a bound, by direction: upper (too_big) and lower (too_small). */
+const BOUND_WORDS = {
+  too_big: { string: "string_too_long", list: "too_long", has: "at most", than: "less_than", words: "less than" },
+  too_small: {
+    string: "string_too_short",
+    list: "too_short",
+    has: "at least",
+    than: "greater_than",
+    words: "greater than",
+  },
+} as const;
+
+function sizeIssue(
+  issue: z.core.$ZodIssueTooBig | z.core.$ZodIssueTooSmall,
+  loc: (string | number)[],
+): ValidationIssue {
+  const w = BOUND_WORDS[issue.code];
+  const bound = issue.code === "too_big" ? issue.maximum : issue.minimum;
+  if (issue.origin === "string") {
+    return { type: w.string, loc, msg: `String should have ${w.has} ${plural(bound, "character")}` };
+  }
+  if (issue.origin === "array" || issue.origin === "set") {
+    const actual = Array.isArray(issue.input) ? `, not ${issue.input.length}` : "";
+    return { type: w.list, loc, msg: `List should have ${w.has} ${plural(bound, "item")} after validation${actual}` };
+  }
+  return issue.inclusive
+    ? { type: `${w.than}_equal`, loc, msg: `Input should be ${w.words} or equal to ${bound}` }
+    : { type: w.than, loc, msg: `Input should be ${w.words} ${bound}` };
+}
+
 /**
  * The character offset of the first JSON syntax error in `text` (pydantic's `json_invalid` loc
  * is `["body", offset]`); `text.length` when the text ends early; 0 when `text` is valid.
  */
 export function jsonErrorPosition(text: string): number {
-  let i = 0;
-  const fail = (at: number): never => {
-    throw at;
-  };
-  const ws = () => {
-    while (i < text.length && " \t\n\r".includes(text[i])) i++;
-  };
-  const literal = (word: string) => {
-    for (let k = 0; k < word.length; k++) if (text[i + k] !== word[k]) fail(i + k);
-    i += word.length;
-  };
-  const string = () => {
-    i++;
-    while (i < text.length) {
-      const c = text[i];
-      if (c === '"') {
-        i++;
-        return;
-      }
-      if (c === "\\") {
-        const e = text[i + 1];
-        if (e === "u") {
-          if (!/^[0-9a-fA-F]{4}$/.test(text.slice(i + 2, i + 6))) fail(i + 2);
-          i += 6;
-        } else if (e !== undefined && '"\\/bfnrt'.includes(e)) i += 2;
-        else fail(i + 1);
-      } else if (c < " ") fail(i);
-      else i++;
-    }
-    fail(i);
-  };
-  const number = () => {
-    const m = /^-?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?/.exec(text.slice(i, i + 400));
-    if (!m || m[0].length === 0 || m[0] === "-") fail(i + (m?.[0].length ?? 0));
-    i += (m as RegExpExecArray)[0].length;
-  };
-  const value = (): void => {
-    ws();
-    const c = text[i];
-    if (c === "{") {
-      i++;
-      ws();
-      if (text[i] === "}") {
-        i++;
-        return;
-      }
-      for (;;) {
-        ws();
-        if (text[i] !== '"') fail(i);
-        string();
-        ws();
-        if (text[i] !== ":") fail(i);
-        i++;
-        value();
-        ws();
-        if (text[i] === ",") i++;
-        else if (text[i] === "}") {
-          i++;
-          return;
-        } else fail(i);
-      }
-    }
-    if (c === "[") {
-      i++;
-      ws();
-      if (text[i] === "]") {
-        i++;
-        return;
-      }
-      for (;;) {
-        value();
-        ws();
-        if (text[i] === ",") i++;
-        else if (text[i] === "]") {
-          i++;
-          return;
-        } else fail(i);
-      }
-    }
-    if (c === '"') string();
-    else if (c === "t") literal("true");
-    else if (c === "f") literal("false");
-    else if (c === "n") literal("null");
-    else if (c === "-" || (c >= "0" && c <= "9")) number();
-    else fail(i);
-  };
+  const scan = new JsonScanner(text);
   try {
-    value();
-    ws();
-    if (i < text.length) fail(i);
+    scan.value();
+    scan.ws();
+    if (scan.i < text.length) scan.fail(scan.i);
     return 0;
   } catch (at) {
     return typeof at === "number" ? Math.min(at, text.length) : 0;
+  }
+}
+
+/** A JSON grammar walk that throws the offset of the first error (a number) instead of parsing. */
+class JsonScanner {
+  i = 0;
+  constructor(private readonly text: string) {}
+
+  fail(at: number): never {
+    throw at;
+  }
+
+  ws(): void {
+    while (this.i < this.text.length && " \t\n\r".includes(this.text[this.i])) this.i++;
+  }
+
+  value(): void {
+    this.ws();
+    const c = this.text[this.i];
+    if (c === "{") this.object();
+    else if (c === "[") this.array();
+    else if (c === '"') this.string();
+    else if (c === "t") this.literal("true");
+    else if (c === "f") this.literal("false");
+    else if (c === "n") this.literal("null");
+    else if (c === "-" || (c >= "0" && c <= "9")) this.number();
+    else this.fail(this.i);
+  }
+
+  private literal(word: string): void {
+    for (let k = 0; k < word.length; k++) if (this.text[this.i + k] !== word[k]) this.fail(this.i + k);
+    this.i += word.length;
+  }
+
+  private string(): void {
+    const { text } = this;
+    this.i++;
+    while (this.i < text.length) {
+      const c = text[this.i];
+      if (c === '"') {
+        this.i++;
+        return;
+      }
+      if (c === "\\") {
+        const e = text[this.i + 1];
+        if (e === "u") {
+          if (!/^[0-9a-fA-F]{4}$/.test(text.slice(this.i + 2, this.i + 6))) this.fail(this.i + 2);
+          this.i += 6;
+        } else if (e !== undefined && '"\\/bfnrt'.includes(e)) this.i += 2;
+        else this.fail(this.i + 1);
+      } else if (c < " ") this.fail(this.i);
+      else this.i++;
+    }
+    this.fail(this.i);
+  }
+
+  private number(): void {
+    const m = /^-?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?/.exec(this.text.slice(this.i, this.i + 400));
+    if (!m || m[0].length === 0 || m[0] === "-") this.fail(this.i + (m?.[0].length ?? 0));
+    this.i += (m as RegExpExecArray)[0].length;
+  }
+
+  /** `{` members `}`: each member a string key, `:`, a value; comma separated. */
+  private object(): void {
+    this.i++;
+    this.ws();
+    if (this.text[this.i] === "}") {
+      this.i++;
+      return;
+    }
+    for (;;) {
+      this.ws();
+      if (this.text[this.i] !== '"') this.fail(this.i);
+      this.string();
+      this.ws();
+      if (this.text[this.i] !== ":") this.fail(this.i);
+      this.i++;
+      if (this.next("}")) return;
+    }
+  }
+
+  /** `[` values `]`, comma separated. */
+  private array(): void {
+    this.i++;
+    this.ws();
+    if (this.text[this.i] === "]") {
+      this.i++;
+      return;
+    }
+    while (!this.next("]"));
+  }
+
+  /** Reads a value, then a comma (false: more follow) or `close` (true: the container ends). */
+  private next(close: string): boolean {
+    this.value();
+    this.ws();
+    if (this.text[this.i] === ",") this.i++;
+    else if (this.text[this.i] === close) {
+      this.i++;
+      return true;
+    } else this.fail(this.i);
+    return false;
   }
 }

@@ -1,0 +1,122 @@
+// The attachment routes under /v1/attachments.
+import { required } from "@redline/service-kit";
+import type { z } from "zod";
+import { defineRoute, type RouteCall } from "../../route-registry.js";
+import { endpoint } from "../shared/routes.js";
+import { normalizeBase64, SessionPathSchema } from "../shared/schemas.js";
+import { attachmentToJson } from "./mappers.js";
+import {
+  AttachmentBase64Schema,
+  AttachmentDeletedSchema,
+  AttachmentFormSchema,
+  AttachmentJobSchema,
+  AttachmentPathSchema,
+  AttachmentStatusListSchema,
+} from "./schemas.js";
+
+const UPLOAD_TIMEOUT_MS = 60_000;
+
+/** Ensures the session is the caller's (minting one when omitted, 403 for another owner's), then stores the file. */
+async function createAttachment(
+  call: RouteCall,
+  sessionId: string,
+  filename: string,
+  content: Buffer,
+): Promise<z.output<typeof AttachmentJobSchema>> {
+  const ensured = await call.ctx.sessions.ensureSession({ sessionId }, call.rpc());
+  const sid = ensured.session?.sessionId ?? sessionId;
+  const res = await call.ctx.files.createAttachment(
+    { sessionId: sid, filename, content, uploadId: "" },
+    call.rpc(UPLOAD_TIMEOUT_MS),
+  );
+  const a = required(res.attachment, "attachment");
+  return {
+    job_id: a.attachmentId,
+    attachment_id: a.attachmentId,
+    session_id: sid,
+    filename: a.filename,
+    status: "processing",
+    message: `Processing ${a.filename}; poll GET /v1/attachments/status/${sid} until it is completed.`,
+  };
+}
+
+/** POST /v1/attachments/upload (multipart `file`, `session_id`). */
+export const uploadAttachmentRoute = defineRoute({
+  ...endpoint(
+    "POST /v1/attachments/upload",
+    "uploadAttachment",
+    "Attach a file to a session (multipart)",
+    "attachments",
+  ),
+  description:
+    "Documents (.pdf .docx .txt .rtf .md .html .htm) are converted and their text indexed for the agent; images " +
+    "(.png .jpg .jpeg .gif .webp) go to the model as vision input. At most 50 MB. Processing runs in the background.",
+  body: AttachmentFormSchema,
+  bodyMediaType: "multipart/form-data",
+  response: { description: "The attachment_processing job.", schema: AttachmentJobSchema },
+  errors: [400, 403, 415, 503],
+  async handle({ body }, call) {
+    return { body: await createAttachment(call, body.session_id ?? "", body.file.filename, body.file.content) };
+  },
+});
+
+/** POST /v1/attachments/upload-base64 `{filename, file_base64, session_id?}`. */
+export const uploadAttachmentBase64Route = defineRoute({
+  ...endpoint(
+    "POST /v1/attachments/upload-base64",
+    "uploadAttachmentBase64",
+    "Attach a file to a session (base64)",
+    "attachments",
+  ),
+  body: AttachmentBase64Schema,
+  response: { description: "The attachment_processing job.", schema: AttachmentJobSchema },
+  errors: [400, 403, 415, 503],
+  async handle({ body }, call) {
+    const content = Buffer.from(normalizeBase64(body.file_base64), "base64");
+    return { body: await createAttachment(call, body.session_id ?? "", body.filename, content) };
+  },
+});
+
+/** GET /v1/attachments/status/{session_id} (endpoint 23). */
+export const attachmentStatusRoute = defineRoute({
+  ...endpoint(
+    "GET /v1/attachments/status/{session_id}",
+    "getAttachmentStatus",
+    "Attachment processing status",
+    "attachments",
+  ),
+  params: SessionPathSchema,
+  response: { description: "Each attachment's processing state.", schema: AttachmentStatusListSchema },
+  errors: [404, 503],
+  async handle({ params }, call) {
+    // 404 for an unknown session or another owner's, before anything is listed.
+    await call.ctx.sessions.getSession({ sessionId: params.session_id }, call.rpc());
+    const res = await call.ctx.files.listAttachments({ sessionId: params.session_id }, call.rpc());
+    const attachments = res.attachments.map(attachmentToJson);
+    return { body: { session_id: params.session_id, attachments, total: attachments.length } };
+  },
+});
+
+/** DELETE /v1/attachments/{attachment_id}: cancels processing or removes the attachment. */
+export const deleteAttachmentRoute = defineRoute({
+  ...endpoint(
+    "DELETE /v1/attachments/{attachment_id}",
+    "deleteAttachment",
+    "Cancel or remove an attachment",
+    "attachments",
+  ),
+  params: AttachmentPathSchema,
+  response: { description: "The attachment is gone from its session.", schema: AttachmentDeletedSchema },
+  errors: [404, 503],
+  async handle({ params }, call) {
+    const res = await call.ctx.files.deleteAttachment({ attachmentId: params.attachment_id }, call.rpc());
+    const status = res.attachment?.status ?? "";
+    return {
+      body: {
+        attachment_id: params.attachment_id,
+        deleted: true as const,
+        cancelled: status === "pending" || status === "processing",
+      },
+    };
+  },
+});

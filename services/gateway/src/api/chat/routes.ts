@@ -1,0 +1,125 @@
+// The chat routes: POST /v1/chat (synchronous turn), POST /v1/chat/async (a job; follow it in
+// api/jobs) and the session revert / redo-revert.
+import { status as GrpcStatus } from "@grpc/grpc-js";
+import { AiTimeoutError, InputError, RedlineError, RemoteError, required } from "@redline/service-kit";
+import { CHAT_DEADLINE_GRACE_MS } from "../../config.js";
+import { defineRoute } from "../../route-registry.js";
+import { AsyncChatResponseSchema } from "../jobs/schemas.js";
+import { usageHeaders, usageToJson } from "../shared/mappers.js";
+import { endpoint } from "../shared/routes.js";
+import { SessionPathSchema } from "../shared/schemas.js";
+import { chatResponseToJson, revertToJson, toChatRpcRequest } from "./mappers.js";
+import {
+  ChatRequestSchema,
+  ChatResponseSchema,
+  RedoRevertRequestSchema,
+  RevertRequestSchema,
+  RevertResponseSchema,
+} from "./schemas.js";
+
+/** The synchronous chat route. Errors: 400 empty message, 429 quota, 504 past the AI cap, agent errors as sent. */
+export const chatRoute = defineRoute({
+  ...endpoint("POST /v1/chat", "chat", "Synchronous AI edit", "chat"),
+  description:
+    "Runs one chat turn. The document is loaded or replaced only when document_html or upload_document_base64 is sent. " +
+    "One billable operation per document-modifying turn (one more per 25 sections changed).",
+  body: ChatRequestSchema,
+  response: {
+    description: "The AI's reply, the document changes and the usage after the turn.",
+    schema: ChatResponseSchema,
+    headers: {
+      "X-Usage-Limit": "Monthly operations quota.",
+      "X-Usage-Used": "Operations used this period.",
+      "X-Usage-Remaining": "Operations left this period.",
+    },
+  },
+  errors: [400, 404, 415, 429, 503, 504],
+  async handle({ body }, call) {
+    if (body.message.trim() === "") throw new InputError("message must not be empty");
+    const { aiTimeoutMs } = call.ctx.cfg;
+    let res: Awaited<ReturnType<typeof call.ctx.agent.chat>>;
+    try {
+      res = await call.ctx.agent.chat(toChatRpcRequest(body), call.rpc(aiTimeoutMs + CHAT_DEADLINE_GRACE_MS));
+    } catch (err) {
+      // Our own deadline passed (the agent did not answer its 504 in time): Errors rule 3.
+      if (
+        err instanceof RedlineError &&
+        !(err instanceof RemoteError) &&
+        err.grpcCode === GrpcStatus.DEADLINE_EXCEEDED
+      ) {
+        throw new AiTimeoutError(`AI processing exceeded the ${Math.round(aiTimeoutMs / 60_000)}-minute limit`);
+      }
+      throw err;
+    }
+    const json = chatResponseToJson(res, body.response_mode, call.principal?.plan ?? "");
+    return { body: json, headers: usageHeaders(json.usage) };
+  },
+});
+
+/**
+ * POST /v1/chat/async: holds one operation (429 when the quota is spent), creates the job and
+ * answers 202 `{job_id, session_id, status: "pending", message, usage}` at once.
+ */
+export const chatAsyncRoute = defineRoute({
+  ...endpoint("POST /v1/chat/async", "chatAsync", "Asynchronous AI edit (a job)", "chat"),
+  description:
+    "Creates a chat job run by the agent's worker pool. Follow it with GET /v1/chat/{session_id}/stream?job_id=… " +
+    "or poll GET /v1/jobs/{job_id}. With approval_mode=ask_every_time the job stops at awaiting_approval.",
+  body: ChatRequestSchema,
+  response: { status: 202, description: "The job, pending.", schema: AsyncChatResponseSchema },
+  errors: [400, 403, 429, 503],
+  async handle({ body }, call) {
+    if (body.message.trim() === "") throw new InputError("message must not be empty");
+    // Large uploads are held in the request; the agent only stores the job.
+    const res = await call.ctx.jobs.createChatJob({ request: toChatRpcRequest(body) }, call.rpc(30_000));
+    const usage = usageToJson(res.usage, call.principal?.plan ?? "");
+    const job = required(res.job, "job");
+    return {
+      status: 202,
+      body: {
+        job_id: job.jobId,
+        session_id: job.sessionId,
+        status: "pending" as const,
+        message: "Job created; follow it on the progress stream or poll GET /v1/jobs/{job_id}.",
+        usage,
+      },
+      headers: usageHeaders(usage),
+    };
+  },
+});
+
+/**
+ * Revert: turns from turn_index on leave the active history and every document returns to its
+ * state before that turn as a new version. 409 while a job runs or awaits approval, 404 for a
+ * turn not in the active history, 422 for a turn without a restore point.
+ */
+export const revertRoute = defineRoute({
+  ...endpoint("POST /v1/sessions/{session_id}/revert", "revertSession", "Rewind a session to a turn", "sessions"),
+  params: SessionPathSchema,
+  body: RevertRequestSchema,
+  response: { description: "The state after the revert and the redo token.", schema: RevertResponseSchema },
+  errors: [404, 409],
+  async handle({ params, body }, call) {
+    const res = await call.ctx.revert.revertSession(
+      { sessionId: params.session_id, turnIndex: body.turn_index, dryRun: body.dry_run },
+      call.rpc(90_000),
+    );
+    return { body: revertToJson(res) };
+  },
+});
+
+/** Redo-revert: undoes a revert (409 when undone already, superseded by new turns, or a job is open). */
+export const redoRevertRoute = defineRoute({
+  ...endpoint("POST /v1/sessions/{session_id}/redo-revert", "redoRevert", "Undo a revert", "sessions"),
+  params: SessionPathSchema,
+  body: RedoRevertRequestSchema,
+  response: { description: "The state after the redo.", schema: RevertResponseSchema },
+  errors: [400, 404, 409],
+  async handle({ params, body }, call) {
+    const res = await call.ctx.revert.redoRevert(
+      { sessionId: params.session_id, turnIndex: body.turn_index, redoCheckpointId: body.redo_checkpoint_id },
+      call.rpc(90_000),
+    );
+    return { body: revertToJson(res) };
+  },
+});

@@ -1,0 +1,70 @@
+// Library views: a document summary with its session count, a head version's HTML, page setup
+// and document-event payloads.
+import type { documentsV1 } from "@redline/grpc-stubs";
+import type { RouteCall } from "../../route-registry.js";
+import { chunksToHtml, iso } from "../shared/mappers.js";
+
+export type Json = Record<string, unknown>;
+
+/** page_setup_json as an object, or null. */
+export function pageSetupOf(json: string): Json | null {
+  if (!json) return null;
+  try {
+    const value: unknown = JSON.parse(json);
+    return value !== null && typeof value === "object" && !Array.isArray(value) ? (value as Json) : null;
+  } catch {
+    return null;
+  }
+}
+
+/** A Files entry (metadata only). */
+export function documentSummaryJson(meta: documentsV1.DocumentMeta, sessionCount: number) {
+  return {
+    document_id: meta.documentId,
+    durable_document_id: meta.documentId,
+    title: meta.title,
+    version_id: meta.versionId,
+    chunk_count: meta.chunkCount,
+    section_count: meta.sectionCount,
+    archived: meta.archived,
+    status: meta.archived ? ("archived" as const) : ("active" as const),
+    created_at: iso(meta.createdAt),
+    updated_at: iso(meta.updatedAt),
+    session_count: sessionCount,
+  };
+}
+
+/** Open-session counts per durable id (one sessions call for a page of documents). */
+export async function sessionCounts(
+  call: RouteCall,
+  ids: string[],
+  excludeSessionId = "",
+): Promise<Map<string, number>> {
+  const counts = new Map<string, number>();
+  if (ids.length === 0) return counts;
+  const { holders } = await call.ctx.workspace.listDocumentHolders(
+    { durableDocumentIds: ids, excludeSessionId },
+    call.rpc(),
+  );
+  for (const h of holders) counts.set(h.durableDocumentId, (counts.get(h.durableDocumentId) ?? 0) + 1);
+  return counts;
+}
+
+/** The HTML of a durable document at head. */
+export async function headHtml(call: RouteCall, durableId: string): Promise<{ html: string; versionId: string }> {
+  const doc = await call.ctx.documents.getDocument(
+    { documentId: durableId, versionId: "", includeChunks: true },
+    call.rpc(),
+  );
+  return { html: chunksToHtml(doc.chunks), versionId: doc.document?.versionId ?? "" };
+}
+
+/** A document event's stored JSON payload as an object; {} when empty or not an object. */
+export function payloadOf(json: string): Record<string, unknown> {
+  try {
+    const value: unknown = JSON.parse(json);
+    return value !== null && typeof value === "object" ? (value as Record<string, unknown>) : {};
+  } catch {
+    return {};
+  }
+}

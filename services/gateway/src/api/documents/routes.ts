@@ -1,0 +1,259 @@
+// The library routes under /v1/documents/{document_id} and GET /v1/sessions/{session_id}/doc-events.
+import { ConflictError, InputError, NotFoundError, required } from "@redline/service-kit";
+import { defineRoute } from "../../route-registry.js";
+import { chunksToHtml } from "../shared/mappers.js";
+import { endpoint } from "../shared/routes.js";
+import { SessionPathSchema } from "../shared/schemas.js";
+import { documentSummaryJson, pageSetupOf, payloadOf, sessionCounts } from "./mappers.js";
+import {
+  ArchiveQuerySchema,
+  ArchiveResponseSchema,
+  DocEventsQuerySchema,
+  DocEventsResponseSchema,
+  DocumentDetailSchema,
+  DocumentInUseSchema,
+  DocumentListResponseSchema,
+  DocumentPathSchema,
+  IncludeHtmlQuerySchema,
+  ListDocumentsQuerySchema,
+  UnarchiveResponseSchema,
+  UpdateDocumentResponseSchema,
+  UpdateDocumentSchema,
+} from "./schemas.js";
+
+/**
+ * GET /v1/documents: the caller's documents, most recently updated first, metadata only, with
+ * session_count. Chats store every document they load as a durable document, so earlier chats'
+ * documents are listed from the first call (`imported` is always 0).
+ */
+export const listDocumentsRoute = defineRoute({
+  ...endpoint("GET /v1/documents", "listDocuments", "List saved documents", "documents"),
+  query: ListDocumentsQuerySchema,
+  response: { description: "Files entries, most recently updated first.", schema: DocumentListResponseSchema },
+  errors: [503],
+  async handle({ query }, call) {
+    const res = await call.ctx.library.listDocuments(
+      { limit: query.limit, offset: query.offset, archived: query.archived, includePreview: query.include_preview },
+      call.rpc(),
+    );
+    const counts = await sessionCounts(
+      call,
+      res.documents.map((d) => d.document?.documentId ?? ""),
+    );
+    const documents = res.documents.flatMap((d) =>
+      d.document
+        ? [
+            {
+              ...documentSummaryJson(d.document, counts.get(d.document.documentId) ?? 0),
+              ...(query.include_preview && { preview_html: d.previewHtml }),
+            },
+          ]
+        : [],
+    );
+    return { body: { documents, total: res.total, limit: query.limit, offset: query.offset, imported: 0 } };
+  },
+});
+
+/** GET /v1/documents/{document_id}: metadata, structure and prior chats; 404 when not the caller's. */
+export const documentDetailRoute = defineRoute({
+  ...endpoint("GET /v1/documents/{document_id}", "getDocument", "Document detail", "documents"),
+  description: "Non-billable. include_html=true adds html, page_setup and version_id.",
+  params: DocumentPathSchema,
+  query: IncludeHtmlQuerySchema,
+  response: { description: "Metadata, structure and the chats that have it open.", schema: DocumentDetailSchema },
+  errors: [404, 503],
+  async handle({ params, query }, call) {
+    const res = await call.ctx.library.describeDocument({ documentId: params.document_id }, call.rpc());
+    const meta = required(res.document, "document");
+    const { holders } = await call.ctx.workspace.listDocumentHolders(
+      { durableDocumentIds: [meta.documentId], excludeSessionId: "" },
+      call.rpc(),
+    );
+    const s = res.structure;
+    return {
+      body: {
+        ...documentSummaryJson(meta, holders.length),
+        structure: {
+          headings: (s?.headings ?? []).map((h) => ({
+            level: h.level,
+            text: h.text,
+            position: h.position,
+            chunk_id: h.chunkId,
+          })),
+          section_count: s?.sectionCount ?? 0,
+          block_count: s?.blockCount ?? 0,
+          media: { images: s?.images ?? 0, diagrams: s?.diagrams ?? 0 },
+        },
+        prior_chats: holders.map((h) => ({
+          session_id: h.sessionId,
+          title: h.sessionTitle,
+          document_id: h.slotId,
+          last_updated: h.updatedAt?.toISOString() ?? null,
+        })),
+        ...(query.include_html && { html: chunksToHtml(res.chunks), page_setup: pageSetupOf(meta.pageSetupJson) }),
+      },
+    };
+  },
+});
+
+/**
+ * PATCH /v1/documents/{document_id} `{title?, page_setup?}`: a title-only call answers
+ * `status: "renamed"`. A legacy `parts` payload → 400 `parts_moved_to_chunks`: out-of-flow parts
+ * (headers, footers, notes, comments, per-section geometry) are chunks, edited through chat or save.
+ */
+export const updateDocumentRoute = defineRoute({
+  ...endpoint("PATCH /v1/documents/{document_id}", "updateDocument", "Rename and/or update page setup", "documents"),
+  params: DocumentPathSchema,
+  body: UpdateDocumentSchema,
+  response: { description: "The document after the update.", schema: UpdateDocumentResponseSchema },
+  errors: [400, 404, 503],
+  async handle({ params, body }, call) {
+    if ("parts" in body) {
+      throw new InputError(
+        "Document parts are chunks of the document now: edit headers, footers, notes and comments through chat or save",
+        { code: "parts_moved_to_chunks" },
+      );
+    }
+    if (body.title === undefined && body.page_setup === undefined)
+      throw new InputError("Nothing to update: send title and/or page_setup");
+    const res = await call.ctx.library.updateDocument(
+      {
+        documentId: params.document_id,
+        title: body.title,
+        pageSetupJson: body.page_setup === undefined ? undefined : JSON.stringify(body.page_setup),
+        sessionId: "",
+      },
+      call.rpc(),
+    );
+    const meta = required(res.document, "document");
+    const counts = await sessionCounts(call, [meta.documentId]);
+    return {
+      body: {
+        status: body.page_setup === undefined ? ("renamed" as const) : ("updated" as const),
+        document: documentSummaryJson(meta, counts.get(meta.documentId) ?? 0),
+      },
+    };
+  },
+});
+
+/**
+ * DELETE /v1/documents/{document_id}?force&from_session: archives. Open in another session and
+ * no force → 409 document_in_use, nothing archived. Archiving unlinks the document from every
+ * session (they see a document_updated event with change "archived"). A 2xx means it happened.
+ */
+export const archiveDocumentRoute = defineRoute({
+  ...endpoint("DELETE /v1/documents/{document_id}", "archiveDocument", "Archive", "documents"),
+  params: DocumentPathSchema,
+  query: ArchiveQuerySchema,
+  response: { description: "The document is archived.", schema: ArchiveResponseSchema },
+  errors: [
+    404,
+    { status: 409, description: "Open in another session (document_in_use).", schema: DocumentInUseSchema },
+    503,
+  ],
+  async handle({ params, query }, call) {
+    // Not the caller's → 404 before anything else is looked at.
+    const { documents } = await call.ctx.library.getDocumentsMeta({ documentIds: [params.document_id] }, call.rpc());
+    const meta = documents[0];
+    if (!meta) throw new NotFoundError("Document not found");
+    const counts = await sessionCounts(call, [meta.documentId], query.from_session ?? "");
+    const openElsewhere = counts.get(meta.documentId) ?? 0;
+    // Already archived (e.g. a retry after the unlink step failed): finish the unlink, answer 200.
+    if (openElsewhere > 0 && !query.force && !meta.archived) {
+      throw new ConflictError(`The document is open in ${openElsewhere} other session(s)`, {
+        code: "document_in_use",
+        open_in_sessions: openElsewhere,
+        suggested_action: "close_in_other_sessions_or_retry_with_force",
+      });
+    }
+    const archived = await call.ctx.library.archiveDocument(
+      { documentId: meta.documentId, sessionId: query.from_session ?? "" },
+      call.rpc(),
+    );
+    const unlinked = await call.ctx.workspace.unlinkDocument({ durableDocumentId: meta.documentId }, call.rpc());
+    return {
+      body: {
+        document_id: meta.documentId,
+        status: "archived" as const,
+        archived: true as const,
+        already_archived: archived.alreadyArchived,
+        unlinked_sessions: unlinked.sessionIds.length,
+      },
+    };
+  },
+});
+
+/** POST /v1/documents/{document_id}/unarchive: restores; a no-op success for active or unknown ids. */
+export const unarchiveDocumentRoute = defineRoute({
+  ...endpoint("POST /v1/documents/{document_id}/unarchive", "unarchiveDocument", "Restore", "documents"),
+  description: "Non-billable and idempotent.",
+  params: DocumentPathSchema,
+  response: {
+    description: "The document is active (or was unknown: nothing happened).",
+    schema: UnarchiveResponseSchema,
+  },
+  errors: [503],
+  async handle({ params }, call) {
+    const res = await call.ctx.library.unarchiveDocument({ documentId: params.document_id, sessionId: "" }, call.rpc());
+    return { body: { document_id: params.document_id, status: "active" as const, unarchived: res.unarchived } };
+  },
+});
+
+/**
+ * `document_updated` events with an id above `after_id`, ascending; `last_id` is the next
+ * cursor. Ids are outbox ids, committed in id order, so polling never skips or repeats one.
+ */
+export const docEventsRoute = defineRoute({
+  ...endpoint(
+    "GET /v1/sessions/{session_id}/doc-events",
+    "pollDocumentEvents",
+    "Poll cross-session updates",
+    "sessions",
+  ),
+  params: SessionPathSchema,
+  query: DocEventsQuerySchema,
+  response: { description: "Events after the cursor.", schema: DocEventsResponseSchema },
+  errors: [404, 503],
+  async handle({ params, query }, call) {
+    // Two calls per poll: the session's documents (404 for a foreign session), then the outbox.
+    const watched = await call.ctx.workspace.listWatchedDocuments({ sessionId: params.session_id }, call.rpc());
+    const slotOf = new Map(watched.documents.map((d) => [d.durableDocumentId, d.slotId]));
+    const res =
+      watched.documents.length === 0
+        ? { events: [], hasMore: false }
+        : await call.ctx.library.listDocumentEvents(
+            {
+              documentIds: [...slotOf.keys()],
+              afterId: query.after_id,
+              excludeSessionId: query.include_own ? "" : params.session_id,
+              limit: query.limit,
+              types: ["document_updated"],
+            },
+            call.rpc(),
+          );
+    const events = res.events.map((e) => {
+      const payload = payloadOf(e.payloadJson);
+      const chunkIds = Array.isArray(payload.chunk_ids) ? payload.chunk_ids.map(String) : undefined;
+      return {
+        id: e.id,
+        type: "document_updated" as const,
+        document_id: e.documentId,
+        slot_document_id: slotOf.get(e.documentId) || null,
+        version_id: e.versionId,
+        session_id: e.sessionId || null,
+        change: typeof payload.kind === "string" ? payload.kind : "edit",
+        ...(chunkIds && { chunk_ids: chunkIds }),
+        ...(typeof payload.title === "string" && { title: payload.title }),
+        created_at: e.createdAt?.toISOString() ?? null,
+      };
+    });
+    return {
+      body: {
+        session_id: params.session_id,
+        events,
+        last_id: events.at(-1)?.id ?? query.after_id,
+        has_more: res.hasMore,
+      },
+    };
+  },
+});

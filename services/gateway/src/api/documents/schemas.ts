@@ -1,0 +1,178 @@
+// The document library (interface-spec endpoints 3 and 5-8, 15): list, detail, update, archive
+// and unarchive saved documents, and a session's document events.
+import { z } from "zod";
+import {
+  apiSchemas,
+  boundedRecord,
+  INT32_MAX,
+  INT64_JSON_MAX,
+  MAX_NAME_CHARS,
+  pageLimit,
+  queryFlag,
+  queryInt,
+  sessionId,
+} from "../shared/schemas.js";
+
+/** Path of /v1/documents/{document_id}. */
+export const DocumentPathSchema = z.object({
+  document_id: z.string().min(1).max(256).meta({ description: "Durable document UUID." }),
+});
+
+/** GET /v1/documents query (endpoint 3). */
+export const ListDocumentsQuerySchema = z.object({
+  limit: pageLimit(50).meta({ description: "1 to 200." }),
+  offset: z
+    .preprocess(queryInt, z.number().int().min(0).max(INT32_MAX).default(0))
+    .meta({ description: "At least 0 (an int32)." }),
+  include_preview: queryFlag(false, "Adds preview_html (the first chunks)."),
+  archived: queryFlag(false, "Lists archived documents instead of active ones."),
+});
+
+/** include_html query. */
+export const IncludeHtmlQuerySchema = z.object({ include_html: queryFlag(false, "Adds the HTML.") });
+
+/** DELETE /v1/documents/{id} query (endpoint 7). */
+export const ArchiveQuerySchema = z.object({
+  force: queryFlag(false, "Archive even when open in other sessions; every session is unlinked and notified."),
+  from_session: sessionId.optional().meta({ description: "The caller's own session, left out of the in-use check." }),
+});
+
+/** GET .../doc-events query (endpoint 15). */
+export const DocEventsQuerySchema = z.object({
+  after_id: z
+    .preprocess(queryInt, z.number().int().min(0).max(INT64_JSON_MAX).default(0))
+    .meta({ description: "Cursor: events with a greater id." }),
+  include_own: queryFlag(false, "Include this session's own writes."),
+  limit: pageLimit(100, 500).meta({ description: "1 to 500." }),
+});
+
+/** PATCH /v1/documents/{id} (UpdateDocumentRequest); unknown fields are kept so `parts` can be refused with 400. */
+export const UpdateDocumentSchema = z
+  .looseObject({
+    title: z.string().min(1).max(MAX_NAME_CHARS).optional().meta({ description: "New title." }),
+    page_setup: boundedRecord("Page setup {size, orientation, margins}; null clears it.").nullable().optional(),
+  })
+  .meta({ description: "UpdateDocumentRequest. A legacy parts field gives 400 parts_moved_to_chunks." })
+  .register(apiSchemas, { id: "UpdateDocumentRequest" });
+
+/** A Files entry (metadata only). */
+export const DocumentSummarySchema = z
+  .object({
+    document_id: z.string().meta({ description: "Durable UUID." }),
+    durable_document_id: z.string(),
+    title: z.string(),
+    version_id: z.string(),
+    chunk_count: z.number().int(),
+    section_count: z.number().int(),
+    archived: z.boolean(),
+    status: z.enum(["active", "archived"]),
+    created_at: z.string().nullable(),
+    updated_at: z.string().nullable(),
+    session_count: z.number().int().meta({ description: "Sessions that have it open." }),
+    preview_html: z.string().optional().meta({ description: "Only with include_preview=true." }),
+  })
+  .register(apiSchemas, { id: "DocumentSummary" });
+
+/** GET /v1/documents 200. */
+export const DocumentListResponseSchema = z
+  .object({
+    documents: z.array(DocumentSummarySchema),
+    total: z.number().int().meta({ description: "Matching documents over all pages." }),
+    limit: z.number().int(),
+    offset: z.number().int(),
+    imported: z.number().int().meta({
+      description:
+        "Documents of earlier chats imported by this call (always 0: chats store documents as they load them).",
+    }),
+  })
+  .register(apiSchemas, { id: "DocumentListResponse" });
+
+/** A chat session that has the document open. */
+export const PriorChatSchema = z.object({
+  session_id: z.string(),
+  title: z.string(),
+  document_id: z.string().meta({ description: "The slot id in that session." }),
+  last_updated: z.string().nullable(),
+});
+
+/** GET /v1/documents/{id} 200. */
+export const DocumentDetailSchema = DocumentSummarySchema.extend({
+  structure: z.object({
+    headings: z.array(
+      z.object({ level: z.number().int(), text: z.string(), position: z.number().int(), chunk_id: z.string() }),
+    ),
+    section_count: z.number().int(),
+    block_count: z.number().int(),
+    media: z.object({ images: z.number().int(), diagrams: z.number().int() }),
+  }),
+  prior_chats: z.array(PriorChatSchema),
+  html: z.string().optional(),
+  page_setup: z.record(z.string(), z.unknown()).nullable().optional(),
+}).register(apiSchemas, { id: "DocumentDetail" });
+
+/** PATCH 200. */
+export const UpdateDocumentResponseSchema = z
+  .object({
+    status: z.enum(["renamed", "updated"]).meta({ description: "renamed for a title-only call." }),
+    document: DocumentSummarySchema,
+  })
+  .register(apiSchemas, { id: "UpdateDocumentResponse" });
+
+/** Archive 200. */
+export const ArchiveResponseSchema = z
+  .object({
+    document_id: z.string(),
+    status: z.literal("archived"),
+    archived: z.literal(true),
+    already_archived: z.boolean(),
+    unlinked_sessions: z.number().int().meta({ description: "Sessions the document was closed in (and notified)." }),
+  })
+  .register(apiSchemas, { id: "ArchiveResponse" });
+
+/** Unarchive 200 (endpoint 8). */
+export const UnarchiveResponseSchema = z
+  .object({
+    document_id: z.string(),
+    status: z.literal("active"),
+    unarchived: z.boolean().meta({ description: "False when it was already active or is unknown (a no-op)." }),
+  })
+  .register(apiSchemas, { id: "UnarchiveResponse" });
+
+/** 409 document_in_use. */
+export const DocumentInUseSchema = z
+  .object({
+    detail: z.string(),
+    code: z.literal("document_in_use"),
+    open_in_sessions: z.number().int(),
+    suggested_action: z.string(),
+  })
+  .register(apiSchemas, { id: "DocumentInUseError" });
+
+/** One doc-event. */
+export const DocEventSchema = z
+  .object({
+    id: z.number().int(),
+    type: z.literal("document_updated"),
+    document_id: z.string().meta({ description: "Durable id." }),
+    slot_document_id: z
+      .string()
+      .nullable()
+      .meta({ description: "This session's slot id for it; null when no longer open." }),
+    version_id: z.string(),
+    session_id: z.string().nullable().meta({ description: "The committing session." }),
+    change: z.string().meta({ description: "edit, save, replace, re-edit, metadata, archived or unarchived." }),
+    chunk_ids: z.array(z.string()).optional(),
+    title: z.string().optional(),
+    created_at: z.string().nullable(),
+  })
+  .register(apiSchemas, { id: "DocEvent" });
+
+/** GET doc-events 200. */
+export const DocEventsResponseSchema = z
+  .object({
+    session_id: z.string(),
+    events: z.array(DocEventSchema),
+    last_id: z.number().int().meta({ description: "The next after_id." }),
+    has_more: z.boolean(),
+  })
+  .register(apiSchemas, { id: "DocEventsResponse" });

@@ -1,0 +1,235 @@
+// The export routes: POST /v1/documents/export, /export/email-request and POST /v1/downloads.
+import type { ingestFilesV1 } from "@redline/grpc-stubs";
+import {
+  contentDisposition,
+  InputError,
+  NotFoundError,
+  RedlineError,
+  required,
+  SchemaError,
+} from "@redline/service-kit";
+import { z } from "zod";
+import { defineRoute, type RouteCall } from "../../route-registry.js";
+import { pickRosterEntry } from "../sessions/mappers.js";
+import { chunksToHtml, usageHeaders, usageToJson } from "../shared/mappers.js";
+import { endpoint } from "../shared/routes.js";
+import { toExportOptions } from "./mappers.js";
+import {
+  DownloadRequestSchema,
+  DownloadResponseSchema,
+  EmailExportResponseSchema,
+  EmailExportSchema,
+  type ExportOptionsJson,
+  type ExportRequestJson,
+  ExportRequestSchema,
+} from "./schemas.js";
+
+const EXPORT_TIMEOUT_MS = 120_000;
+
+/** The HTML, title and page setup an export starts from. */
+export interface ExportSource {
+  html: string;
+  title: string;
+  pageSetupJson: string;
+}
+
+/** Resolves the export source: `html`, else the session's document (`document_id` or the focused one). */
+export async function resolveExportSource(
+  body: Pick<ExportRequestJson, "html" | "session_id" | "document_id" | "upload_id">,
+  call: RouteCall,
+): Promise<ExportSource> {
+  if (body.html !== undefined) return { html: body.html, title: "", pageSetupJson: "" };
+  if (body.session_id) {
+    const session = (await call.ctx.sessions.getSession({ sessionId: body.session_id }, call.rpc())).session;
+    const entry = pickRosterEntry(session?.roster ?? [], body.document_id);
+    if (body.document_id && entry?.documentId !== body.document_id && entry?.durableDocumentId !== body.document_id)
+      throw new NotFoundError("Document not found in this session");
+    if (!entry) throw new NotFoundError("The session has no document to export");
+    if (!entry.durableDocumentId) return { html: "", title: entry.title, pageSetupJson: "" };
+    const doc = await call.ctx.documents.getDocument(
+      { documentId: entry.durableDocumentId, versionId: "", includeChunks: true },
+      call.rpc(),
+    );
+    const meta = required(doc.document, "document");
+    return { html: chunksToHtml(doc.chunks), title: meta.title, pageSetupJson: meta.pageSetupJson };
+  }
+  if (body.upload_id) {
+    const res = await call.ctx.files.convertUpload({ uploadId: body.upload_id }, call.rpc(EXPORT_TIMEOUT_MS));
+    const converted = res.converted;
+    return {
+      html: converted?.html ?? "",
+      title: converted?.title ?? "",
+      pageSetupJson: converted?.pageSetupJson ?? "",
+    };
+  }
+  throw new SchemaError([
+    { type: "missing", loc: ["body", "html"], msg: "One of html, session_id or upload_id is required" },
+  ]);
+}
+
+/** A safe download name: the caller's (without path or quotes), else the title, with the format's extension. */
+export function downloadName(requested: string | undefined, title: string, extension: string): string {
+  const base = (requested ?? "").split(/[\\/]/).pop()?.trim() || title.trim() || "document";
+  // Control characters, quotes and backslashes would break the header.
+  const clean =
+    [...base]
+      .filter((ch) => ch.charCodeAt(0) >= 0x20 && ch !== '"' && ch !== "\\")
+      .join("")
+      .slice(0, 200) || "document";
+  return clean.toLowerCase().endsWith(extension) ? clean : `${clean.replace(/\.[A-Za-z0-9]{1,8}$/, "")}${extension}`;
+}
+
+/** POST /v1/documents/export → the file's bytes. */
+export const exportDocumentRoute = defineRoute({
+  ...endpoint("POST /v1/documents/export", "exportDocument", "Export a document", "documents"),
+  description:
+    "Exports `html`, a session's document (`session_id` + optional `document_id`) or a pre-signed upload as docx " +
+    "(default), pdf, html, markdown or txt (`doc` = docx, legacy). Non-fatal losses are listed in X-Export-Warnings " +
+    "(base64 of a JSON array of strings). Over the format's cap: 413 whose detail is an object (Errors rule 6). Not billable.",
+  body: ExportRequestSchema,
+  response: {
+    description: "The file.",
+    schema: z.string().meta({ format: "binary" }),
+    headers: {
+      "Content-Disposition": "attachment; filename=...",
+      "X-Export-Warnings": "base64 of a JSON array of warning strings",
+    },
+  },
+  errors: [404, 413, 503],
+  async handle({ body }, call) {
+    const source = await resolveExportSource(body, call);
+    const file = await call.ctx.files.exportDocument(
+      {
+        html: source.html,
+        format: body.format,
+        title: source.title || body.filename || "Document",
+        pageSetupJson: source.pageSetupJson,
+        options: toExportOptions(body.options),
+      },
+      call.rpc(EXPORT_TIMEOUT_MS),
+    );
+    const name = downloadName(body.filename, source.title, file.extension);
+    return {
+      body: "",
+      headers: {
+        "Content-Type": file.contentType,
+        // The shared header builder: it also drops bidi controls that could disguise the extension.
+        "Content-Disposition": contentDisposition("attachment", name),
+        "Content-Length": String(file.content.length),
+        "X-Export-Warnings": Buffer.from(JSON.stringify(file.warnings), "utf8").toString("base64"),
+      },
+      send: (res) => {
+        res.end(file.content);
+      },
+    };
+  },
+});
+
+const EXTENSIONS: Record<string, string> = {
+  docx: ".docx",
+  doc: ".docx",
+  pdf: ".pdf",
+  html: ".html",
+  markdown: ".md",
+  txt: ".txt",
+};
+
+/** The export message for a resolved source. */
+function exportMessage(
+  source: ExportSource,
+  format: string,
+  options: ExportOptionsJson | undefined,
+  filename: string | undefined,
+): ingestFilesV1.ExportDocumentRequest {
+  return {
+    html: source.html,
+    format,
+    title: source.title || filename || "Document",
+    pageSetupJson: source.pageSetupJson,
+    options: toExportOptions(options),
+  };
+}
+
+/**
+ * An application 429 also carries X-Usage-* (interface-spec, Errors rule 2): ingest's email cap
+ * does not know the monthly usage, so it is added here; without billing the 429 goes as it is.
+ */
+async function withUsageHeaders(err: RedlineError, call: RouteCall): Promise<RedlineError> {
+  try {
+    const { usage } = await call.ctx.billing.getUsage({}, call.rpc());
+    const headers = { ...usageHeaders(usageToJson(usage, call.principal?.plan ?? "")), ...err.headers };
+    return new RedlineError(err.httpStatus, err.grpcCode, err.detail, { body: err.body, headers });
+  } catch {
+    return err;
+  }
+}
+
+/** POST /v1/documents/export/email-request: the fallback for exports over the cap. */
+export const emailExportRoute = defineRoute({
+  ...endpoint("POST /v1/documents/export/email-request", "requestEmailExport", "Export by email", "documents"),
+  description:
+    "Queues the export of a session's document; the file is stored and a download link valid 7 days is mailed to " +
+    "recipient_email (default: the caller's user id when it is an email address) under a fixed subject. The filename " +
+    "is sanitized and takes the format's extension. Each account may request a limited number per hour (default 20): " +
+    "past it, 429 `{detail}` with Retry-After in seconds. No size cap. Not billable.",
+  body: EmailExportSchema,
+  response: { status: 202, description: "The queued job.", schema: EmailExportResponseSchema },
+  errors: [400, 404, 429, 503],
+  async handle({ body }, call) {
+    const userId = call.principal?.userId ?? "";
+    const recipient = body.recipient_email ?? (/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(userId) ? userId : "");
+    if (!recipient) throw new InputError("recipient_email is required: the account has no email address on file");
+    const source = await resolveExportSource({ session_id: body.session_id, document_id: body.document_id }, call);
+    const filename = downloadName(body.filename, source.title, EXTENSIONS[body.format]);
+    const res = await call.ctx.files
+      .queueEmailExport(
+        {
+          export: exportMessage(source, body.format, body.options, body.filename),
+          filename,
+          recipientEmail: recipient,
+          sessionId: body.session_id,
+        },
+        call.rpc(),
+      )
+      .catch(async (err: unknown) => {
+        throw err instanceof RedlineError && err.httpStatus === 429 ? await withUsageHeaders(err, call) : err;
+      });
+    return {
+      body: {
+        job_id: res.jobId,
+        recipient_email: res.recipientEmail,
+        status: "queued" as const,
+        eta: (res.eta ?? new Date()).toISOString(),
+        message: `The export is queued; a download link valid for 7 days will be sent to ${res.recipientEmail}.`,
+      },
+    };
+  },
+});
+
+/** POST /v1/downloads: export now and return a pre-signed link valid 15 minutes. */
+export const createDownloadRoute = defineRoute({
+  ...endpoint("POST /v1/downloads", "createDownload", "Create a download link", "documents"),
+  description:
+    "Exports html, a session's document or a pre-signed upload, stores the file and returns a link valid 900 seconds. " +
+    "No size cap. Not billable.",
+  body: DownloadRequestSchema,
+  response: { description: "The link.", schema: DownloadResponseSchema },
+  errors: [404, 503],
+  async handle({ body }, call) {
+    const source = await resolveExportSource(body, call);
+    const filename = downloadName(body.filename, source.title, EXTENSIONS[body.format]);
+    const res = await call.ctx.files.createDownload(
+      { export: exportMessage(source, body.format, body.options, body.filename), filename },
+      call.rpc(EXPORT_TIMEOUT_MS),
+    );
+    return {
+      body: {
+        download_url: res.downloadUrl,
+        expires_at: (res.expiresAt ?? new Date()).toISOString(),
+        expires_in_seconds: res.expiresInSeconds,
+        filename: res.filename,
+        format: res.format,
+      },
+    };
+  },
+});

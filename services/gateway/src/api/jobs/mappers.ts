@@ -1,0 +1,128 @@
+// Agent jobs and ingest attachment jobs as the spec's job object.
+import type { agentJobsV1, ingestFilesV1 } from "@redline/grpc-stubs";
+import type { Principal } from "@redline/service-kit";
+import { chatResponseToJson } from "../chat/mappers.js";
+import { changeRecordToJson } from "../shared/mappers.js";
+import { JOB_STATUSES, type JobJson } from "./schemas.js";
+
+function iso(date: Date | undefined): string {
+  return date && !Number.isNaN(date.getTime()) ? date.toISOString() : new Date(0).toISOString();
+}
+
+function status(value: string): JobJson["status"] {
+  return (JOB_STATUSES as readonly string[]).includes(value) ? (value as JobJson["status"]) : "pending";
+}
+
+/** The data object of a stored event. */
+export function eventData(event: agentJobsV1.JobEvent): Record<string, unknown> {
+  try {
+    return JSON.parse(event.dataJson) as Record<string, unknown>;
+  } catch {
+    return {};
+  }
+}
+
+const ATTACHMENT_STATUS: Record<string, JobJson["status"]> = {
+  pending: "pending",
+  processing: "in_progress",
+  completed: "completed",
+  failed: "failed",
+};
+
+/**
+ * An attachment_processing job as JSON, from ingest's attachment record: attachment states map
+ * onto job statuses (processing → in_progress); `result` when completed, `error` when failed.
+ */
+export function attachmentJobToJson(att: ingestFilesV1.Attachment, principal: Principal | null): JobJson {
+  const status = ATTACHMENT_STATUS[att.status] ?? "pending";
+  const done = status === "completed" || status === "failed";
+  return {
+    job_id: att.attachmentId,
+    session_id: att.sessionId,
+    job_type: "attachment_processing",
+    status,
+    created_at: iso(att.createdAt),
+    updated_at: iso(att.updatedAt),
+    progress: done ? 100 : status === "in_progress" ? 50 : 0,
+    organization_id: principal?.organizationId || null,
+    user_id: principal?.organizationId ? null : (principal?.userId ?? null),
+    ...(status === "completed" && {
+      result: {
+        response: `Processed ${att.filename}: ${att.textLength} characters of text in ${att.chunkCount} chunks.`,
+        session_id: att.sessionId,
+        attachment_id: att.attachmentId,
+      },
+    }),
+    ...(status === "failed" && { error: att.error }),
+    metadata: {
+      message: "",
+      document_html_provided: false,
+      filename: att.filename,
+      file_size: Number(att.sizeBytes),
+    },
+  };
+}
+
+/**
+ * A job as JSON: `result` only when completed, `error` only when failed, pending changes only
+ * when awaiting approval, events as metadata.intermediate_responses unless compact.
+ */
+export function jobToJson(job: agentJobsV1.Job, plan: string, compact: boolean): JobJson {
+  const mode = job.responseMode === "compact" ? "compact" : "full";
+  return {
+    job_id: job.jobId,
+    session_id: job.sessionId,
+    job_type: job.jobType === "attachment_processing" ? "attachment_processing" : "chat",
+    status: status(job.status),
+    created_at: iso(job.createdAt),
+    updated_at: iso(job.updatedAt),
+    progress: job.progress,
+    organization_id: job.organizationId || null,
+    user_id: job.userId || null,
+    ...(job.result && !compact && { result: chatResponseToJson(job.result, mode, plan) }),
+    ...(job.error !== undefined && { error: job.error }),
+    metadata: {
+      message: job.message,
+      document_html_provided: job.documentHtmlProvided,
+      ...(job.filename && { filename: job.filename, file_size: job.fileSize }),
+      ...(job.status === "awaiting_approval" && {
+        awaiting_kind: job.awaitingKind === "continue_prompt" ? "continue_prompt" : "changes",
+      }),
+      ...(job.status === "awaiting_approval" &&
+        job.awaitingKind === "changes" && {
+          pending_changes: job.pendingChanges.map((p) => ({
+            ...changeRecordToJson(p.record ?? emptyRecord()),
+            batch_id: p.batchId,
+            batch_total: p.batchTotal,
+          })),
+        }),
+      ...(job.feedback.length > 0 && { feedback: job.feedback }),
+      ...(job.cancelRequested && { cancel_requested: true }),
+      ...(!compact && {
+        intermediate_responses: job.events.map((e) => {
+          const data = eventData(e);
+          return {
+            type: typeof data.type === "string" ? data.type : e.type,
+            // The final event's result is the job's `result`; it is not repeated here.
+            content: e.type === "final" ? null : typeof data.content === "string" ? data.content : data,
+            sequence: e.sequence,
+            timestamp: iso(e.createdAt),
+          };
+        }),
+      }),
+    },
+  };
+}
+
+function emptyRecord() {
+  return {
+    changeId: "",
+    operation: "edit",
+    chunkId: "",
+    documentId: "",
+    oldHtml: "",
+    newHtml: "",
+    aiExplanation: "",
+    insertAfterChunkId: "",
+  };
+}

@@ -1,0 +1,147 @@
+// The job routes: get, list (all or a session's), cancel, and the decisions a job waits for
+// (approve / deny proposed changes, answer a continue prompt).
+import { required } from "@redline/service-kit";
+import { defineRoute } from "../../route-registry.js";
+import { endpoint } from "../shared/routes.js";
+import { SessionPathSchema } from "../shared/schemas.js";
+import { attachmentJobToJson, jobToJson } from "./mappers.js";
+import {
+  ApproveRequestSchema,
+  ApproveResponseSchema,
+  CancelJobResponseSchema,
+  ContinueRequestSchema,
+  GetJobQuerySchema,
+  JobListSchema,
+  JobPathSchema,
+  JobSchema,
+  ListJobsQuerySchema,
+  SessionJobsQuerySchema,
+} from "./schemas.js";
+
+/**
+ * POST /v1/chat/{session_id}/approve: one change (`change_id`), every pending change (neither
+ * `change_id` nor `changes`), or a batch (`changes`). Approved changes commit as one version;
+ * denied ones are dropped and their feedback reaches the agent. 404 unknown job or change of
+ * another session, 409 when the job does not await approval, 400 for an unknown change id.
+ */
+export const approveRoute = defineRoute({
+  ...endpoint("POST /v1/chat/{session_id}/approve", "approveChanges", "Approve or deny proposed changes", "chat"),
+  params: SessionPathSchema,
+  body: ApproveRequestSchema,
+  response: { description: "The decisions applied and the job after them.", schema: ApproveResponseSchema },
+  errors: [400, 404, 409],
+  async handle({ params, body }, call) {
+    const decisions = body.changes
+      ? body.changes.map((c) => ({ changeId: c.change_id, approved: c.approved, feedback: c.feedback ?? "" }))
+      : [{ changeId: body.change_id ?? "", approved: body.approved, feedback: body.feedback ?? "" }];
+    const res = await call.ctx.jobs.decideChanges(
+      { sessionId: params.session_id, jobId: body.job_id, decisions },
+      call.rpc(60_000),
+    );
+    return {
+      body: {
+        job: jobToJson(required(res.job, "job"), call.principal?.plan ?? "", true),
+        applied: res.applied,
+        denied: res.denied,
+        version_id: res.versionId || null,
+      },
+    };
+  },
+});
+
+/** POST /v1/chat/{session_id}/continue: answers a continue_prompt pause (409 otherwise). */
+export const continueRoute = defineRoute({
+  ...endpoint("POST /v1/chat/{session_id}/continue", "continueJob", "Continue (or finish) a paused long edit", "chat"),
+  params: SessionPathSchema,
+  body: ContinueRequestSchema,
+  response: { description: "The job after the answer.", schema: JobSchema },
+  errors: [404, 409],
+  async handle({ params, body }, call) {
+    const res = await call.ctx.jobs.continueJob(
+      { sessionId: params.session_id, jobId: body.job_id, continue: body.continue },
+      call.rpc(30_000),
+    );
+    return { body: jobToJson(required(res.job, "job"), call.principal?.plan ?? "", true) };
+  },
+});
+
+/** GET /v1/jobs/{job_id} (endpoint 21): 404 when unknown, another owner's or cleaned up. */
+export const getJobRoute = defineRoute({
+  ...endpoint("GET /v1/jobs/{job_id}", "getJob", "Get one job", "jobs"),
+  description: "Jobs are removed 1 hour after they complete; then 404.",
+  params: JobPathSchema,
+  query: GetJobQuerySchema,
+  response: { description: "The job.", schema: JobSchema },
+  errors: [404],
+  async handle({ params, query }, call) {
+    // Attachment processing jobs live with their attachments in ingest (att_ ids).
+    if (params.job_id.startsWith("att_")) {
+      const res = await call.ctx.files.getAttachmentJob({ attachmentId: params.job_id }, call.rpc());
+      return { body: attachmentJobToJson(required(res.attachment, "attachment"), call.principal) };
+    }
+    const res = await call.ctx.jobs.getJob({ jobId: params.job_id, compact: query.compact }, call.rpc());
+    return { body: jobToJson(required(res.job, "job"), call.principal?.plan ?? "", query.compact) };
+  },
+});
+
+/** GET /v1/jobs (endpoint 22). */
+export const listJobsRoute = defineRoute({
+  ...endpoint("GET /v1/jobs", "listJobs", "List jobs", "jobs"),
+  query: ListJobsQuerySchema,
+  response: { description: "The caller's jobs, most recent first.", schema: JobListSchema },
+  async handle({ query }, call) {
+    const res = await call.ctx.jobs.listJobs(
+      { status: query.status ?? "", sessionId: "", limit: query.limit, compact: query.compact },
+      call.rpc(),
+    );
+    const jobs = res.jobs.map((j) => jobToJson(j, call.principal?.plan ?? "", query.compact));
+    return { body: { jobs, total: jobs.length } };
+  },
+});
+
+/** GET /v1/sessions/{session_id}/jobs (endpoint 20); 404 for an unknown or another owner's session. */
+export const sessionJobsRoute = defineRoute({
+  ...endpoint("GET /v1/sessions/{session_id}/jobs", "listSessionJobs", "List jobs of a session", "jobs"),
+  params: SessionPathSchema,
+  query: SessionJobsQuerySchema,
+  response: { description: "The session's jobs, most recent first.", schema: JobListSchema },
+  errors: [404],
+  async handle({ params, query }, call) {
+    // An unknown or foreign session is 404, like the session's other routes.
+    const [, res, attachments] = await Promise.all([
+      call.ctx.sessions.getSession({ sessionId: params.session_id }, call.rpc()),
+      call.ctx.jobs.listJobs(
+        { status: "", sessionId: params.session_id, limit: query.limit, compact: query.compact },
+        call.rpc(),
+      ),
+      call.ctx.files.listAttachments({ sessionId: params.session_id }, call.rpc()),
+    ]);
+    // Chat jobs and the session's attachment_processing jobs, most recent first.
+    const jobs = [
+      ...res.jobs.map((j) => jobToJson(j, call.principal?.plan ?? "", query.compact)),
+      ...attachments.attachments.map((a) => attachmentJobToJson(a, call.principal)),
+    ]
+      .sort((a, b) => b.created_at.localeCompare(a.created_at))
+      .slice(0, query.limit);
+    return { body: { jobs, total: jobs.length } };
+  },
+});
+
+/**
+ * POST /v1/jobs/{job_id}/cancel: the job plus stop_state; applied changes stay, staged ones are
+ * discarded; 409 naming the status for a terminal job; 404 for an unknown one.
+ */
+export const cancelJobRoute = defineRoute({
+  ...endpoint("POST /v1/jobs/{job_id}/cancel", "cancelJob", "Cancel a job", "jobs"),
+  params: JobPathSchema,
+  response: { description: "The job after the cancel, with stop_state.", schema: CancelJobResponseSchema },
+  errors: [404, 409],
+  async handle({ params }, call) {
+    // A cancel of a job running here waits for the worker to let go (at most ~10 s).
+    const res = await call.ctx.jobs.cancelJob({ jobId: params.job_id }, call.rpc(20_000));
+    const job = jobToJson(required(res.job, "job"), call.principal?.plan ?? "", false);
+    return {
+      body: { ...job, stop_state: res.stopState === "accepted" ? ("accepted" as const) : ("stopped_here" as const) },
+    };
+  },
+});

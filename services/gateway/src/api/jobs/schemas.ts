@@ -1,0 +1,189 @@
+// Jobs (interface-spec Job resource and endpoints 20-22; unshown-parts.md Jobs, Progress stream
+// and Approval): the job object, lists, cancel, the approval and continue decisions, the stream query.
+import { z } from "zod";
+import { ChatResponseSchema } from "../chat/schemas.js";
+import {
+  apiSchemas,
+  ChangeRecordSchema,
+  INT64_JSON_MAX,
+  MAX_ID_CHARS,
+  pageLimit,
+  queryFlag,
+  queryInt,
+  UsageSchema,
+} from "../shared/schemas.js";
+
+const jobId = z.string().min(1).max(100);
+
+/** Job status values (interface-spec, States and transitions). */
+export const JOB_STATUSES = [
+  "pending",
+  "in_progress",
+  "awaiting_approval",
+  "completed",
+  "failed",
+  "cancelled",
+] as const;
+
+/** A change record waiting for approval, with its batch. */
+export const PendingChangeSchema = ChangeRecordSchema.extend({
+  batch_id: z.string().meta({ description: "Shared by every change of one turn." }),
+  batch_total: z.number().int().meta({ description: "Changes in the batch." }),
+}).register(apiSchemas, { id: "PendingChange" });
+
+/** One stored progress event (metadata.intermediate_responses). */
+export const IntermediateResponseSchema = z
+  .object({
+    type: z.string().meta({ description: "intermediate, document_sync, proposed_change, final, usage, error…" }),
+    content: z.unknown().meta({ description: "Progress text, or the event's data object." }),
+    sequence: z.number().int(),
+    timestamp: z.string(),
+  })
+  .register(apiSchemas, { id: "IntermediateResponse" });
+
+/** The job's metadata object. */
+export const JobMetadataSchema = z
+  .object({
+    message: z.string(),
+    document_html_provided: z.boolean(),
+    filename: z.string().optional(),
+    file_size: z.number().int().optional(),
+    pending_changes: z
+      .array(PendingChangeSchema)
+      .optional()
+      .meta({ description: "Only when status is awaiting_approval (awaiting_kind changes)." }),
+    awaiting_kind: z
+      .enum(["changes", "continue_prompt"])
+      .optional()
+      .meta({ description: "What an awaiting_approval job waits for." }),
+    feedback: z.array(z.string()).optional().meta({ description: "Feedback given with denied changes." }),
+    cancel_requested: z.boolean().optional(),
+    intermediate_responses: z
+      .array(IntermediateResponseSchema)
+      .optional()
+      .meta({ description: "Every stored event in order; omitted with compact=true." }),
+  })
+  .register(apiSchemas, { id: "JobMetadata" });
+
+/** The result of a completed attachment_processing job (interface-spec, Job result). */
+export const AttachmentJobResultSchema = z
+  .object({
+    response: z.string().meta({ description: "What processing produced, in words." }),
+    session_id: z.string(),
+    attachment_id: z.string(),
+  })
+  .register(apiSchemas, { id: "AttachmentJobResult" });
+
+/** A job (interface-spec, Job). */
+export const JobSchema = z
+  .object({
+    job_id: z.string(),
+    session_id: z.string(),
+    job_type: z.enum(["chat", "attachment_processing"]),
+    status: z.enum(JOB_STATUSES),
+    created_at: z.string(),
+    updated_at: z.string().meta({ description: "Time of the last status change." }),
+    progress: z.number().int().min(0).max(100),
+    organization_id: z.string().nullable(),
+    user_id: z.string().nullable(),
+    result: z
+      .union([ChatResponseSchema, AttachmentJobResultSchema])
+      .optional()
+      .meta({ description: "Only when completed (omitted with compact=true)." }),
+    error: z.string().nullable().optional().meta({ description: "Only when failed." }),
+    metadata: JobMetadataSchema,
+  })
+  .register(apiSchemas, { id: "Job" });
+
+export type JobJson = z.output<typeof JobSchema>;
+
+/** `{jobs, total}`. */
+export const JobListSchema = z
+  .object({ jobs: z.array(JobSchema), total: z.number().int().meta({ description: "Jobs returned." }) })
+  .register(apiSchemas, { id: "JobList" });
+
+/** POST /v1/chat/async response. */
+export const AsyncChatResponseSchema = z
+  .object({
+    job_id: z.string(),
+    session_id: z.string(),
+    status: z.literal("pending"),
+    message: z.string(),
+    usage: UsageSchema,
+  })
+  .register(apiSchemas, { id: "AsyncChatResponse" });
+
+/** POST /v1/jobs/{job_id}/cancel response: the job plus stop_state. */
+export const CancelJobResponseSchema = JobSchema.extend({
+  stop_state: z.enum(["stopped_here", "accepted"]).meta({
+    description: "stopped_here: stopped by this instance; accepted: the instance running it will stop it (poll).",
+  }),
+}).register(apiSchemas, { id: "CancelJobResponse" });
+
+const compact = queryFlag(false, "Omit result bodies and intermediate events.");
+
+/** GET /v1/jobs/{job_id} path. */
+export const JobPathSchema = z.object({ job_id: jobId.meta({ description: "The job id." }) });
+
+/** GET /v1/jobs/{job_id} query. */
+export const GetJobQuerySchema = z.object({ compact });
+
+/** GET /v1/jobs query. */
+export const ListJobsQuerySchema = z.object({
+  status: z.enum(JOB_STATUSES).nullish().meta({ description: "Only jobs in this status." }),
+  limit: pageLimit(50),
+  compact,
+});
+
+/** GET /v1/sessions/{session_id}/jobs query. */
+export const SessionJobsQuerySchema = z.object({
+  limit: pageLimit(20),
+  compact,
+});
+
+/** GET /v1/chat/{session_id}/stream query. */
+export const StreamQuerySchema = z.object({
+  job_id: jobId.meta({ description: "The job to follow." }),
+  last_sequence: z
+    .preprocess(queryInt, z.number().int().min(0).max(INT64_JSON_MAX).optional())
+    .meta({ description: "Replay only events with a greater sequence (or send Last-Event-ID)." }),
+  api_key: z.string().max(512).optional().meta({ description: "The API key, for clients that cannot send headers." }),
+  token: z.string().max(512).optional().meta({ description: "Alias of api_key." }),
+});
+
+/** One decision of a batch. */
+export const ChangeDecisionSchema = z.object({
+  change_id: z.string().min(1).max(MAX_ID_CHARS),
+  approved: z.boolean(),
+  feedback: z.string().max(10_000).nullish(),
+});
+
+/** POST /v1/chat/{session_id}/approve body. */
+export const ApproveRequestSchema = z
+  .object({
+    job_id: jobId,
+    approved: z.boolean().meta({ description: "The decision for change_id, or for every pending change." }),
+    change_id: z
+      .string()
+      .max(MAX_ID_CHARS)
+      .nullish()
+      .meta({ description: "One change; omitted with no changes: all pending ones." }),
+    feedback: z.string().max(10_000).nullish().meta({ description: "Why; reaches the agent." }),
+    changes: z.array(ChangeDecisionSchema).max(10_000).nullish().meta({ description: "A batch of decisions." }),
+  })
+  .register(apiSchemas, { id: "ApproveRequest" });
+
+/** POST /v1/chat/{session_id}/approve response. */
+export const ApproveResponseSchema = z
+  .object({
+    job: JobSchema,
+    applied: z.array(z.string()).meta({ description: "Change ids committed by this call." }),
+    denied: z.array(z.string()).meta({ description: "Change ids dropped by this call." }),
+    version_id: z.string().nullable().meta({ description: "The version the applied changes made." }),
+  })
+  .register(apiSchemas, { id: "ApproveResponse" });
+
+/** POST /v1/chat/{session_id}/continue body. */
+export const ContinueRequestSchema = z
+  .object({ job_id: jobId, continue: z.boolean() })
+  .register(apiSchemas, { id: "ContinueRequest" });

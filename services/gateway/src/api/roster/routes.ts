@@ -1,0 +1,452 @@
+// The roster routes under /v1/sessions/{session_id}/documents, /chunks and /editor-actions, and
+// POST /v1/sessions/init.
+import type { sessionsV1, sessionsWorkspaceV1 } from "@redline/grpc-stubs";
+import { NotFoundError, required } from "@redline/service-kit";
+import { defineRoute, type RouteCall } from "../../route-registry.js";
+import { IncludeHtmlQuerySchema } from "../documents/schemas.js";
+import { chunksToHtml, usageToJson } from "../shared/mappers.js";
+import { endpoint } from "../shared/routes.js";
+import { SessionPathSchema } from "../shared/schemas.js";
+import { editorActionJson, resolveDocumentsToOpen, rosterResponse, UUID } from "./mappers.js";
+import {
+  ChunkConflictSchema,
+  ChunkPathSchema,
+  CloseQuerySchema,
+  EditorActionsResponseSchema,
+  InitSessionSchema,
+  OpenDocumentsSchema,
+  RecordEditorActionsSchema,
+  ReEditChunkResponseSchema,
+  ReEditChunkSchema,
+  RosterQuerySchema,
+  RosterResponseSchema,
+  SaveDocumentSchema,
+  SaveResponseSchema,
+  SessionDocumentPathSchema,
+  UnarchiveBodySchema,
+} from "./schemas.js";
+
+type EditorActionBody = {
+  action: string;
+  value: string;
+  document_id?: string | null;
+  chunk_ids: string[];
+  details?: Record<string, unknown> | null;
+};
+
+const EMPTY_SESSION: sessionsV1.Session = {
+  sessionId: "",
+  createdAt: undefined,
+  updatedAt: undefined,
+  messageCount: 0,
+  title: "",
+  roster: [],
+};
+
+function session(s: sessionsV1.Session | undefined): sessionsV1.Session {
+  return required(s, "session");
+}
+
+/** The caller's session or 404 (unknown and foreign ids alike). */
+async function getSession(call: RouteCall, sessionId: string): Promise<sessionsV1.Session> {
+  return session((await call.ctx.sessions.getSession({ sessionId }, call.rpc())).session);
+}
+
+/** Opens documents (either id form) in a session, the first focused; returns the refreshed session. */
+async function openIn(call: RouteCall, s: sessionsV1.Session, refs: string[]): Promise<sessionsV1.Session> {
+  const metas = await resolveDocumentsToOpen(call, s, refs);
+  const res = await call.ctx.workspace.openDocuments(
+    {
+      sessionId: s.sessionId,
+      documents: metas.map((m) => ({ durableDocumentId: m.documentId, title: m.title, versionId: m.versionId })),
+    },
+    call.rpc(),
+  );
+  return session(res.session);
+}
+
+/** Stores editor actions sent with a save or on their own. */
+export async function recordEditorActions(
+  call: RouteCall,
+  sessionId: string,
+  actions: EditorActionBody[],
+  defaultDocumentId = "",
+): Promise<sessionsWorkspaceV1.EditorAction[]> {
+  if (actions.length === 0) return [];
+  const res = await call.ctx.workspace.recordEditorActions(
+    {
+      sessionId,
+      actions: actions.map((a) => ({
+        id: "",
+        action: a.action,
+        value: a.value,
+        documentId: a.document_id ?? defaultDocumentId,
+        chunkIds: a.chunk_ids,
+        detailsJson: a.details ? JSON.stringify(a.details) : "",
+        createdAt: undefined,
+      })),
+    },
+    call.rpc(),
+  );
+  return res.actions;
+}
+
+/** POST /v1/sessions/init: a session (minted when no id), optionally with documents opened. */
+export const initSessionRoute = defineRoute({
+  ...endpoint("POST /v1/sessions/init", "initSession", "Create a session with documents", "sessions"),
+  query: IncludeHtmlQuerySchema,
+  body: InitSessionSchema,
+  response: { description: "The session and its roster.", schema: RosterResponseSchema },
+  errors: [403, 404, 409, 503],
+  async handle({ query, body }, call) {
+    const refs = body.document_ids ?? [];
+    // Saved-document ids are checked before the session is created, so a bad id leaves nothing behind.
+    const durableOnly = refs.every((ref) => UUID.test(ref));
+    if (refs.length > 0 && durableOnly) await resolveDocumentsToOpen(call, EMPTY_SESSION, refs);
+    const ensured = await call.ctx.sessions.ensureSession({ sessionId: body.session_id ?? "" }, call.rpc());
+    let s = session(ensured.session);
+    if (body.document_ids && body.document_ids.length > 0) s = await openIn(call, s, body.document_ids);
+    return {
+      body: { ...(await rosterResponse(call, s, { includeHtml: query.include_html })), created: ensured.created },
+    };
+  },
+});
+
+/** POST /v1/sessions/{session_id}/documents/open: attach (never copy); the first listed is focused. */
+export const openDocumentsRoute = defineRoute({
+  ...endpoint(
+    "POST /v1/sessions/{session_id}/documents/open",
+    "openDocuments",
+    "Open saved documents in a session",
+    "sessions",
+  ),
+  params: SessionPathSchema,
+  query: IncludeHtmlQuerySchema,
+  body: OpenDocumentsSchema,
+  response: { description: "The refreshed roster.", schema: RosterResponseSchema },
+  errors: [404, 409, 503],
+  async handle({ params, query, body }, call) {
+    const s = await openIn(call, await getSession(call, params.session_id), body.document_ids);
+    return { body: await rosterResponse(call, s, { includeHtml: query.include_html }) };
+  },
+});
+
+/** POST /v1/sessions/{session_id}/documents/blank: a blank focused tab, saved on first edit. */
+export const blankDocumentRoute = defineRoute({
+  ...endpoint("POST /v1/sessions/{session_id}/documents/blank", "openBlankDocument", "New blank tab", "sessions"),
+  description: "Non-billable. durable_document_id stays null until the first save.",
+  params: SessionPathSchema,
+  response: { description: "The roster with the new focused tab as `document`.", schema: RosterResponseSchema },
+  errors: [404, 503],
+  async handle({ params }, call) {
+    const res = await call.ctx.workspace.openBlank({ sessionId: params.session_id, title: "" }, call.rpc());
+    const body = await rosterResponse(call, session(res.session), { includeHtml: false });
+    return { body: { ...body, document: body.documents.find((d) => d.document_id === res.entry?.documentId) } };
+  },
+});
+
+/** GET /v1/sessions/{session_id}/documents: the roster, focused first. */
+export const listSessionDocumentsRoute = defineRoute({
+  ...endpoint("GET /v1/sessions/{session_id}/documents", "listSessionDocuments", "List session documents", "sessions"),
+  params: SessionPathSchema,
+  query: RosterQuerySchema,
+  response: { description: "The roster, focused first.", schema: RosterResponseSchema },
+  errors: [404, 503],
+  async handle({ params, query }, call) {
+    const s = await getSession(call, params.session_id);
+    return {
+      body: await rosterResponse(call, s, { includeHtml: query.include_html, reportChanged: query.report_changed }),
+    };
+  },
+});
+
+/**
+ * Deadline of the documents write behind a save: linear in the chunks written, a 100,000-chunk
+ * document (about 1 MB) takes seconds, more on a busy host, beyond the 10 s default.
+ */
+const DOCUMENT_WRITE_TIMEOUT_MS = 120_000;
+
+/**
+ * Saves HTML into a slot: a blank tab's first save creates its durable document; later saves
+ * merge at chunk level against `base_version_id` (default: the version this session last saw).
+ */
+async function saveInto(
+  call: RouteCall,
+  sessionId: string,
+  entry: sessionsV1.RosterEntry,
+  html: string,
+  baseVersionId: string,
+) {
+  if (!entry.durableDocumentId) {
+    const created = await call.ctx.documents.createDocument(
+      { html, title: entry.title === "Untitled document" ? "" : entry.title, pageSetupJson: "", sessionId },
+      call.rpc(DOCUMENT_WRITE_TIMEOUT_MS),
+    );
+    const meta = created.document;
+    if (!meta) throw new Error("createDocument returned no document");
+    await call.ctx.sessions.attachDocument(
+      {
+        sessionId,
+        durableDocumentId: meta.documentId,
+        title: meta.title,
+        focus: false,
+        versionId: meta.versionId,
+        slotId: entry.documentId,
+      },
+      call.rpc(),
+    );
+    return {
+      durableId: meta.documentId,
+      versionId: meta.versionId,
+      changed: created.chunks.map((c) => c.chunkId),
+      merged: false,
+      html: chunksToHtml(created.chunks),
+      created: true,
+    };
+  }
+  const saved = await call.ctx.library.saveDocument(
+    {
+      documentId: entry.durableDocumentId,
+      html,
+      baseVersionId: baseVersionId || entry.lastSeenVersionId,
+      sessionId,
+    },
+    call.rpc(DOCUMENT_WRITE_TIMEOUT_MS),
+  );
+  const meta = saved.document;
+  if (!meta) throw new Error("saveDocument returned no document");
+  await call.ctx.workspace.markSeen(
+    { sessionId, slotId: entry.documentId, versionId: meta.versionId, title: meta.title },
+    call.rpc(),
+  );
+  return {
+    durableId: meta.documentId,
+    versionId: meta.versionId,
+    changed: saved.changedChunkIds,
+    merged: saved.merged,
+    html: chunksToHtml(saved.chunks),
+    created: false,
+  };
+}
+
+/**
+ * POST .../documents/{document_id}/save `{html, base_version_id?, editor_actions?}`: human
+ * autosave. Updates the same Files entry (other sessions see a document_updated event);
+ * non-billable, no AI turn. 409 chunk_conflict names chunks another session changed since the
+ * base; nothing is written and the conflicts are kept for re-edit.
+ */
+export const saveDocumentRoute = defineRoute({
+  ...endpoint(
+    "POST /v1/sessions/{session_id}/documents/{document_id}/save",
+    "saveSessionDocument",
+    "Human autosave",
+    "sessions",
+  ),
+  params: SessionDocumentPathSchema,
+  body: SaveDocumentSchema,
+  response: { description: "The new head.", schema: SaveResponseSchema },
+  errors: [
+    400,
+    404,
+    { status: 409, description: "Same chunk changed concurrently.", schema: ChunkConflictSchema },
+    503,
+  ],
+  async handle({ params, body }, call) {
+    const { entry } = await call.ctx.workspace.resolveDocument(
+      { sessionId: params.session_id, documentRef: params.document_id, includeClosed: false },
+      call.rpc(),
+    );
+    if (!entry) throw new NotFoundError("Document not open in this session");
+    const saved = await saveInto(call, params.session_id, entry, body.html, body.base_version_id ?? "");
+    await recordEditorActions(call, params.session_id, body.editor_actions ?? [], entry.documentId);
+    return {
+      body: {
+        session_id: params.session_id,
+        document_id: entry.documentId,
+        durable_document_id: saved.durableId,
+        version_id: saved.versionId,
+        changed_chunk_ids: saved.changed,
+        merged: saved.merged,
+        html: saved.html,
+        created: saved.created,
+      },
+    };
+  },
+});
+
+/**
+ * POST .../documents/{document_id}/unarchive (session form): restores the document, re-links it
+ * to the session (focused) and, with a body, saves the supplied edits on top. Idempotent; an
+ * unknown id is a no-op success.
+ */
+export const sessionUnarchiveRoute = defineRoute({
+  ...endpoint(
+    "POST /v1/sessions/{session_id}/documents/{document_id}/unarchive",
+    "unarchiveSessionDocument",
+    "Restore within a session",
+    "sessions",
+  ),
+  description: "Non-billable and idempotent.",
+  params: SessionDocumentPathSchema,
+  body: UnarchiveBodySchema,
+  response: { description: "The roster with the re-linked document.", schema: RosterResponseSchema },
+  errors: [404, 409, 503],
+  async handle({ params, body }, call) {
+    const s = await getSession(call, params.session_id);
+    let durableId = params.document_id;
+    try {
+      const { entry } = await call.ctx.workspace.resolveDocument(
+        { sessionId: params.session_id, documentRef: params.document_id, includeClosed: true },
+        call.rpc(),
+      );
+      if (entry?.durableDocumentId) durableId = entry.durableDocumentId;
+    } catch (err) {
+      if (!(err instanceof NotFoundError || (err as { httpStatus?: number }).httpStatus === 404)) throw err;
+    }
+    const res = await call.ctx.library.unarchiveDocument(
+      { documentId: durableId, sessionId: params.session_id },
+      call.rpc(),
+    );
+    if (!res.found || !res.document) {
+      // Unknown (or another owner's) id: nothing to restore, nothing revealed.
+      return { body: { ...(await rosterResponse(call, s, { includeHtml: false })), unarchived: false } };
+    }
+    const meta = res.document;
+    const opened = await call.ctx.workspace.openDocuments(
+      {
+        sessionId: params.session_id,
+        documents: [{ durableDocumentId: meta.documentId, title: meta.title, versionId: meta.versionId }],
+      },
+      call.rpc(),
+    );
+    let current = session(opened.session);
+    const entry = opened.opened[0];
+    if (body?.html !== undefined && entry) {
+      await saveInto(call, params.session_id, entry, body.html, body.base_version_id ?? "");
+      await recordEditorActions(call, params.session_id, body.editor_actions ?? [], entry.documentId);
+      current = await getSession(call, params.session_id);
+    }
+    const out = await rosterResponse(call, current, { includeHtml: false, focusedHtml: true });
+    return {
+      body: {
+        ...out,
+        document: out.documents.find((d) => d.durable_document_id === meta.documentId),
+        unarchived: res.unarchived,
+      },
+    };
+  },
+});
+
+/** POST .../documents/{document_id}/focus: focuses it and returns its HTML. */
+export const focusDocumentRoute = defineRoute({
+  ...endpoint(
+    "POST /v1/sessions/{session_id}/documents/{document_id}/focus",
+    "focusSessionDocument",
+    "Focus a document",
+    "sessions",
+  ),
+  params: SessionDocumentPathSchema,
+  query: IncludeHtmlQuerySchema,
+  response: {
+    description: "The roster; `html` and `document.html` hold the focused document.",
+    schema: RosterResponseSchema,
+  },
+  errors: [404, 503],
+  async handle({ params, query }, call) {
+    const res = await call.ctx.workspace.focusDocument(
+      { sessionId: params.session_id, documentRef: params.document_id },
+      call.rpc(),
+    );
+    const out = await rosterResponse(call, session(res.session), {
+      includeHtml: query.include_html,
+      focusedHtml: true,
+    });
+    return { body: { ...out, document: out.documents.find((d) => d.focused) } };
+  },
+});
+
+/** DELETE .../documents/{document_id}: closes it in the session (persisted); `next_focus` picks the next focus. */
+export const closeDocumentRoute = defineRoute({
+  ...endpoint(
+    "DELETE /v1/sessions/{session_id}/documents/{document_id}",
+    "closeSessionDocument",
+    "Close a document in a session",
+    "sessions",
+  ),
+  params: SessionDocumentPathSchema,
+  query: CloseQuerySchema,
+  response: {
+    description: "The remaining roster and the focused document's HTML (null when empty).",
+    schema: RosterResponseSchema,
+  },
+  errors: [404, 503],
+  async handle({ params, query }, call) {
+    const res = await call.ctx.workspace.closeDocument(
+      { sessionId: params.session_id, documentRef: params.document_id, nextFocus: query.next_focus ?? "" },
+      call.rpc(),
+    );
+    const out = await rosterResponse(call, session(res.session), {
+      includeHtml: query.include_html,
+      focusedHtml: true,
+    });
+    return { body: { ...out, closed_document_id: res.closed?.documentId ?? params.document_id } };
+  },
+});
+
+/**
+ * POST /v1/sessions/{session_id}/chunks/{chunk_id}/re-edit `{mode, document_id?, instruction?}`:
+ * resolves a concurrent edit of one chunk (one billable operation) → `{chunk_id, html, version_id}`.
+ */
+export const reEditChunkRoute = defineRoute({
+  ...endpoint(
+    "POST /v1/sessions/{session_id}/chunks/{chunk_id}/re-edit",
+    "reEditChunk",
+    "Resolve a concurrent edit on one section",
+    "sessions",
+  ),
+  description: "One billable operation. redo re-applies the AI's change on the user's current text; merge blends both.",
+  params: ChunkPathSchema,
+  body: ReEditChunkSchema,
+  response: { description: "The rewritten section HTML.", schema: ReEditChunkResponseSchema },
+  errors: [404, 429, 503, 504],
+  async handle({ params, body }, call) {
+    const res = await call.ctx.agent.reEditChunk(
+      {
+        sessionId: params.session_id,
+        chunkId: params.chunk_id,
+        mode: body.mode,
+        documentId: body.document_id ?? "",
+        instruction: body.instruction ?? "",
+      },
+      call.rpc(call.ctx.cfg.aiTimeoutMs),
+    );
+    return {
+      body: {
+        chunk_id: res.chunkId,
+        html: res.html,
+        version_id: res.versionId,
+        usage: usageToJson(res.usage, call.principal?.plan ?? ""),
+      },
+    };
+  },
+});
+
+/** POST /v1/sessions/{session_id}/editor-actions: records font, colour and alignment changes (shown in history). */
+export const recordEditorActionsRoute = defineRoute({
+  ...endpoint(
+    "POST /v1/sessions/{session_id}/editor-actions",
+    "recordEditorActions",
+    "Record editor actions",
+    "sessions",
+  ),
+  description: "Font, colour and alignment changes made in the editor; history returns them as editor_actions.",
+  params: SessionPathSchema,
+  body: RecordEditorActionsSchema,
+  response: { description: "The stored actions.", schema: EditorActionsResponseSchema },
+  errors: [404, 503],
+  async handle({ params, body }, call) {
+    await getSession(call, params.session_id);
+    const actions = await recordEditorActions(call, params.session_id, body.actions);
+    return { body: { session_id: params.session_id, actions: actions.map(editorActionJson) } };
+  },
+});

@@ -1,0 +1,95 @@
+// The session routes: list sessions, a session's history, and clearing the memory note.
+import type { documentsV1 } from "@redline/grpc-stubs";
+import { RedlineError } from "@redline/service-kit";
+import { defineRoute } from "../../route-registry.js";
+import { editorActionJson } from "../roster/mappers.js";
+import { endpoint } from "../shared/routes.js";
+import { SessionPathSchema } from "../shared/schemas.js";
+import { documentStateToJson, historyMessageToJson, pickRosterEntry, sessionSummaryToJson } from "./mappers.js";
+import {
+  ClearMemoryResponseSchema,
+  HistoryQuerySchema,
+  HistoryResponseSchema,
+  ListSessionsQuerySchema,
+  MemoryQuerySchema,
+  SessionListResponseSchema,
+} from "./schemas.js";
+
+/** GET /v1/sessions → `{sessions, total}`, most recent activity first. */
+export const listSessionsRoute = defineRoute({
+  ...endpoint("GET /v1/sessions", "listSessions", "List sessions", "sessions"),
+  query: ListSessionsQuerySchema,
+  response: { description: "The caller's sessions, most recent activity first.", schema: SessionListResponseSchema },
+  errors: [503],
+  async handle({ query }, call) {
+    const res = await call.ctx.sessions.listSessions({ limit: query.limit }, call.rpc());
+    const sessions = res.sessions.map(sessionSummaryToJson);
+    return { body: { sessions, total: sessions.length } };
+  },
+});
+
+/**
+ * GET /v1/sessions/{session_id}/history → messages, the restored document (the entry named by
+ * focus_document_id when it is open, else the focused one) and editor_action. 404 for an unknown
+ * session or another owner's.
+ */
+export const sessionHistoryRoute = defineRoute({
+  ...endpoint(
+    "GET /v1/sessions/{session_id}/history",
+    "getSessionHistory",
+    "Restore conversation and document state",
+    "sessions",
+  ),
+  params: SessionPathSchema,
+  query: HistoryQuerySchema,
+  response: {
+    description: "Message history, the document HTML with chunk ids kept, attachments and editor actions.",
+    schema: HistoryResponseSchema,
+  },
+  errors: [404, 503],
+  async handle({ params, query }, call) {
+    const [history, editorActions] = await Promise.all([
+      call.ctx.sessions.getHistory({ sessionId: params.session_id }, call.rpc()),
+      call.ctx.workspace.listEditorActions({ sessionId: params.session_id }, call.rpc()),
+    ]);
+    const roster = history.session?.roster ?? [];
+    const entry = pickRosterEntry(roster, query.focus_document_id);
+    let doc: documentsV1.GetDocumentResponse | undefined;
+    if (entry?.durableDocumentId) {
+      try {
+        doc = await call.ctx.documents.getDocument(
+          { documentId: entry.durableDocumentId, versionId: "", includeChunks: true },
+          call.rpc(),
+        );
+      } catch (err) {
+        // A document that vanished (or left the owner) must not make the conversation unreadable.
+        if (!(err instanceof RedlineError && err.httpStatus === 404)) throw err;
+        call.log.warn({ documentId: entry.durableDocumentId }, "history: roster document not found");
+      }
+    }
+    const documentState =
+      entry && (doc || !entry.durableDocumentId) ? documentStateToJson(entry, doc, query.include_document_html) : null;
+    return {
+      body: {
+        session_id: history.session?.sessionId || params.session_id,
+        messages: history.messages.map(historyMessageToJson),
+        document_state: documentState,
+        attachments: [],
+        editor_actions: editorActions.actions.map(editorActionJson),
+        editor_action: documentState ? ("update" as const) : ("clear" as const),
+      },
+    };
+  },
+});
+
+/** `{removed, memory_key}`; removed is 0 when nothing existed. */
+export const clearMemoryRoute = defineRoute({
+  ...endpoint("DELETE /v1/users/me/cross-session-memory", "clearCrossSessionMemory", "Clear memory note", "memory"),
+  query: MemoryQuerySchema,
+  response: { description: "How many notes were removed.", schema: ClearMemoryResponseSchema },
+  errors: [503],
+  async handle({ query }, call) {
+    const res = await call.ctx.workspace.clearMemoryNote({ memoryKey: query.memory_key ?? "" }, call.rpc());
+    return { body: { removed: res.removed, memory_key: query.memory_key ?? null } };
+  },
+});

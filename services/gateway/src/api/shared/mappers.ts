@@ -1,0 +1,60 @@
+// Mappers every area shares: timestamps, change records, the usage object and its X-Usage-*
+// headers, and chunks back to HTML (interface-spec, Resources).
+import type { billingV1, documentsV1 } from "@redline/grpc-stubs";
+import type { ChangeRecordJson, UsageJson } from "./schemas.js";
+
+/** ISO 8601 of a proto timestamp; null when unset. */
+export function iso(date: Date | undefined): string | null {
+  return date && !Number.isNaN(date.getTime()) ? date.toISOString() : null;
+}
+
+const OPERATIONS: readonly string[] = ["edit", "create", "delete"];
+
+function isOperation(value: string): value is ChangeRecordJson["operation"] {
+  return OPERATIONS.includes(value);
+}
+
+/** A change record in snake_case; `insert_after_chunk_id` only on creates (null at the start). */
+export function changeRecordToJson(record: documentsV1.ChangeRecord): ChangeRecordJson {
+  const operation = isOperation(record.operation) ? record.operation : "edit";
+  return {
+    change_id: record.changeId,
+    operation,
+    chunk_id: record.chunkId,
+    document_id: record.documentId,
+    old_html: record.oldHtml,
+    new_html: record.newHtml,
+    ai_explanation: record.aiExplanation,
+    ...(operation === "create" && { insert_after_chunk_id: record.insertAfterChunkId || null }),
+  };
+}
+
+/** The spec's usage object; a missing usage (should not happen) reads as zeros on `plan`. */
+export function usageToJson(usage: billingV1.Usage | undefined, plan: string): UsageJson {
+  return {
+    monthly_used: usage?.monthlyUsed ?? 0,
+    monthly_limit: usage?.monthlyLimit ?? 0,
+    monthly_remaining: usage?.monthlyRemaining ?? 0,
+    was_billable: usage?.wasBillable ?? false,
+    ops_charged: usage?.opsCharged ?? 0,
+    quota_exhausted: usage?.quotaExhausted ?? false,
+    subscription_tier: usage?.subscriptionTier || plan,
+    bucket_used: usage?.bucketUsed || "none",
+    redemption_id: null,
+    promotions: [],
+  };
+}
+
+/** X-Usage-Limit, X-Usage-Used and X-Usage-Remaining for a usage object (Errors rule 2). */
+export function usageHeaders(usage: UsageJson): Record<string, string> {
+  return {
+    "X-Usage-Limit": String(usage.monthly_limit),
+    "X-Usage-Used": String(usage.monthly_used),
+    "X-Usage-Remaining": String(usage.monthly_remaining),
+  };
+}
+
+/** The HTML of a document: its chunks' outer HTML joined with "\n" (chunk ids kept). */
+export function chunksToHtml(chunks: documentsV1.Chunk[]): string {
+  return chunks.map((c) => c.html).join("\n");
+}

@@ -1,0 +1,235 @@
+// The upload routes: POST /v1/documents/upload(-base64), pre-signed uploads (/v1/uploads) and
+// GET /v1/media/{media_id}.
+import type { documentsV1, ingestV1, sessionsV1 } from "@redline/grpc-stubs";
+import { InputError, mediaResponseHeaders, required } from "@redline/service-kit";
+import { z } from "zod";
+import { defineRoute, type RouteCall } from "../../route-registry.js";
+import { endpoint } from "../shared/routes.js";
+import { normalizeBase64 } from "../shared/schemas.js";
+import { pageSetup, rosterToJson } from "./mappers.js";
+import {
+  CreateUploadResponseSchema,
+  CreateUploadSchema,
+  MediaPathSchema,
+  type OpenMode,
+  ProcessUploadSchema,
+  UploadDocumentBase64Schema,
+  UploadDocumentFormSchema,
+  type UploadDocumentResponseJson,
+  UploadDocumentResponseSchema,
+  UploadPathSchema,
+} from "./schemas.js";
+
+// Big files take longer to convert than the default RPC deadline.
+const CONVERT_TIMEOUT_MS = 120_000;
+
+/** Converts a file with ingest (415 for other extensions, 413 over the cap, 400 unreadable). */
+export async function convertUpload(
+  call: RouteCall,
+  filename: string,
+  content: Buffer,
+): Promise<ingestV1.ConvertDocumentResponse> {
+  if (!filename.trim()) throw new InputError("The file has no name: its extension picks the converter");
+  return call.ctx.ingest.convertDocument({ filename, content }, call.rpc(CONVERT_TIMEOUT_MS));
+}
+
+/**
+ * Stores converted content and opens it in a session. `replace` loads it into the focused
+ * document as a new version (a blank or missing focused tab gets a new document in its slot);
+ * `new_focused`/`new_tab` add a focused tab; `background` adds a tab and keeps the focus.
+ */
+export async function loadIntoSession(
+  call: RouteCall,
+  converted: ingestV1.ConvertDocumentResponse,
+  sessionId: string,
+  openMode: OpenMode,
+  returnHtml: boolean,
+): Promise<UploadDocumentResponseJson> {
+  const opts = call.rpc(CONVERT_TIMEOUT_MS);
+  const ensured = await call.ctx.sessions.ensureSession({ sessionId }, opts);
+  const session = ensured.session as sessionsV1.Session;
+  const focused = session.roster.find((e) => e.focused) ?? session.roster[0];
+  let stored: { document?: documentsV1.DocumentMeta; chunks: documentsV1.Chunk[] };
+  let slotId = "";
+  if (openMode === "replace" && focused?.durableDocumentId) {
+    stored = await call.ctx.documents.replaceDocument(
+      {
+        documentId: focused.durableDocumentId,
+        html: converted.html,
+        sessionId: session.sessionId,
+        pageSetupJson: converted.pageSetupJson,
+        title: converted.title,
+        keepParts: converted.partsFromFile,
+      },
+      opts,
+    );
+    slotId = focused.documentId;
+  } else {
+    stored = await call.ctx.documents.createDocument(
+      {
+        html: converted.html,
+        title: converted.title,
+        pageSetupJson: converted.pageSetupJson,
+        sessionId: session.sessionId,
+        keepParts: converted.partsFromFile,
+      },
+      opts,
+    );
+    if (openMode === "replace" && focused) slotId = focused.documentId;
+  }
+  const meta = stored.document as documentsV1.DocumentMeta;
+  const attached = await call.ctx.sessions.attachDocument(
+    {
+      sessionId: session.sessionId,
+      durableDocumentId: meta.documentId,
+      title: meta.title,
+      focus: openMode !== "background",
+      versionId: meta.versionId,
+      slotId,
+    },
+    opts,
+  );
+  const after = await call.ctx.sessions.getSession({ sessionId: session.sessionId }, opts);
+  return {
+    session_id: session.sessionId,
+    document_id: attached.entry?.documentId ?? slotId,
+    durable_document_id: meta.documentId,
+    version_id: meta.versionId,
+    chunks_count: meta.chunkCount,
+    title: meta.title,
+    format: converted.format,
+    page_setup: pageSetup(meta.pageSetupJson || converted.pageSetupJson),
+    ...(returnHtml && { html: stored.chunks.map((c) => c.html).join("\n") }),
+    roster: rosterToJson(after.session?.roster ?? []),
+    warnings: converted.warnings,
+  };
+}
+
+/** POST /v1/documents/upload: multipart `file` (+ session_id, open_mode) → HTML, roster, page_setup. */
+export const uploadDocumentRoute = defineRoute({
+  ...endpoint("POST /v1/documents/upload", "uploadDocument", "Upload a document (multipart)", "documents"),
+  description:
+    "multipart/form-data with a `file` part (.pdf .docx .txt .rtf .md .html .htm), optional `session_id` (minted when " +
+    "omitted) and `open_mode` (replace | new_focused | background | new_tab). Not billable.",
+  body: UploadDocumentFormSchema,
+  bodyMediaType: "multipart/form-data",
+  response: {
+    description: "The loaded document, the session's roster and the page setup.",
+    schema: UploadDocumentResponseSchema,
+  },
+  errors: [400, 403, 415, 503],
+  async handle({ body }, call) {
+    const converted = await convertUpload(call, body.file.filename, body.file.content);
+    return { body: await loadIntoSession(call, converted, body.session_id ?? "", body.open_mode, body.return_html) };
+  },
+});
+
+/** POST /v1/documents/upload-base64: with session_id load it; without, convert only. */
+export const uploadDocumentBase64Route = defineRoute({
+  ...endpoint("POST /v1/documents/upload-base64", "uploadDocumentBase64", "Upload a document (base64)", "documents"),
+  description:
+    "With `session_id` the file is loaded into the session (open_mode as for multipart) and the reply has " +
+    "chunks_count, version_id, page_setup and, with return_html, the HTML. Without it, the file is only converted.",
+  body: UploadDocumentBase64Schema,
+  response: { description: "The conversion, or the loaded document.", schema: UploadDocumentResponseSchema },
+  errors: [400, 403, 415, 503],
+  async handle({ body }, call) {
+    const content = Buffer.from(normalizeBase64(body.file_base64), "base64");
+    const converted = await convertUpload(call, body.filename, content);
+    return { body: await conversionReply(call, converted, body) };
+  },
+});
+
+/**
+ * The reply of the base64 and pre-signed upload routes: the conversion alone without a session,
+ * else the document loaded into the session (open_mode as for multipart).
+ */
+async function conversionReply(
+  call: RouteCall,
+  converted: ingestV1.ConvertDocumentResponse,
+  opts: { session_id?: string | null; open_mode: OpenMode; return_html: boolean },
+) {
+  if (!opts.session_id) {
+    return {
+      title: converted.title,
+      format: converted.format,
+      page_setup: pageSetup(converted.pageSetupJson),
+      html: converted.html,
+      warnings: converted.warnings,
+    };
+  }
+  return loadIntoSession(call, converted, opts.session_id, opts.open_mode, opts.return_html);
+}
+
+/** POST /v1/uploads: a pre-signed PUT URL valid 300 s for one file of at most 100 MB. */
+export const createUploadRoute = defineRoute({
+  ...endpoint("POST /v1/uploads", "createUpload", "Create a pre-signed upload", "uploads"),
+  description:
+    "Returns an upload_url to PUT the file's bytes to (no Authorization header), valid 300 seconds; then call " +
+    "POST /v1/uploads/{upload_id}/process. purpose: document (default), attachment or export-html.",
+  body: CreateUploadSchema,
+  response: { description: "The upload slot.", schema: CreateUploadResponseSchema },
+  errors: [400, 415, 503],
+  async handle({ body }, call) {
+    const res = await call.ctx.files.createUpload(
+      { filename: body.filename, contentType: body.content_type, sizeBytes: body.size_bytes, purpose: body.purpose },
+      call.rpc(),
+    );
+    return {
+      body: {
+        upload_id: res.uploadId,
+        upload_url: res.uploadUrl,
+        expires_at: (res.expiresAt ?? new Date()).toISOString(),
+        expires_in_seconds: res.expiresInSeconds,
+        max_size_bytes: res.maxSizeBytes,
+      },
+    };
+  },
+});
+
+/** POST /v1/uploads/{upload_id}/process: convert the uploaded object; with session_id load it there. */
+export const processUploadRoute = defineRoute({
+  ...endpoint("POST /v1/uploads/{upload_id}/process", "processUpload", "Process a pre-signed upload", "uploads"),
+  description:
+    "Converts the file PUT to the upload's URL. With session_id it is loaded into the session like " +
+    "POST /v1/documents/upload; without, only converted. 404 when the upload is unknown, expired or was never PUT.",
+  params: UploadPathSchema,
+  body: ProcessUploadSchema,
+  response: { description: "The conversion, or the loaded document.", schema: UploadDocumentResponseSchema },
+  errors: [400, 403, 404, 415, 503],
+  async handle({ params, body }, call) {
+    const res = await call.ctx.files.convertUpload({ uploadId: params.upload_id }, call.rpc(CONVERT_TIMEOUT_MS));
+    const converted = required(res.converted, "converted");
+    return { body: await conversionReply(call, converted, body) };
+  },
+});
+
+/** GET /v1/media/{media_id}: an image of the caller's documents (owner scope). */
+export const getMediaRoute = defineRoute({
+  ...endpoint("GET /v1/media/{media_id}", "getMedia", "Read an image of a document", "documents"),
+  description:
+    "Images of uploaded documents are stored once by content hash and referenced from the HTML as " +
+    "/v1/media/{sha256}. Only the owner (or their organization) can read them; 404 otherwise. Served with " +
+    "Content-Security-Policy `default-src 'none'; sandbox` and nosniff; PNG, JPEG, GIF, WebP, AVIF and BMP inline, " +
+    "other image types (EMF, WMF) as attachments. SVG is never stored (its images are removed on upload).",
+  params: MediaPathSchema,
+  response: { description: "The image bytes.", schema: z.string().meta({ format: "binary" }) },
+  errors: [404, 503],
+  async handle({ params }, call) {
+    const media = await call.ctx.files.getMedia({ mediaId: params.media_id }, call.rpc());
+    return {
+      body: "",
+      headers: {
+        // Raster images inline, anything else as an attachment (SVG stored before it was refused
+        // as application/octet-stream); always sandboxed and unsniffed (README, "Security model").
+        ...mediaResponseHeaders(params.media_id, media.contentType),
+        "Content-Length": String(media.content.length),
+        // Content-addressed: the bytes behind an id never change.
+        "Cache-Control": "private, max-age=31536000, immutable",
+      },
+      send: (res) => {
+        res.end(media.content);
+      },
+    };
+  },
+});
