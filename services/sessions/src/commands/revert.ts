@@ -3,7 +3,6 @@
 import { randomBytes } from "node:crypto";
 import { ConflictError, type Knex, NotFoundError, SchemaError } from "@redline/service-kit";
 import {
-  activeMessagesByTurn,
   activeMessagesSince,
   deactivateFrom,
   findRevert,
@@ -13,7 +12,7 @@ import {
   reactivate,
 } from "../db/store/reverts.js";
 import { closeSlots, reopenSlots, rosterOf, setSeenForDocument } from "../db/store/roster.js";
-import { type Db, findSession, lockSessionRow, touchSession } from "../db/store/sessions.js";
+import { activeMessages, type Db, findSession, lockSessionRow, touchSession } from "../db/store/sessions.js";
 import type { RestoredDoc, RevertRow, RosterRow } from "../db/tables.js";
 import { focusFirstIfNone } from "./roster.js";
 
@@ -36,7 +35,7 @@ export async function planRevert(
   turnIndex: number,
 ): Promise<{ turns: { turnIndex: number; checkpointId: string }[]; composeText: string; openedSlots: RosterRow[] }> {
   await ownSession(db, ownerId, sessionId);
-  const messages = await activeMessagesByTurn(db, ownerId, sessionId);
+  const messages = await activeMessages(db, ownerId, sessionId);
   const target = messages.filter((m) => m.turn_index === turnIndex);
   if (target.length === 0) throw new NotFoundError(`Turn ${turnIndex} is not in the active history`);
   const earlier = messages.filter((m) => m.turn_index < turnIndex);

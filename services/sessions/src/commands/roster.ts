@@ -51,6 +51,22 @@ async function lockOwned(trx: Knex.Transaction, ownerId: string, sessionId: stri
   if (!(await lockSessionRow(trx, ownerId, sessionId))) throw new NotFoundError("Session not found");
 }
 
+/** Locks the owner's session and finds the open slot `ref` names, with the whole roster; NotFoundError when none. */
+async function lockedOpenSlot(trx: Knex.Transaction, ownerId: string, sessionId: string, ref: string) {
+  await lockOwned(trx, ownerId, sessionId);
+  const rows = await rosterOf(trx, ownerId, sessionId);
+  const hit = matchSlot(rows, ref, false);
+  if (!hit) throw new NotFoundError("Document not open in this session");
+  return { rows, hit };
+}
+
+/** Focuses `slotId` alone and touches the session; returns `slotId`. */
+async function focusAlone(trx: Knex.Transaction, ownerId: string, sessionId: string, slotId: string) {
+  await focusOnly(trx, ownerId, sessionId, slotId);
+  await touchSession(trx, ownerId, sessionId);
+  return slotId;
+}
+
 /** The refreshed session and its slot `slotId` (open, so in the view). */
 async function viewWithSlot(db: Knex, ownerId: string, sessionId: string, slotId: string) {
   const view = await getSession(db, ownerId, sessionId);
@@ -171,7 +187,7 @@ export async function openBlank(
   ownerId: string,
   input: { sessionId: string; title: string },
 ): Promise<{ view: SessionView; entry: RosterRow }> {
-  const slotId = await db.transaction(async (trx) => {
+  const blank = db.transaction(async (trx) => {
     await lockOwned(trx, ownerId, input.sessionId);
     const rows = await rosterOf(trx, ownerId, input.sessionId);
     const id = newSlotId(rows);
@@ -185,11 +201,9 @@ export async function openBlank(
       focused: false,
       last_seen_version_id: "",
     });
-    await focusOnly(trx, ownerId, input.sessionId, id);
-    await touchSession(trx, ownerId, input.sessionId);
-    return id;
+    return focusAlone(trx, ownerId, input.sessionId, id);
   });
-  return viewWithSlot(db, ownerId, input.sessionId, slotId);
+  return viewWithSlot(db, ownerId, input.sessionId, await blank);
 }
 
 /** The slot `ref` names in the session (slot id or durable id); NotFoundError when none. */
@@ -212,12 +226,8 @@ export async function focusDocument(
   input: { sessionId: string; documentRef: string },
 ): Promise<{ view: SessionView; entry: RosterRow }> {
   const slotId = await db.transaction(async (trx) => {
-    await lockOwned(trx, ownerId, input.sessionId);
-    const hit = matchSlot(await rosterOf(trx, ownerId, input.sessionId), input.documentRef, false);
-    if (!hit) throw new NotFoundError("Document not open in this session");
-    await focusOnly(trx, ownerId, input.sessionId, hit.slot_id);
-    await touchSession(trx, ownerId, input.sessionId);
-    return hit.slot_id;
+    const { hit } = await lockedOpenSlot(trx, ownerId, input.sessionId, input.documentRef);
+    return focusAlone(trx, ownerId, input.sessionId, hit.slot_id);
   });
   return viewWithSlot(db, ownerId, input.sessionId, slotId);
 }
@@ -233,10 +243,7 @@ export async function closeDocument(
   input: { sessionId: string; documentRef: string; nextFocus: string },
 ): Promise<{ view: SessionView; closed: RosterRow }> {
   const closedSlot = await db.transaction(async (trx) => {
-    await lockOwned(trx, ownerId, input.sessionId);
-    const rows = await rosterOf(trx, ownerId, input.sessionId);
-    const hit = matchSlot(rows, input.documentRef, false);
-    if (!hit) throw new NotFoundError("Document not open in this session");
+    const { rows, hit } = await lockedOpenSlot(trx, ownerId, input.sessionId, input.documentRef);
     await closeSlot(trx, ownerId, input.sessionId, hit.slot_id, "closed");
     const open = rows
       .filter((r) => r.closed_at === null && r.slot_id !== hit.slot_id)

@@ -1,21 +1,14 @@
 // Recording a chat turn: both messages, the roster's view of the document, the memory note.
 import { type Knex, NotFoundError } from "@redline/service-kit";
 import { lockSessionWithRoster } from "../db/store/sessions.js";
-import { type TurnWrite, writeTurn } from "../db/store/turns.js";
+import { type TurnExchange, type TurnWrite, writeTurn } from "../db/store/turns.js";
 import { appendMemoryLine, remember, rememberIn } from "./memory.js";
 import { attachLocked } from "./roster.js";
 
 const TITLE_CHARS = 80;
 
 /** One turn to record (sessions.v1 AppendTurnRequest). */
-export interface AppendTurnInput {
-  sessionId: string;
-  userMessage: string;
-  aiMessage: string;
-  checkpointVersionId: string;
-  durableDocumentId: string;
-  versionId: string;
-  title: string;
+export interface AppendTurnInput extends TurnExchange {
   /** Put the turn's document in the roster first (a document the turn loaded). */
   attach?: { focus: boolean; slotId: string };
   /** Add the user's message to the memory note `memoryKey`. */

@@ -1,17 +1,7 @@
 // SQL of reverts: deactivating and reactivating a session's messages, and the revert records.
 import type { Knex } from "@redline/service-kit";
-import { type MessageRow, type RestoredDoc, type RevertRow, T } from "../tables.js";
+import { type MessageRow, type RevertRow, T } from "../tables.js";
 import type { Db } from "./sessions.js";
-
-/** Active messages of the session ordered by turn then time. */
-export async function activeMessagesByTurn(db: Db, ownerId: string, sessionId: string): Promise<MessageRow[]> {
-  return db<MessageRow>(T.messages)
-    .where({ owner_id: ownerId, session_id: sessionId, active: true })
-    .orderBy([
-      { column: "turn_index", order: "asc" },
-      { column: "created_at", order: "asc" },
-    ]);
-}
 
 /** Deactivates the active messages from `turnIndex` on; their ids and turn indexes. */
 export async function deactivateFrom(
@@ -47,18 +37,7 @@ export async function activeMessagesSince(db: Db, ownerId: string, sessionId: st
 }
 
 /** Stores a revert. */
-export async function insertRevert(
-  db: Db,
-  row: {
-    id: string;
-    owner_id: string;
-    session_id: string;
-    turn_index: number;
-    message_ids: string[];
-    closed_slot_ids: string[];
-    restored: RestoredDoc[];
-  },
-): Promise<void> {
+export async function insertRevert(db: Db, row: Omit<RevertRow, "created_at" | "undone_at">): Promise<void> {
   await db(T.reverts).insert({
     ...row,
     message_ids: JSON.stringify(row.message_ids),

@@ -4,8 +4,8 @@ import { randomBytes, randomUUID } from "node:crypto";
 import { T } from "../tables.js";
 import type { Db } from "./sessions.js";
 
-/** What one turn writes. */
-export interface TurnWrite {
+/** A turn's exchange: both messages, the checkpoint, and the document the turn worked on. */
+export interface TurnExchange {
   sessionId: string;
   userMessage: string;
   aiMessage: string;
@@ -13,6 +13,10 @@ export interface TurnWrite {
   durableDocumentId: string;
   versionId: string;
   title: string;
+}
+
+/** What one turn writes. */
+export interface TurnWrite extends TurnExchange {
   /** The session title when it has none yet. */
   sessionTitle: string;
   /** Put the document in the roster in the same statement (refused when a concurrent attach took the slot). */
