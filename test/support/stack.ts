@@ -67,9 +67,10 @@ const LOCAL = "127.0.0.1:0";
 export async function startTestStack(infra: StackInfra, opts: StackOptions = {}): Promise<TestStack> {
   const databaseUrl = await createTestDatabase(infra.databaseUrl, opts.name ?? "stack");
   const logLevel = process.env.TEST_LOG_LEVEL ?? "silent";
-  const [documents, sessions, billing, ingest] = await Promise.all([
-    startDocumentsService({ grpcAddress: LOCAL, databaseUrl, natsUrl: infra.natsUrl, logLevel }),
-    startSessionsService({ grpcAddress: LOCAL, databaseUrl, logLevel }),
+  // Sessions calls documents (its workspace workflows), so documents starts first.
+  const documents = await startDocumentsService({ grpcAddress: LOCAL, databaseUrl, natsUrl: infra.natsUrl, logLevel });
+  const [sessions, billing, ingest] = await Promise.all([
+    startSessionsService({ grpcAddress: LOCAL, databaseUrl, addrs: { documents: documents.address }, logLevel }),
     startBillingService({ grpcAddress: LOCAL, databaseUrl, logLevel }),
     startIngestService({
       grpcAddress: LOCAL,
@@ -115,7 +116,7 @@ export async function startTestStack(infra: StackInfra, opts: StackOptions = {})
     addrs: { ...addrs, agent: agent.address },
     databaseUrl,
     documentsDb: documents.db,
-    sessionsDb: sessions.db,
+    sessionsDb: sessions.context.db,
     agentDb: agent.context.db,
     billing: billingClient,
     async createKey(user, keyOpts = {}) {

@@ -1,10 +1,8 @@
 // Cross-session memory notes: a bounded list of an account's (or an end-customer's) recent
 // instructions, read at the start of every turn (GetTurnContext) and appended to at its end.
 import type { Knex } from "@redline/service-kit";
-import { SCHEMA } from "../migrations.js";
-import type { MemoryNoteRow } from "../tables.js";
+import { deleteNote, lockNote, writeNote } from "../db/store/memory.js";
 
-const T = { memory: `${SCHEMA}.memory_notes` };
 /** Lines kept in a memory note, and the note's size bound in characters. */
 export const MEMORY_MAX_LINES = 12;
 export const MEMORY_MAX_CHARS = 2000;
@@ -25,27 +23,20 @@ export async function remember(db: Knex, ownerId: string, memoryKey: string, lin
   return db.transaction((trx) => rememberIn(trx, ownerId, memoryKey, line));
 }
 
-/** remember() inside the caller's transaction. */
+/** remember() inside the caller's transaction; returns the new note. */
 export async function rememberIn(
   trx: Knex.Transaction,
   ownerId: string,
   memoryKey: string,
   line: string,
 ): Promise<string> {
-  await trx(T.memory)
-    .insert({ owner_id: ownerId, memory_key: memoryKey, note: "" })
-    .onConflict(["owner_id", "memory_key"])
-    .ignore();
-  const row = (await trx<MemoryNoteRow>(T.memory)
-    .where({ owner_id: ownerId, memory_key: memoryKey })
-    .forUpdate()
-    .first()) as MemoryNoteRow;
+  const row = await lockNote(trx, ownerId, memoryKey);
   const note = appendMemoryLine(row.note, line);
-  await trx(T.memory).where({ owner_id: ownerId, memory_key: memoryKey }).update({ note, updated_at: trx.fn.now() });
+  await writeNote(trx, ownerId, memoryKey, note);
   return note;
 }
 
 /** Deletes one memory note (endpoint 4); returns how many were removed (0 or 1). */
 export async function clearMemoryNote(db: Knex, ownerId: string, memoryKey: string): Promise<number> {
-  return db(T.memory).where({ owner_id: ownerId, memory_key: memoryKey }).delete();
+  return deleteNote(db, ownerId, memoryKey);
 }

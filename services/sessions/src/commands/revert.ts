@@ -2,35 +2,24 @@
 // revert touches, deactivating them with a record for redo, and reactivating them.
 import { randomBytes } from "node:crypto";
 import { ConflictError, type Knex, NotFoundError, SchemaError } from "@redline/service-kit";
-import type { MessageRow, RosterRow, SessionRow } from "../tables.js";
+import {
+  activeMessagesSince,
+  deactivateFrom,
+  findRevert,
+  insertRevert,
+  lockRevert,
+  markRevertUndone,
+  reactivate,
+} from "../db/store/reverts.js";
+import { closeSlots, reopenSlots, rosterOf, setSeenForDocument } from "../db/store/roster.js";
+import { activeMessages, type Db, findSession, lockSessionRow, touchSession } from "../db/store/sessions.js";
+import type { RestoredDoc, RevertRow, RosterRow } from "../db/tables.js";
+import { focusFirstIfNone } from "./roster.js";
 
-const S = "sessions";
-const T = { sessions: `${S}.sessions`, roster: `${S}.roster`, messages: `${S}.messages`, reverts: `${S}.reverts` };
+export type { RestoredDoc, RevertRow } from "../db/tables.js";
 
-/** A document a revert restored. */
-export interface RestoredDoc {
-  document_id: string;
-  from_version_id: string;
-  to_version_id: string;
-}
-
-/** A stored revert. */
-export interface RevertRow {
-  id: string;
-  owner_id: string;
-  session_id: string;
-  turn_index: number;
-  message_ids: string[];
-  closed_slot_ids: string[];
-  restored: RestoredDoc[];
-  created_at: Date;
-  undone_at: Date | null;
-}
-
-async function ownSession(db: Knex | Knex.Transaction, ownerId: string, sessionId: string): Promise<SessionRow> {
-  const row = await db<SessionRow>(T.sessions).where({ id: sessionId, owner_id: ownerId }).first();
-  if (!row) throw new NotFoundError("Session not found");
-  return row;
+async function ownSession(db: Db, ownerId: string, sessionId: string): Promise<void> {
+  if (!(await findSession(db, ownerId, sessionId))) throw new NotFoundError("Session not found");
 }
 
 /**
@@ -46,20 +35,14 @@ export async function planRevert(
   turnIndex: number,
 ): Promise<{ turns: { turnIndex: number; checkpointId: string }[]; composeText: string; openedSlots: RosterRow[] }> {
   await ownSession(db, ownerId, sessionId);
-  const messages = await db<MessageRow>(T.messages)
-    .where({ owner_id: ownerId, session_id: sessionId, active: true })
-    .orderBy([
-      { column: "turn_index", order: "asc" },
-      { column: "created_at", order: "asc" },
-    ]);
+  const messages = await activeMessages(db, ownerId, sessionId);
   const target = messages.filter((m) => m.turn_index === turnIndex);
   if (target.length === 0) throw new NotFoundError(`Turn ${turnIndex} is not in the active history`);
   const earlier = messages.filter((m) => m.turn_index < turnIndex);
   const bound = earlier.length > 0 ? earlier[earlier.length - 1].created_at : null;
-  const roster = await db<RosterRow>(T.roster).where({ owner_id: ownerId, session_id: sessionId });
+  const roster = await rosterOf(db, ownerId, sessionId);
   const openBefore = bound ? roster.some((r) => r.opened_at <= bound) : false;
-  const checkpoint = target[0].checkpoint_id;
-  if (!checkpoint && openBefore) {
+  if (!target[0].checkpoint_id && openBefore) {
     throw new SchemaError([
       {
         type: "no_restore_point",
@@ -88,102 +71,57 @@ export async function applyRevert(
   ownerId: string,
   input: { sessionId: string; turnIndex: number; closeSlotIds: string[]; restored: RestoredDoc[] },
 ): Promise<{ redoId: string; archived: number }> {
+  const sid = input.sessionId;
   return db.transaction(async (trx) => {
-    const session = await trx<SessionRow>(T.sessions)
-      .where({ id: input.sessionId, owner_id: ownerId })
-      .forUpdate()
-      .first();
-    if (!session) throw new NotFoundError("Session not found");
-    const deactivated = await trx<MessageRow>(T.messages)
-      .where({ owner_id: ownerId, session_id: session.id, active: true })
-      .andWhere("turn_index", ">=", input.turnIndex)
-      .update({ active: false })
-      .returning(["id", "turn_index"]);
+    if (!(await lockSessionRow(trx, ownerId, sid))) throw new NotFoundError("Session not found");
+    const deactivated = await deactivateFrom(trx, ownerId, sid, input.turnIndex);
     if (deactivated.length === 0) throw new NotFoundError(`Turn ${input.turnIndex} is not in the active history`);
-    if (input.closeSlotIds.length > 0) {
-      await trx(T.roster)
-        .where({ owner_id: ownerId, session_id: session.id })
-        .whereIn("slot_id", input.closeSlotIds)
-        .update({ closed_at: trx.fn.now(), focused: false });
-    }
-    for (const r of input.restored) {
-      await trx(T.roster)
-        .where({ owner_id: ownerId, session_id: session.id, document_id: r.document_id })
-        .whereNull("closed_at")
-        .update({ last_seen_version_id: r.to_version_id });
-    }
-    await refocus(trx, ownerId, session.id);
+    await closeSlots(trx, ownerId, sid, input.closeSlotIds);
+    for (const r of input.restored) await setSeenForDocument(trx, ownerId, sid, r.document_id, r.to_version_id);
+    await focusFirstIfNone(trx, ownerId, sid);
     const id = `rc_${randomBytes(12).toString("hex")}`;
-    await trx(T.reverts).insert({
+    await insertRevert(trx, {
       id,
       owner_id: ownerId,
-      session_id: session.id,
+      session_id: sid,
       turn_index: input.turnIndex,
-      message_ids: JSON.stringify(deactivated.map((m) => m.id)),
-      closed_slot_ids: JSON.stringify(input.closeSlotIds),
-      restored: JSON.stringify(input.restored),
+      message_ids: deactivated.map((m) => m.id),
+      closed_slot_ids: input.closeSlotIds,
+      restored: input.restored,
     });
-    await trx(T.sessions).where({ owner_id: ownerId, id: session.id }).update({ updated_at: trx.fn.now() });
+    await touchSession(trx, ownerId, sid);
     return { redoId: id, archived: new Set(deactivated.map((m) => m.turn_index)).size };
   });
-}
-
-/** When no open slot is focused, focuses the first open one. */
-async function refocus(trx: Knex.Transaction, ownerId: string, sessionId: string): Promise<void> {
-  const open = await trx<RosterRow>(T.roster)
-    .where({ owner_id: ownerId, session_id: sessionId })
-    .whereNull("closed_at")
-    .orderBy("position");
-  if (open.length > 0 && !open.some((r) => r.focused)) {
-    await trx(T.roster)
-      .where({ owner_id: ownerId, session_id: sessionId, slot_id: open[0].slot_id })
-      .update({ focused: true });
-  }
 }
 
 /** A stored revert of the owner's session; NotFoundError when unknown. */
 export async function getRevert(db: Knex, ownerId: string, sessionId: string, redoId: string): Promise<RevertRow> {
   await ownSession(db, ownerId, sessionId);
-  const row = await db<RevertRow>(T.reverts).where({ id: redoId, owner_id: ownerId, session_id: sessionId }).first();
+  const row = await findRevert(db, ownerId, sessionId, redoId);
   if (!row) throw new NotFoundError("Unknown redo_checkpoint_id");
   return row;
 }
 
 /**
- * Reactivates the revert's messages and reopens its slots. ConflictError when it was undone
- * already or when turns were added after it (they would interleave with the restored ones).
+ * Reactivates the revert's messages and reopens its slots; the number of turns restored.
+ * ConflictError when it was undone already or when turns were added after it (they would
+ * interleave with the restored ones).
  */
 export async function undoRevert(db: Knex, ownerId: string, sessionId: string, redoId: string): Promise<number> {
   return db.transaction(async (trx) => {
-    await trx<SessionRow>(T.sessions).where({ id: sessionId, owner_id: ownerId }).forUpdate().first();
-    const row = await trx<RevertRow>(T.reverts)
-      .where({ id: redoId, owner_id: ownerId, session_id: sessionId })
-      .forUpdate()
-      .first();
+    await lockSessionRow(trx, ownerId, sessionId);
+    const row = await lockRevert(trx, ownerId, sessionId, redoId);
     if (!row) throw new NotFoundError("Unknown redo_checkpoint_id");
     if (row.undone_at) throw new ConflictError("This revert was already undone", { code: "revert_already_undone" });
-    const [newer] = await trx(T.messages)
-      .where({ owner_id: ownerId, session_id: sessionId, active: true })
-      .andWhere("created_at", ">", row.created_at)
-      .count<{ count: string }[]>("* as count");
-    if (Number(newer?.count ?? 0) > 0) {
+    if ((await activeMessagesSince(trx, ownerId, sessionId, row.created_at)) > 0) {
       throw new ConflictError("Turns were added after this revert; it can no longer be undone", {
         code: "revert_superseded",
       });
     }
-    const reactivated = await trx<MessageRow>(T.messages)
-      .where({ owner_id: ownerId, session_id: sessionId })
-      .whereIn("id", row.message_ids)
-      .update({ active: true })
-      .returning(["turn_index"]);
-    if (row.closed_slot_ids.length > 0) {
-      await trx(T.roster)
-        .where({ owner_id: ownerId, session_id: sessionId })
-        .whereIn("slot_id", row.closed_slot_ids)
-        .update({ closed_at: null });
-    }
-    await trx(T.reverts).where({ id: redoId }).update({ undone_at: trx.fn.now() });
-    await trx(T.sessions).where({ owner_id: ownerId, id: sessionId }).update({ updated_at: trx.fn.now() });
-    return new Set(reactivated.map((m) => m.turn_index)).size;
+    const turns = await reactivate(trx, ownerId, sessionId, row.message_ids);
+    await reopenSlots(trx, ownerId, sessionId, row.closed_slot_ids);
+    await markRevertUndone(trx, redoId);
+    await touchSession(trx, ownerId, sessionId);
+    return new Set(turns).size;
   });
 }

@@ -1,5 +1,5 @@
 // The library routes under /v1/documents/{document_id} and GET /v1/sessions/{session_id}/doc-events.
-import { ConflictError, InputError, NotFoundError, required } from "@redline/service-kit";
+import { InputError, required } from "@redline/service-kit";
 import { defineRoute } from "../../route-registry.js";
 import { chunksToHtml } from "../shared/mappers.js";
 import { endpoint } from "../shared/routes.js";
@@ -152,32 +152,18 @@ export const archiveDocumentRoute = defineRoute({
     503,
   ],
   async handle({ params, query }, call) {
-    // Not the caller's → 404 before anything else is looked at.
-    const { documents } = await call.ctx.library.getDocumentsMeta({ documentIds: [params.document_id] }, call.rpc());
-    const meta = documents[0];
-    if (!meta) throw new NotFoundError("Document not found");
-    const counts = await sessionCounts(call, [meta.documentId], query.from_session ?? "");
-    const openElsewhere = counts.get(meta.documentId) ?? 0;
-    // Already archived (e.g. a retry after the unlink step failed): finish the unlink, answer 200.
-    if (openElsewhere > 0 && !query.force && !meta.archived) {
-      throw new ConflictError(`The document is open in ${openElsewhere} other session(s)`, {
-        code: "document_in_use",
-        open_in_sessions: openElsewhere,
-        suggested_action: "close_in_other_sessions_or_retry_with_force",
-      });
-    }
-    const archived = await call.ctx.library.archiveDocument(
-      { documentId: meta.documentId, sessionId: query.from_session ?? "" },
+    // The sessions service owns the workflow: 404, the 409 document_in_use rule, archive, unlink.
+    const res = await call.ctx.workspace.archiveDocument(
+      { durableDocumentId: params.document_id, fromSession: query.from_session ?? "", force: query.force },
       call.rpc(),
     );
-    const unlinked = await call.ctx.workspace.unlinkDocument({ durableDocumentId: meta.documentId }, call.rpc());
     return {
       body: {
-        document_id: meta.documentId,
+        document_id: res.durableDocumentId,
         status: "archived" as const,
         archived: true as const,
-        already_archived: archived.alreadyArchived,
-        unlinked_sessions: unlinked.sessionIds.length,
+        already_archived: res.alreadyArchived,
+        unlinked_sessions: res.unlinkedSessions,
       },
     };
   },

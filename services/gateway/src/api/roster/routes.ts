@@ -1,10 +1,10 @@
 // The roster routes under /v1/sessions/{session_id}/documents, /chunks and /editor-actions, and
 // POST /v1/sessions/init.
 import type { sessionsV1, sessionsWorkspaceV1 } from "@redline/grpc-stubs";
-import { NotFoundError, required } from "@redline/service-kit";
+import { required } from "@redline/service-kit";
 import { defineRoute, type RouteCall } from "../../route-registry.js";
 import { IncludeHtmlQuerySchema } from "../documents/schemas.js";
-import { chunksToHtml, usageToJson } from "../shared/mappers.js";
+import { usageToJson } from "../shared/mappers.js";
 import { endpoint } from "../shared/routes.js";
 import { SessionPathSchema } from "../shared/schemas.js";
 import { editorActionJson, resolveDocumentsToOpen, rosterResponse, UUID } from "./mappers.js";
@@ -161,72 +161,22 @@ export const listSessionDocumentsRoute = defineRoute({
 });
 
 /**
- * Deadline of the documents write behind a save: linear in the chunks written, a 100,000-chunk
+ * Deadline of a save (sessions then documents): linear in the chunks written, a 100,000-chunk
  * document (about 1 MB) takes seconds, more on a busy host, beyond the 10 s default.
  */
 const DOCUMENT_WRITE_TIMEOUT_MS = 120_000;
 
-/**
- * Saves HTML into a slot: a blank tab's first save creates its durable document; later saves
- * merge at chunk level against `base_version_id` (default: the version this session last saw).
- */
-async function saveInto(
-  call: RouteCall,
-  sessionId: string,
-  entry: sessionsV1.RosterEntry,
-  html: string,
-  baseVersionId: string,
-) {
-  if (!entry.durableDocumentId) {
-    const created = await call.ctx.documents.createDocument(
-      { html, title: entry.title === "Untitled document" ? "" : entry.title, pageSetupJson: "", sessionId },
-      call.rpc(DOCUMENT_WRITE_TIMEOUT_MS),
-    );
-    const meta = created.document;
-    if (!meta) throw new Error("createDocument returned no document");
-    await call.ctx.sessions.attachDocument(
-      {
-        sessionId,
-        durableDocumentId: meta.documentId,
-        title: meta.title,
-        focus: false,
-        versionId: meta.versionId,
-        slotId: entry.documentId,
-      },
-      call.rpc(),
-    );
-    return {
-      durableId: meta.documentId,
-      versionId: meta.versionId,
-      changed: created.chunks.map((c) => c.chunkId),
-      merged: false,
-      html: chunksToHtml(created.chunks),
-      created: true,
-    };
-  }
-  const saved = await call.ctx.library.saveDocument(
-    {
-      documentId: entry.durableDocumentId,
-      html,
-      baseVersionId: baseVersionId || entry.lastSeenVersionId,
-      sessionId,
-    },
-    call.rpc(DOCUMENT_WRITE_TIMEOUT_MS),
-  );
-  const meta = saved.document;
-  if (!meta) throw new Error("saveDocument returned no document");
-  await call.ctx.workspace.markSeen(
-    { sessionId, slotId: entry.documentId, versionId: meta.versionId, title: meta.title },
-    call.rpc(),
-  );
-  return {
-    durableId: meta.documentId,
-    versionId: meta.versionId,
-    changed: saved.changedChunkIds,
-    merged: saved.merged,
-    html: chunksToHtml(saved.chunks),
-    created: false,
-  };
+/** Editor actions of a save body for the sessions service (document_id "" lets it name the slot). */
+function editorActionsOf(actions: EditorActionBody[] | undefined | null): sessionsWorkspaceV1.EditorAction[] {
+  return (actions ?? []).map((a) => ({
+    id: "",
+    action: a.action,
+    value: a.value,
+    documentId: a.document_id ?? "",
+    chunkIds: a.chunk_ids,
+    detailsJson: a.details ? JSON.stringify(a.details) : "",
+    createdAt: undefined,
+  }));
 }
 
 /**
@@ -252,20 +202,23 @@ export const saveDocumentRoute = defineRoute({
     503,
   ],
   async handle({ params, body }, call) {
-    const { entry } = await call.ctx.workspace.resolveDocument(
-      { sessionId: params.session_id, documentRef: params.document_id, includeClosed: false },
-      call.rpc(),
+    const saved = await call.ctx.workspace.saveToSlot(
+      {
+        sessionId: params.session_id,
+        documentRef: params.document_id,
+        html: body.html,
+        baseVersionId: body.base_version_id ?? "",
+        editorActions: editorActionsOf(body.editor_actions),
+      },
+      call.rpc(DOCUMENT_WRITE_TIMEOUT_MS),
     );
-    if (!entry) throw new NotFoundError("Document not open in this session");
-    const saved = await saveInto(call, params.session_id, entry, body.html, body.base_version_id ?? "");
-    await recordEditorActions(call, params.session_id, body.editor_actions ?? [], entry.documentId);
     return {
       body: {
         session_id: params.session_id,
-        document_id: entry.documentId,
-        durable_document_id: saved.durableId,
+        document_id: required(saved.entry, "entry").documentId,
+        durable_document_id: saved.durableDocumentId,
         version_id: saved.versionId,
-        changed_chunk_ids: saved.changed,
+        changed_chunk_ids: saved.changedChunkIds,
         merged: saved.merged,
         html: saved.html,
         created: saved.created,
@@ -292,45 +245,26 @@ export const sessionUnarchiveRoute = defineRoute({
   response: { description: "The roster with the re-linked document.", schema: RosterResponseSchema },
   errors: [404, 409, 503],
   async handle({ params, body }, call) {
-    const s = await getSession(call, params.session_id);
-    let durableId = params.document_id;
-    try {
-      const { entry } = await call.ctx.workspace.resolveDocument(
-        { sessionId: params.session_id, documentRef: params.document_id, includeClosed: true },
-        call.rpc(),
-      );
-      if (entry?.durableDocumentId) durableId = entry.durableDocumentId;
-    } catch (err) {
-      if (!(err instanceof NotFoundError || (err as { httpStatus?: number }).httpStatus === 404)) throw err;
-    }
-    const res = await call.ctx.library.unarchiveDocument(
-      { documentId: durableId, sessionId: params.session_id },
-      call.rpc(),
-    );
-    if (!res.found || !res.document) {
-      // Unknown (or another owner's) id: nothing to restore, nothing revealed.
-      return { body: { ...(await rosterResponse(call, s, { includeHtml: false })), unarchived: false } };
-    }
-    const meta = res.document;
-    const opened = await call.ctx.workspace.openDocuments(
+    const res = await call.ctx.workspace.unarchiveInSession(
       {
         sessionId: params.session_id,
-        documents: [{ durableDocumentId: meta.documentId, title: meta.title, versionId: meta.versionId }],
+        documentRef: params.document_id,
+        html: body?.html,
+        baseVersionId: body?.base_version_id ?? "",
+        editorActions: editorActionsOf(body?.editor_actions),
       },
-      call.rpc(),
+      call.rpc(DOCUMENT_WRITE_TIMEOUT_MS),
     );
-    let current = session(opened.session);
-    const entry = opened.opened[0];
-    if (body?.html !== undefined && entry) {
-      await saveInto(call, params.session_id, entry, body.html, body.base_version_id ?? "");
-      await recordEditorActions(call, params.session_id, body.editor_actions ?? [], entry.documentId);
-      current = await getSession(call, params.session_id);
+    const current = required(res.session, "session");
+    if (!res.found) {
+      // Unknown (or another owner's) id: nothing to restore, nothing revealed.
+      return { body: { ...(await rosterResponse(call, current, { includeHtml: false })), unarchived: false } };
     }
     const out = await rosterResponse(call, current, { includeHtml: false, focusedHtml: true });
     return {
       body: {
         ...out,
-        document: out.documents.find((d) => d.durable_document_id === meta.documentId),
+        document: out.documents.find((d) => d.durable_document_id === res.durableDocumentId),
         unarchived: res.unarchived,
       },
     };

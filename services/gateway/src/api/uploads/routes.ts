@@ -1,6 +1,6 @@
 // The upload routes: POST /v1/documents/upload(-base64), pre-signed uploads (/v1/uploads) and
 // GET /v1/media/{media_id}.
-import type { documentsV1, ingestV1, sessionsV1 } from "@redline/grpc-stubs";
+import type { ingestV1 } from "@redline/grpc-stubs";
 import { InputError, mediaResponseHeaders, required } from "@redline/service-kit";
 import { z } from "zod";
 import { defineRoute, type RouteCall } from "../../route-registry.js";
@@ -45,62 +45,29 @@ export async function loadIntoSession(
   openMode: OpenMode,
   returnHtml: boolean,
 ): Promise<UploadDocumentResponseJson> {
-  const opts = call.rpc(CONVERT_TIMEOUT_MS);
-  const ensured = await call.ctx.sessions.ensureSession({ sessionId }, opts);
-  const session = ensured.session as sessionsV1.Session;
-  const focused = session.roster.find((e) => e.focused) ?? session.roster[0];
-  let stored: { document?: documentsV1.DocumentMeta; chunks: documentsV1.Chunk[] };
-  let slotId = "";
-  if (openMode === "replace" && focused?.durableDocumentId) {
-    stored = await call.ctx.documents.replaceDocument(
-      {
-        documentId: focused.durableDocumentId,
-        html: converted.html,
-        sessionId: session.sessionId,
-        pageSetupJson: converted.pageSetupJson,
-        title: converted.title,
-        keepParts: converted.partsFromFile,
-      },
-      opts,
-    );
-    slotId = focused.documentId;
-  } else {
-    stored = await call.ctx.documents.createDocument(
-      {
-        html: converted.html,
-        title: converted.title,
-        pageSetupJson: converted.pageSetupJson,
-        sessionId: session.sessionId,
-        keepParts: converted.partsFromFile,
-      },
-      opts,
-    );
-    if (openMode === "replace" && focused) slotId = focused.documentId;
-  }
-  const meta = stored.document as documentsV1.DocumentMeta;
-  const attached = await call.ctx.sessions.attachDocument(
+  const res = await call.ctx.workspace.storeAndAttach(
     {
-      sessionId: session.sessionId,
-      durableDocumentId: meta.documentId,
-      title: meta.title,
-      focus: openMode !== "background",
-      versionId: meta.versionId,
-      slotId,
+      sessionId,
+      openMode,
+      html: converted.html,
+      title: converted.title,
+      pageSetupJson: converted.pageSetupJson,
+      keepParts: converted.partsFromFile,
+      returnHtml,
     },
-    opts,
+    call.rpc(CONVERT_TIMEOUT_MS),
   );
-  const after = await call.ctx.sessions.getSession({ sessionId: session.sessionId }, opts);
   return {
-    session_id: session.sessionId,
-    document_id: attached.entry?.documentId ?? slotId,
-    durable_document_id: meta.documentId,
-    version_id: meta.versionId,
-    chunks_count: meta.chunkCount,
-    title: meta.title,
+    session_id: res.sessionId,
+    document_id: res.slotId,
+    durable_document_id: res.durableDocumentId,
+    version_id: res.versionId,
+    chunks_count: res.chunkCount,
+    title: res.title,
     format: converted.format,
-    page_setup: pageSetup(meta.pageSetupJson || converted.pageSetupJson),
-    ...(returnHtml && { html: stored.chunks.map((c) => c.html).join("\n") }),
-    roster: rosterToJson(after.session?.roster ?? []),
+    page_setup: pageSetup(res.pageSetupJson),
+    ...(returnHtml && { html: res.html }),
+    roster: rosterToJson(res.roster),
     warnings: converted.warnings,
   };
 }

@@ -1,4 +1,15 @@
-// Row types of the sessions schema (snake_case, as stored).
+// Row types and table names of the sessions schema (snake_case, as stored).
+import { SCHEMA } from "./migrations.js";
+
+/** Qualified table names. */
+export const T = {
+  sessions: `${SCHEMA}.sessions`,
+  roster: `${SCHEMA}.roster`,
+  messages: `${SCHEMA}.messages`,
+  memory: `${SCHEMA}.memory_notes`,
+  actions: `${SCHEMA}.editor_actions`,
+  reverts: `${SCHEMA}.reverts`,
+} as const;
 
 export interface SessionRow {
   id: string;
@@ -57,5 +68,34 @@ export interface MemoryNoteRow {
   owner_id: string;
   memory_key: string;
   note: string;
+  updated_at: Date;
+}
+
+/** A document a revert restored. */
+export interface RestoredDoc {
+  document_id: string;
+  from_version_id: string;
+  to_version_id: string;
+}
+
+/** A stored revert (its id is the redo_checkpoint_id). */
+export interface RevertRow {
+  id: string;
+  owner_id: string;
+  session_id: string;
+  turn_index: number;
+  message_ids: string[];
+  closed_slot_ids: string[];
+  restored: RestoredDoc[];
+  created_at: Date;
+  undone_at: Date | null;
+}
+
+/** One open slot of a document in one of the owner's sessions (a join of roster and sessions). */
+export interface HolderRow {
+  document_id: string;
+  session_id: string;
+  session_title: string;
+  slot_id: string;
   updated_at: Date;
 }

@@ -1,0 +1,94 @@
+// Recording a chat turn: both messages, the roster's view of the document, the memory note.
+import { type Knex, NotFoundError } from "@redline/service-kit";
+import { lockSessionWithRoster } from "../db/store/sessions.js";
+import { type TurnExchange, type TurnWrite, writeTurn } from "../db/store/turns.js";
+import { appendMemoryLine, remember, rememberIn } from "./memory.js";
+import { attachLocked } from "./roster.js";
+
+const TITLE_CHARS = 80;
+
+/** One turn to record (sessions.v1 AppendTurnRequest). */
+export interface AppendTurnInput extends TurnExchange {
+  /** Put the turn's document in the roster first (a document the turn loaded). */
+  attach?: { focus: boolean; slotId: string };
+  /** Add the user's message to the memory note `memoryKey`. */
+  remember?: boolean;
+  memoryKey?: string;
+  /** The note as the turn read it (GetTurnContext); undefined when unknown. */
+  memoryNoteSeen?: string;
+}
+
+function turnWrite(input: AppendTurnInput, extra: Partial<TurnWrite>): TurnWrite {
+  return {
+    sessionId: input.sessionId,
+    userMessage: input.userMessage,
+    aiMessage: input.aiMessage,
+    checkpointVersionId: input.checkpointVersionId,
+    durableDocumentId: input.durableDocumentId,
+    versionId: input.versionId,
+    title: input.title,
+    sessionTitle: (input.title || input.userMessage).slice(0, TITLE_CHARS),
+    ...extra,
+  };
+}
+
+/**
+ * Appends a turn: the user's message and the AI's reply share the next turn index; the roster's
+ * last-seen version and title follow the document the turn worked on. With `attach`, the
+ * document is put in the roster too (AttachDocument's rules); with `remember`, the user's
+ * message joins the memory note. NotFoundError for a foreign session. Returns the turn index.
+ *
+ * Every chat turn ends here, so the common case is one optimistic statement: it writes only if
+ * no concurrent attach took the slot it chose and the note still reads `memoryNoteSeen`; when
+ * either moved, the turn is recorded again under the session's row lock.
+ */
+export async function appendTurn(db: Knex, ownerId: string, input: AppendTurnInput): Promise<number> {
+  const attach = input.attach && input.durableDocumentId ? input.attach : undefined;
+  const memoryKey = input.memoryKey ?? "";
+  const memory =
+    input.remember && input.memoryNoteSeen !== undefined
+      ? { key: memoryKey, old: input.memoryNoteSeen, note: appendMemoryLine(input.memoryNoteSeen, input.userMessage) }
+      : undefined;
+  if (!input.remember || memory) {
+    const res = await writeTurn(db, ownerId, turnWrite(input, { attach, memory }));
+    if (!res.owned) throw new NotFoundError("Session not found");
+    if (res.turnIndex !== null) {
+      // The note changed since the turn read it: add the line under its row lock.
+      if (memory && !res.remembered) await remember(db, ownerId, memoryKey, input.userMessage);
+      return res.turnIndex;
+    }
+  }
+  return appendTurnLocked(db, ownerId, input, attach, memoryKey);
+}
+
+/** appendTurn's second path: the same writes under the session's row lock. */
+async function appendTurnLocked(
+  db: Knex,
+  ownerId: string,
+  input: AppendTurnInput,
+  attach: { focus: boolean; slotId: string } | undefined,
+  memoryKey: string,
+): Promise<number> {
+  return db.transaction(async (trx) => {
+    const locked = await lockSessionWithRoster(trx, ownerId, input.sessionId, memoryKey);
+    if (!locked) throw new NotFoundError("Session not found");
+    if (attach) {
+      await attachLocked(trx, ownerId, locked.roster, {
+        sessionId: input.sessionId,
+        durableDocumentId: input.durableDocumentId,
+        title: input.title,
+        focus: attach.focus,
+        versionId: input.versionId,
+        slotId: attach.slotId || undefined,
+      });
+    }
+    const memory = input.remember
+      ? { key: memoryKey, old: locked.note, note: appendMemoryLine(locked.note ?? "", input.userMessage) }
+      : undefined;
+    const res = await writeTurn(trx, ownerId, turnWrite(input, { memory, rosterDone: Boolean(attach) }));
+    if (res.turnIndex === null) throw new NotFoundError("Session not found");
+    // A note created by another turn since the lock's read: add the line under its row lock.
+    if (memory && !res.remembered) await rememberIn(trx, ownerId, memoryKey, input.userMessage);
+    return res.turnIndex;
+  });
+}

@@ -1,0 +1,245 @@
+// Workspace workflows that write to both documents and sessions. They live here, behind one RPC
+// each, so a workflow has one owner: the gateway makes one call and only maps the answer.
+import { type CallOpts, ConflictError, NotFoundError, required } from "@redline/service-kit";
+import type { SessionsContext } from "../context.js";
+import type { RosterRow } from "../db/tables.js";
+import { type EditorActionInput, recordEditorActions } from "./editor-actions.js";
+import {
+  attachDocument,
+  listDocumentHolders,
+  markSeen,
+  openDocuments,
+  resolveDocument,
+  unlinkDocument,
+} from "./roster.js";
+import { ensureSession, getSession, type SessionView } from "./sessions.js";
+
+/** The documents calls a workflow makes carry the caller's identity and the call's deadline. */
+type Deps = Pick<SessionsContext, "db" | "documents" | "library">;
+
+const chunksHtml = (chunks: { html: string }[]) => chunks.map((c) => c.html).join("\n");
+
+/** What a save wrote. `html` is the document at the new head. */
+export interface SlotSaved {
+  durableId: string;
+  versionId: string;
+  changed: string[];
+  merged: boolean;
+  html: string;
+  created: boolean;
+}
+
+/**
+ * Saves HTML into a slot: a blank tab's first save creates its durable document and attaches it
+ * to the slot; later saves merge at chunk level against `baseVersionId` (default: the version the
+ * slot last saw), then the slot records the new version. 409 chunk_conflict comes from documents.
+ */
+async function saveInto(
+  deps: Deps,
+  ownerId: string,
+  fwd: CallOpts,
+  entry: RosterRow,
+  input: { html: string; baseVersionId: string },
+): Promise<SlotSaved> {
+  const sessionId = entry.session_id;
+  if (!entry.document_id) {
+    const title = entry.title === "Untitled document" ? "" : entry.title;
+    const created = await deps.documents.createDocument({ html: input.html, title, pageSetupJson: "", sessionId }, fwd);
+    const meta = required(created.document, "CreateDocumentResponse.document");
+    const attach = { durableDocumentId: meta.documentId, title: meta.title, versionId: meta.versionId };
+    await attachDocument(deps.db, ownerId, { sessionId, ...attach, focus: false, slotId: entry.slot_id });
+    const changed = created.chunks.map((c) => c.chunkId);
+    return {
+      durableId: meta.documentId,
+      versionId: meta.versionId,
+      changed,
+      merged: false,
+      html: chunksHtml(created.chunks),
+      created: true,
+    };
+  }
+  const baseVersionId = input.baseVersionId || entry.last_seen_version_id;
+  const saved = await deps.library.saveDocument(
+    { documentId: entry.document_id, html: input.html, baseVersionId, sessionId },
+    fwd,
+  );
+  const meta = required(saved.document, "SaveDocumentResponse.document");
+  await markSeen(deps.db, ownerId, { sessionId, slotId: entry.slot_id, versionId: meta.versionId, title: meta.title });
+  const { changedChunkIds: changed, merged } = saved;
+  return {
+    durableId: meta.documentId,
+    versionId: meta.versionId,
+    changed,
+    merged,
+    html: chunksHtml(saved.chunks),
+    created: false,
+  };
+}
+
+/** Records editor actions sent with a save; an action without a document names the slot. */
+async function recordActionsOf(deps: Deps, ownerId: string, entry: RosterRow, actions: EditorActionInput[]) {
+  if (actions.length === 0) return;
+  const named = actions.map((a) => ({ ...a, documentId: a.documentId || entry.slot_id }));
+  await recordEditorActions(deps.db, ownerId, entry.session_id, named);
+}
+
+/** A save into a session's slot, with the editor actions sent alongside it. */
+export interface SaveToSlotInput {
+  sessionId: string;
+  documentRef: string;
+  html: string;
+  baseVersionId: string;
+  editorActions: EditorActionInput[];
+}
+
+/**
+ * Human save (endpoint 14): the slot `documentRef` names (404 when not open), saved as saveInto
+ * says, then the editor actions recorded. Returns the slot as it was and what the save wrote.
+ */
+export async function saveToSlot(
+  deps: Deps,
+  ownerId: string,
+  fwd: CallOpts,
+  input: SaveToSlotInput,
+): Promise<{ entry: RosterRow; saved: SlotSaved }> {
+  const { sessionId } = input;
+  const entry = await resolveDocument(deps.db, ownerId, {
+    sessionId,
+    documentRef: input.documentRef,
+    includeClosed: false,
+  });
+  const saved = await saveInto(deps, ownerId, fwd, entry, input);
+  await recordActionsOf(deps, ownerId, entry, input.editorActions);
+  return { entry, saved };
+}
+
+/** A restore within a session; `html` absent means no save on top. */
+export interface UnarchiveInSessionInput {
+  sessionId: string;
+  documentRef: string;
+  html?: string;
+  baseVersionId: string;
+  editorActions: EditorActionInput[];
+}
+
+/** The slot's durable id when the session holds `ref` (closed slots too), else `ref` itself. */
+async function durableIdOf(deps: Deps, ownerId: string, sessionId: string, ref: string): Promise<string> {
+  try {
+    const entry = await resolveDocument(deps.db, ownerId, { sessionId, documentRef: ref, includeClosed: true });
+    return entry.document_id ?? ref;
+  } catch (err) {
+    if (err instanceof NotFoundError) return ref;
+    throw err;
+  }
+}
+
+/**
+ * Session-form unarchive (endpoint 18): restores the document, re-opens it focused and, with
+ * `html`, saves on top. Idempotent; an unknown or foreign id changes nothing (`found` false).
+ * NotFoundError for a foreign session.
+ */
+export async function unarchiveInSession(
+  deps: Deps,
+  ownerId: string,
+  fwd: CallOpts,
+  input: UnarchiveInSessionInput,
+): Promise<{ view: SessionView; found: boolean; unarchived: boolean; durableId: string }> {
+  const { sessionId } = input;
+  const before = await getSession(deps.db, ownerId, sessionId);
+  const documentId = await durableIdOf(deps, ownerId, sessionId, input.documentRef);
+  const res = await deps.library.unarchiveDocument({ documentId, sessionId }, fwd);
+  // Unknown (or another owner's) id: nothing to restore, nothing revealed.
+  if (!res.found || !res.document) return { view: before, found: false, unarchived: false, durableId: "" };
+  const meta = res.document;
+  const doc = { durableDocumentId: meta.documentId, title: meta.title, versionId: meta.versionId };
+  const opened = await openDocuments(deps.db, ownerId, { sessionId, documents: [doc] });
+  let view = opened.view;
+  const entry = opened.opened[0];
+  if (input.html !== undefined && entry) {
+    await saveInto(deps, ownerId, fwd, entry, { html: input.html, baseVersionId: input.baseVersionId });
+    await recordActionsOf(deps, ownerId, entry, input.editorActions);
+    view = await getSession(deps.db, ownerId, sessionId);
+  }
+  return { view, found: true, unarchived: res.unarchived, durableId: meta.documentId };
+}
+
+/**
+ * Archive (endpoint 7): NotFoundError when not the caller's; ConflictError 409 document_in_use
+ * when other sessions than `fromSession` hold it open, unless `force` or already archived (a retry
+ * after the unlink failed); then archives and unlinks it from every session.
+ */
+export async function archiveDocument(
+  deps: Deps,
+  ownerId: string,
+  fwd: CallOpts,
+  input: { documentId: string; fromSession: string; force: boolean },
+): Promise<{ documentId: string; alreadyArchived: boolean; unlinkedSessions: number }> {
+  const { documents } = await deps.library.getDocumentsMeta({ documentIds: [input.documentId] }, fwd);
+  const meta = documents[0];
+  if (!meta) throw new NotFoundError("Document not found");
+  const holders = await listDocumentHolders(deps.db, ownerId, {
+    documentIds: [meta.documentId],
+    excludeSessionId: input.fromSession,
+  });
+  const openElsewhere = holders.filter((h) => h.document_id === meta.documentId).length;
+  if (openElsewhere > 0 && !input.force && !meta.archived) {
+    throw new ConflictError(`The document is open in ${openElsewhere} other session(s)`, {
+      code: "document_in_use",
+      open_in_sessions: openElsewhere,
+      suggested_action: "close_in_other_sessions_or_retry_with_force",
+    });
+  }
+  const archived = await deps.library.archiveDocument(
+    { documentId: meta.documentId, sessionId: input.fromSession },
+    fwd,
+  );
+  const unlinked = await unlinkDocument(deps.db, ownerId, meta.documentId);
+  return { documentId: meta.documentId, alreadyArchived: archived.alreadyArchived, unlinkedSessions: unlinked.length };
+}
+
+/** Converted upload content to store and open. */
+export interface StoreAndAttachInput {
+  sessionId: string;
+  /** "replace" loads into the focused document; "background" keeps the focus; others focus it. */
+  openMode: string;
+  html: string;
+  title: string;
+  pageSetupJson: string;
+  keepParts: boolean;
+}
+
+/** Stores the content: a new version of the focused document for `replace`, else a new document; its slot. */
+async function storeUpload(deps: Deps, fwd: CallOpts, view: SessionView, input: StoreAndAttachInput) {
+  const sessionId = view.row.id;
+  const focused = view.roster.find((e) => e.focused) ?? view.roster[0];
+  const { html, title, pageSetupJson, keepParts } = input;
+  if (input.openMode === "replace" && focused?.document_id) {
+    const replace = { documentId: focused.document_id, html, sessionId, pageSetupJson, title, keepParts };
+    return { stored: await deps.documents.replaceDocument(replace, fwd), slotId: focused.slot_id };
+  }
+  const stored = await deps.documents.createDocument({ html, title, pageSetupJson, sessionId, keepParts }, fwd);
+  // A blank (or missing) focused tab gets the new document in its slot.
+  return { stored, slotId: input.openMode === "replace" && focused ? focused.slot_id : "" };
+}
+
+/**
+ * Upload into a session (unshown-parts.md, Uploads): ensures the session, stores the converted
+ * content (storeUpload), attaches it (focused unless `background`) and returns the stored
+ * document, its slot, its HTML and the session's roster after the attach.
+ */
+export async function storeAndAttach(deps: Deps, ownerId: string, fwd: CallOpts, input: StoreAndAttachInput) {
+  const { view } = await ensureSession(deps.db, ownerId, input.sessionId);
+  const sessionId = view.row.id;
+  const { stored, slotId } = await storeUpload(deps, fwd, view, input);
+  const meta = required(stored.document, "document");
+  const attached = await attachDocument(deps.db, ownerId, {
+    sessionId,
+    durableDocumentId: meta.documentId,
+    title: meta.title,
+    focus: input.openMode !== "background",
+    versionId: meta.versionId,
+    slotId: slotId || undefined,
+  });
+  const after = await getSession(deps.db, ownerId, sessionId);
+  return { sessionId, slotId: attached.slot_id, meta, html: chunksHtml(stored.chunks), roster: after.roster };
+}

@@ -1,0 +1,26 @@
+// Reading the sessions service's environment into typed config (only main.ts calls this).
+import { readAddrs, readInfraEnv, type ServiceAddrs } from "@redline/service-kit";
+
+type Env = Record<string, string | undefined>;
+
+/** Sessions configuration. */
+export interface SessionsConfig {
+  /** host:port to serve on; port 0 picks a free port. */
+  grpcAddress: string;
+  /** Postgres holding the `sessions` schema. */
+  databaseUrl: string;
+  /** The documents service, called by the workspace workflows (save, archive, unarchive, upload). */
+  addrs: Pick<ServiceAddrs, "documents">;
+  logLevel?: string;
+}
+
+/** SESSIONS_ADDR, DATABASE_URL (required), DOCUMENTS_ADDR and LOG_LEVEL. */
+export function loadConfig(env: Env): SessionsConfig {
+  const addrs = readAddrs(env);
+  return {
+    grpcAddress: addrs.sessions,
+    databaseUrl: readInfraEnv(env).databaseUrl,
+    addrs: { documents: addrs.documents },
+    logLevel: env.LOG_LEVEL,
+  };
+}

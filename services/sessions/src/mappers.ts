@@ -1,0 +1,113 @@
+// Rows and command results → proto messages, and the few proto inputs several RPCs share.
+import type { sessionsCheckpointsV1, sessionsV1, sessionsWorkspaceV1 } from "@redline/grpc-stubs";
+import { InputError } from "@redline/service-kit";
+import type { EditorActionInput } from "./commands/editor-actions.js";
+import type { SessionView } from "./commands/sessions.js";
+import type { EditorActionRow, HolderRow, MessageRow, RestoredDoc, RevertRow, RosterRow } from "./db/tables.js";
+
+/** A roster slot; `documentId` is the slot id, `durableDocumentId` "" for a blank tab. */
+export function rosterEntry(r: RosterRow): sessionsV1.RosterEntry {
+  return {
+    documentId: r.slot_id,
+    durableDocumentId: r.document_id ?? "",
+    title: r.title,
+    focused: r.focused,
+    lastSeenVersionId: r.last_seen_version_id,
+    openedAt: r.opened_at,
+  };
+}
+
+/** A session; an untitled one is named after its focused document. */
+export function sessionMessage(v: SessionView): sessionsV1.Session {
+  const focused = v.roster.find((r) => r.focused);
+  return {
+    sessionId: v.row.id,
+    createdAt: v.row.created_at,
+    updatedAt: v.row.updated_at,
+    messageCount: v.messageCount,
+    title: v.row.title || focused?.title || "",
+    roster: v.roster.map(rosterEntry),
+  };
+}
+
+/** One message of the history. */
+export function chatMessage(m: MessageRow): sessionsV1.Message {
+  return {
+    id: m.id,
+    sender: m.sender,
+    content: m.content,
+    timestamp: m.created_at,
+    turnIndex: m.turn_index,
+    checkpointId: m.checkpoint_id,
+  };
+}
+
+/** A stored editor action; details as a JSON string ("" when none). */
+export function editorAction(r: EditorActionRow): sessionsWorkspaceV1.EditorAction {
+  return {
+    id: String(r.id),
+    action: r.action,
+    value: r.value,
+    documentId: r.document_id,
+    chunkIds: r.chunk_ids,
+    detailsJson: r.details ? JSON.stringify(r.details) : "",
+    createdAt: r.created_at,
+  };
+}
+
+/** A session holding a document open. */
+export function documentHolder(h: HolderRow): sessionsWorkspaceV1.DocumentHolder {
+  return {
+    durableDocumentId: h.document_id,
+    sessionId: h.session_id,
+    sessionTitle: h.session_title,
+    slotId: h.slot_id,
+    updatedAt: h.updated_at,
+  };
+}
+
+/** A stored revert. */
+export function revertMessage(row: RevertRow): sessionsCheckpointsV1.RevertRecord {
+  return {
+    redoCheckpointId: row.id,
+    turnIndex: row.turn_index,
+    restored: row.restored.map((r) => ({
+      documentId: r.document_id,
+      fromVersionId: r.from_version_id,
+      toVersionId: r.to_version_id,
+    })),
+    closedSlotIds: row.closed_slot_ids,
+    undone: row.undone_at !== null,
+    createdAt: row.created_at,
+  };
+}
+
+/** Restored documents of an ApplyRevert request. */
+export function restoredFromProto(rs: sessionsCheckpointsV1.RestoredDocument[]): RestoredDoc[] {
+  return rs.map((r) => ({ document_id: r.documentId, from_version_id: r.fromVersionId, to_version_id: r.toVersionId }));
+}
+
+function parseDetails(json: string): Record<string, unknown> | null {
+  if (!json) return null;
+  try {
+    const value = JSON.parse(json);
+    if (value !== null && typeof value === "object" && !Array.isArray(value)) return value as Record<string, unknown>;
+  } catch {
+    // Reported below.
+  }
+  throw new InputError("editor action details must be a JSON object");
+}
+
+/** Editor actions to record; `defaultDocumentId` fills an empty document_id. InputError for bad details. */
+export function editorActionsFromProto(
+  actions: sessionsWorkspaceV1.EditorAction[],
+  defaultDocumentId = "",
+): EditorActionInput[] {
+  return actions.map((a) => ({
+    action: a.action,
+    value: a.value,
+    documentId: a.documentId || defaultDocumentId,
+    chunkIds: a.chunkIds,
+    details: parseDetails(a.detailsJson),
+  }));
+}
