@@ -12,7 +12,9 @@ import {
   archiveDocumentRoute,
   docEventsRoute,
   documentDetailRoute,
+  getVersionRoute,
   listDocumentsRoute,
+  listVersionsRoute,
   unarchiveDocumentRoute,
   updateDocumentRoute,
 } from "./documents/routes.js";
@@ -84,6 +86,8 @@ export function apiRoutes(): Route[] {
     listDocumentsRoute,
     clearMemoryRoute,
     documentDetailRoute,
+    listVersionsRoute,
+    getVersionRoute,
     updateDocumentRoute,
     archiveDocumentRoute,
     unarchiveDocumentRoute,

@@ -1,6 +1,6 @@
 // Library views: a document summary with its session count, a head version's HTML, page setup
 // and document-event payloads.
-import type { documentsV1 } from "@redline/grpc-stubs";
+import type { documentsLibraryV1, documentsV1 } from "@redline/grpc-stubs";
 import type { RouteCall } from "../../route-registry.js";
 import { chunksToHtml, iso } from "../shared/mappers.js";
 
@@ -67,4 +67,17 @@ export function payloadOf(json: string): Record<string, unknown> {
   } catch {
     return {};
   }
+}
+
+/** A version's JSON (VersionSchema); `session_id` is left out when no session committed it. */
+export function versionJson(v: documentsLibraryV1.VersionInfo) {
+  return {
+    version_id: v.versionId,
+    seq: v.seq,
+    kind: v.kind,
+    ...(v.sessionId && { session_id: v.sessionId }),
+    created_at: v.createdAt,
+    chunks_changed: v.chunksChanged,
+    summary: v.summary,
+  };
 }

@@ -4,7 +4,7 @@ import { defineRoute } from "../../route-registry.js";
 import { chunksToHtml } from "../shared/mappers.js";
 import { endpoint } from "../shared/routes.js";
 import { SessionPathSchema } from "../shared/schemas.js";
-import { documentSummaryJson, pageSetupOf, payloadOf, sessionCounts } from "./mappers.js";
+import { documentSummaryJson, pageSetupOf, payloadOf, sessionCounts, versionJson } from "./mappers.js";
 import {
   ArchiveQuerySchema,
   ArchiveResponseSchema,
@@ -16,9 +16,13 @@ import {
   DocumentPathSchema,
   IncludeHtmlQuerySchema,
   ListDocumentsQuerySchema,
+  ListVersionsQuerySchema,
   UnarchiveResponseSchema,
   UpdateDocumentResponseSchema,
   UpdateDocumentSchema,
+  VersionDetailSchema,
+  VersionListResponseSchema,
+  VersionPathSchema,
 } from "./schemas.js";
 
 /**
@@ -240,6 +244,50 @@ export const docEventsRoute = defineRoute({
         last_id: events.at(-1)?.id ?? query.after_id,
         has_more: res.hasMore,
       },
+    };
+  },
+});
+
+/**
+ * GET /v1/documents/{document_id}/versions?limit&offset: the version history, newest first
+ * (documents.ListVersions); 404 when the document is not the caller's. Non-billable.
+ */
+export const listVersionsRoute = defineRoute({
+  ...endpoint("GET /v1/documents/{document_id}/versions", "listDocumentVersions", "Version history", "documents"),
+  params: DocumentPathSchema,
+  query: ListVersionsQuerySchema,
+  response: { description: "Versions, newest first.", schema: VersionListResponseSchema },
+  errors: [404, 503],
+  async handle({ params, query }, call) {
+    const res = await call.ctx.library.listVersions({ documentId: params.document_id, ...query }, call.rpc());
+    return { body: { versions: res.versions.map(versionJson), total: res.total } };
+  },
+});
+
+/**
+ * GET /v1/documents/{document_id}/versions/{version_id}?include_html: one version's metadata,
+ * and its HTML with include_html=true (documents.GetVersion); 404 for another owner's document
+ * or a version of another document. Non-billable.
+ */
+export const getVersionRoute = defineRoute({
+  ...endpoint(
+    "GET /v1/documents/{document_id}/versions/{version_id}",
+    "getDocumentVersion",
+    "One version",
+    "documents",
+  ),
+  params: VersionPathSchema,
+  query: IncludeHtmlQuerySchema,
+  response: { description: "The version (and its HTML on request).", schema: VersionDetailSchema },
+  errors: [404, 503],
+  async handle({ params, query }, call) {
+    const { document_id: documentId, version_id: versionId } = params;
+    const res = await call.ctx.library.getVersion(
+      { documentId, versionId, includeHtml: query.include_html },
+      call.rpc(),
+    );
+    return {
+      body: { ...versionJson(required(res.version, "version")), ...(query.include_html && { html: res.html }) },
     };
   },
 });

@@ -176,3 +176,47 @@ export const DocEventsResponseSchema = z
     has_more: z.boolean(),
   })
   .register(apiSchemas, { id: "DocEventsResponse" });
+
+/** Path of /v1/documents/{document_id}/versions/{version_id}. */
+export const VersionPathSchema = DocumentPathSchema.extend({
+  version_id: z.string().min(1).max(256).meta({ description: "Version UUID." }),
+});
+
+/** GET /v1/documents/{id}/versions query: a limit over 200 is clamped to 200, not refused. */
+export const ListVersionsQuerySchema = z.object({
+  limit: z
+    .preprocess((v) => {
+      const n = queryInt(v);
+      return typeof n === "number" && n > 200 ? 200 : n;
+    }, z.number().int().min(1).max(200).default(50))
+    .meta({ description: "1 to 200 (larger values are clamped to 200); default 50." }),
+  offset: z
+    .preprocess(queryInt, z.number().int().min(0).max(INT32_MAX).default(0))
+    .meta({ description: "At least 0 (an int32)." }),
+});
+
+/** One version of a document: what wrote it, when, and how much it changed. */
+export const VersionSchema = z
+  .object({
+    version_id: z.string(),
+    seq: z.number().int().meta({ description: "1 for the first version, then one more per commit." }),
+    kind: z.string().meta({ description: "What wrote it: create, replace or edit." }),
+    session_id: z.string().optional().meta({ description: "The session that committed it; absent when none." }),
+    created_at: z.string().meta({ description: "ISO 8601." }),
+    chunks_changed: z.number().int().meta({ description: "Chunks this version inserted, changed or deleted." }),
+    summary: z.string().meta({ description: "The commit's summary; empty when none." }),
+  })
+  .register(apiSchemas, { id: "DocumentVersion" });
+
+/** GET /v1/documents/{id}/versions response. */
+export const VersionListResponseSchema = z
+  .object({
+    versions: z.array(VersionSchema).meta({ description: "Newest first." }),
+    total: z.number().int(),
+  })
+  .register(apiSchemas, { id: "DocumentVersionList" });
+
+/** GET /v1/documents/{id}/versions/{version_id} response: the version, and its HTML on request. */
+export const VersionDetailSchema = VersionSchema.extend({
+  html: z.string().optional().meta({ description: "That version's HTML; only with include_html=true." }),
+}).register(apiSchemas, { id: "DocumentVersionDetail" });
