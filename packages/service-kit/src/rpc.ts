@@ -41,7 +41,8 @@ interface MethodDef {
   // biome-ignore lint/suspicious/noExplicitAny: variance escape for generated serializers
   responseDeserialize: (value: Buffer) => any;
 }
-type ServiceDef = Record<string, MethodDef>;
+/** A ts-proto generated service definition: method name → method. */
+export type ServiceDef = Record<string, MethodDef>;
 type ReqOf<M> = M extends { requestDeserialize: (b: Buffer) => infer R } ? R : never;
 type ResOf<M> = M extends { responseDeserialize: (b: Buffer) => infer R } ? R : never;
 
@@ -77,6 +78,49 @@ export interface ServiceBinding {
 /** Pairs a definition with its handlers, checked against each other. */
 export function bindService<D extends ServiceDef>(definition: D, handlers: RpcHandlers<D>): ServiceBinding {
   return { definition, handlers: handlers as unknown as ServiceBinding["handlers"] };
+}
+
+/**
+ * One RPC in its own file (`rpc/<verb-noun>.ts`): the service's context, the request and the
+ * call, to the response. `Rpc<DocumentsContext, typeof Def, "listVersions">` types it from the
+ * generated service definition.
+ */
+export type Rpc<Ctx, D extends ServiceDef, K extends keyof D> = (
+  ctx: Ctx,
+  request: ReqOf<D[K]>,
+  call: CallContext,
+) => Promise<ResOf<D[K]>>;
+
+/** The file of an RPC by convention: `listVersions` → `list-versions`. */
+export function rpcFileName(method: string): string {
+  return method.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
+}
+
+/**
+ * Binds every method of `definitions` to the function exported under the method's name by
+ * `<rpcDir>/<rpcFileName(method)>.js` (tsx and vitest resolve it to the .ts source), handing it
+ * `ctx`. Adding an RPC is adding its file. Throws at start, naming the file, when a file is
+ * missing, fails to load, or does not export the handler.
+ */
+export async function bindRpcFiles<Ctx>(ctx: Ctx, rpcDir: URL, definitions: ServiceDef[]): Promise<ServiceBinding[]> {
+  const bindOne = async (method: string): Promise<[string, ServiceBinding["handlers"][string]]> => {
+    const file = new URL(`${rpcFileName(method)}.js`, rpcDir);
+    let mod: Record<string, unknown>;
+    try {
+      mod = await import(file.href);
+    } catch (err) {
+      throw new Error(`RPC ${method}: cannot load ${file.pathname}`, { cause: err });
+    }
+    const fn = mod[method];
+    if (typeof fn !== "function") throw new Error(`RPC ${method}: ${file.pathname} exports no function ${method}`);
+    return [method, (request, call) => fn(ctx, request, call)];
+  };
+  return Promise.all(
+    definitions.map(async (definition) => ({
+      definition,
+      handlers: Object.fromEntries(await Promise.all(Object.keys(definition).map(bindOne))),
+    })),
+  );
 }
 
 function errorToGrpc(err: unknown, log: Logger): Partial<ServiceError> {

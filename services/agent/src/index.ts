@@ -11,6 +11,5 @@ export {
 export { type AgentContext, createContext } from "./context.js";
 export { migrations, SCHEMA } from "./db/migrations.js";
 export * from "./engines/index.js";
-export { agentHandlers } from "./rpc/index.js";
 export { type RunningAgentService, startAgentService } from "./service.js";
 export { sectionsChanged } from "./turn/operations.js";

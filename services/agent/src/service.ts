@@ -1,10 +1,10 @@
 // The agent service as a library: start it from a config, close it. main.ts is the thin shell.
-import { migrateLatest, pingDb, pingNats, type RunningService, serveService } from "@redline/service-kit";
+import { agentJobsV1, agentRevertV1, agentV1 } from "@redline/grpc-stubs";
+import { bindRpcFiles, migrateLatest, pingDb, pingNats, type RunningService, serveService } from "@redline/service-kit";
 import type { AgentConfig } from "./config.js";
 import { type AgentContext, closeContext, createContext } from "./context.js";
 import { migrations, SCHEMA } from "./db/migrations.js";
 import { startWorkerPool } from "./jobs/worker-pool.js";
-import { agentHandlers } from "./rpc/index.js";
 
 /** A started agent; `context` lets tests read the jobs database. */
 export interface RunningAgentService extends RunningService {
@@ -27,7 +27,11 @@ export async function startAgentService(
   const running = await serveService({
     name: "agent",
     address: cfg.grpcAddress,
-    services: agentHandlers(ctx),
+    services: await bindRpcFiles(ctx, new URL("./rpc/", import.meta.url), [
+      agentV1.AgentServiceService,
+      agentJobsV1.JobsServiceService,
+      agentRevertV1.RevertServiceService,
+    ]),
     health: { postgres: () => pingDb(ctx.db), nats: () => pingNats(ctx.nats) },
     log: ctx.log,
     async release() {

@@ -5,5 +5,4 @@ export { hashKey } from "./commands/api-keys.js";
 export { PLANS, periodOf, planOf } from "./commands/plans.js";
 export { type BillingConfig, loadConfig } from "./config.js";
 export { migrations, SCHEMA } from "./db/migrations.js";
-export { billingHandlers } from "./rpc/index.js";
 export { startBillingService } from "./service.js";

@@ -1,9 +1,9 @@
 // The billing service as a library: tests, the bench and main.ts start it from a config.
-import { migrateLatest, pingDb, type RunningService, serveService } from "@redline/service-kit";
+import { billingV1 } from "@redline/grpc-stubs";
+import { bindRpcFiles, migrateLatest, pingDb, type RunningService, serveService } from "@redline/service-kit";
 import type { BillingConfig } from "./config.js";
 import { type BillingContext, closeContext, createContext } from "./context.js";
 import { migrations, SCHEMA } from "./db/migrations.js";
-import { billingHandlers } from "./rpc/index.js";
 
 /** Migrates schema `billing` and serves BillingService and Health on cfg.grpcAddress. */
 export async function startBillingService(cfg: BillingConfig): Promise<RunningService> {
@@ -17,7 +17,7 @@ export async function startBillingService(cfg: BillingConfig): Promise<RunningSe
   return serveService({
     name: "billing",
     address: cfg.grpcAddress,
-    services: [billingHandlers(ctx)],
+    services: await bindRpcFiles(ctx, new URL("./rpc/", import.meta.url), [billingV1.BillingServiceService]),
     health: { postgres: () => pingDb(ctx.db) },
     log: ctx.log,
     release: () => closeContext(ctx),

@@ -8,5 +8,4 @@ export { getVersion, listVersions } from "./commands/versions.js";
 export { type DocumentsConfig, loadConfig } from "./config.js";
 export { closeContext, createContext, type DocumentsContext } from "./context.js";
 export { migrations, SCHEMA } from "./db/migrations.js";
-export { documentsHandlers, libraryHandlers } from "./rpc/index.js";
 export { type RunningDocumentsService, startDocumentsService } from "./service.js";

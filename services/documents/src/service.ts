@@ -1,8 +1,8 @@
 // The documents service as a library: build from config, serve, close. main.ts is the thin shell.
-import { type Knex, pingDb, pingNats, type RunningService, serveService } from "@redline/service-kit";
+import { documentsLibraryV1, documentsV1 } from "@redline/grpc-stubs";
+import { bindRpcFiles, type Knex, pingDb, pingNats, type RunningService, serveService } from "@redline/service-kit";
 import type { DocumentsConfig } from "./config.js";
 import { closeContext, createContext } from "./context.js";
-import { documentsHandlers, libraryHandlers } from "./rpc/index.js";
 
 /** A started service; `db` is exposed for benchmarks and tests that compare against Postgres. */
 export interface RunningDocumentsService extends RunningService {
@@ -15,7 +15,10 @@ export async function startDocumentsService(cfg: DocumentsConfig): Promise<Runni
   const running = await serveService({
     name: "documents",
     address: cfg.grpcAddress,
-    services: [documentsHandlers(ctx), libraryHandlers(ctx)],
+    services: await bindRpcFiles(ctx, new URL("./rpc/", import.meta.url), [
+      documentsV1.DocumentsServiceService,
+      documentsLibraryV1.DocumentLibraryServiceService,
+    ]),
     health: { postgres: () => pingDb(ctx.db), nats: () => pingNats(ctx.nc) },
     log: ctx.log,
     release: () => closeContext(ctx),

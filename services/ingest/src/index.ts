@@ -12,6 +12,5 @@ export {
   type PaperSize,
   SUPPORTED_EXTENSIONS,
 } from "./formats.js";
-export { filesHandlers, ingestHandlers } from "./rpc/index.js";
 export { ConverterPool, type ConverterPoolOptions } from "./sandbox/pool.js";
 export { type RunningIngestService, startIngestService } from "./service.js";

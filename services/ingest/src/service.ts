@@ -1,8 +1,8 @@
 // The ingest service as a library: start from a config, close. main.ts is the thin shell.
-import { type HealthCheck, pingDb, type RunningService, serveService } from "@redline/service-kit";
+import { ingestFilesV1, ingestV1 } from "@redline/grpc-stubs";
+import { bindRpcFiles, type HealthCheck, pingDb, type RunningService, serveService } from "@redline/service-kit";
 import type { IngestConfig } from "./config.js";
 import { closeContext, createContext, type IngestContext } from "./context.js";
-import { filesHandlers, ingestHandlers } from "./rpc/index.js";
 
 /** A started ingest service (kept as a name for tests and scripts). */
 export type RunningIngestService = RunningService;
@@ -27,7 +27,10 @@ export async function startIngestService(cfg: IngestConfig): Promise<RunningServ
     running = await serveService({
       name: "ingest",
       address: cfg.grpcAddress,
-      services: [ingestHandlers(ctx), filesHandlers(ctx)],
+      services: await bindRpcFiles(ctx, new URL("./rpc/", import.meta.url), [
+        ingestV1.IngestServiceService,
+        ingestFilesV1.FilesServiceService,
+      ]),
       health: healthChecks(ctx),
       log: ctx.log,
       release: () => closeContext(ctx),

@@ -5,5 +5,4 @@ export { appendTurn } from "./commands/turns.js";
 export { loadConfig, type SessionsConfig } from "./config.js";
 export { closeContext, createContext, type SessionsContext } from "./context.js";
 export { migrations, SCHEMA } from "./db/migrations.js";
-export { checkpointsHandlers, sessionsHandlers, workspaceHandlers } from "./rpc/index.js";
 export { type RunningSessionsService, startSessionsService } from "./service.js";

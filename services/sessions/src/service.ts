@@ -1,9 +1,9 @@
 // The sessions service as a library: migrate, then serve its three gRPC services. main.ts is the shell.
-import { migrateLatest, pingDb, type RunningService, serveService } from "@redline/service-kit";
+import { sessionsCheckpointsV1, sessionsV1, sessionsWorkspaceV1 } from "@redline/grpc-stubs";
+import { bindRpcFiles, migrateLatest, pingDb, type RunningService, serveService } from "@redline/service-kit";
 import type { SessionsConfig } from "./config.js";
 import { closeContext, createContext, type SessionsContext } from "./context.js";
 import { migrations, SCHEMA } from "./db/migrations.js";
-import { checkpointsHandlers, sessionsHandlers, workspaceHandlers } from "./rpc/index.js";
 
 /** A started service; `context` is exposed for tests and benchmarks that read Postgres directly. */
 export interface RunningSessionsService extends RunningService {
@@ -17,7 +17,11 @@ export async function startSessionsService(cfg: SessionsConfig): Promise<Running
   const running = await serveService({
     name: "sessions",
     address: cfg.grpcAddress,
-    services: [sessionsHandlers(ctx), workspaceHandlers(ctx), checkpointsHandlers(ctx)],
+    services: await bindRpcFiles(ctx, new URL("./rpc/", import.meta.url), [
+      sessionsV1.SessionsServiceService,
+      sessionsWorkspaceV1.SessionWorkspaceServiceService,
+      sessionsCheckpointsV1.SessionCheckpointsServiceService,
+    ]),
     health: { postgres: () => pingDb(ctx.db) },
     log: ctx.log,
     release: () => closeContext(ctx),

@@ -7,7 +7,7 @@ import type { AgentContext } from "../context.js";
 import { jobToProto } from "../mappers.js";
 
 /** Answers a continue prompt: back to pending, or completed with what was done (404, 409). */
-export async function continueJob(ctx: AgentContext, call: CallContext, req: agentJobsV1.ContinueJobRequest) {
+export async function continueJob(ctx: AgentContext, req: agentJobsV1.ContinueJobRequest, call: CallContext) {
   const job = await jobWithEvents(ctx, await answer(ctx, requirePrincipal(call), req), false);
   return { job: jobToProto(job.row, job.events, false) };
 }

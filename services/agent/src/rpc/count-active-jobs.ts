@@ -5,6 +5,6 @@ import { countActiveJobs as count } from "../commands/jobs.js";
 import type { AgentContext } from "../context.js";
 
 /** Jobs of the caller still open (pending, in_progress, awaiting_approval) on the session. */
-export async function countActiveJobs(ctx: AgentContext, call: CallContext, req: agentJobsV1.CountActiveJobsRequest) {
+export async function countActiveJobs(ctx: AgentContext, req: agentJobsV1.CountActiveJobsRequest, call: CallContext) {
   return { count: await count(ctx, requirePrincipal(call), req.sessionId) };
 }

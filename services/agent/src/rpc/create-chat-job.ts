@@ -8,8 +8,8 @@ import { jobToProto } from "../mappers.js";
 /** Creates a pending chat job holding 1 operation; the compact job and the usage (400, 403, 415, 429). */
 export async function createChatJob(
   ctx: AgentContext,
-  call: CallContext,
   req: agentJobsV1.CreateChatJobRequest,
+  call: CallContext,
 ): Promise<agentJobsV1.CreateChatJobResponse> {
   const { row, usage } = await create(ctx, requirePrincipal(call), call.forward(), req.request);
   return { job: jobToProto(row, [], true), usage };

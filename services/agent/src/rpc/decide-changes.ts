@@ -7,7 +7,7 @@ import type { AgentContext } from "../context.js";
 import { jobToProto } from "../mappers.js";
 
 /** Approves or denies staged changes of a job awaiting approval (400, 404, 409: commands/approval.ts). */
-export async function decideChanges(ctx: AgentContext, call: CallContext, req: agentJobsV1.DecideChangesRequest) {
+export async function decideChanges(ctx: AgentContext, req: agentJobsV1.DecideChangesRequest, call: CallContext) {
   const { row, ...decided } = await decide(ctx, requirePrincipal(call), req);
   const job = await jobWithEvents(ctx, row, false);
   return { job: jobToProto(job.row, job.events, false), ...decided };

@@ -6,7 +6,7 @@ import type { AgentContext } from "../context.js";
 import { jobToProto } from "../mappers.js";
 
 /** Stored events after `after_sequence`, with the job's status, session and response mode (404). */
-export async function getJobEvents(ctx: AgentContext, call: CallContext, req: agentJobsV1.GetJobEventsRequest) {
+export async function getJobEvents(ctx: AgentContext, req: agentJobsV1.GetJobEventsRequest, call: CallContext) {
   const { row, events } = await jobEventsAfter(ctx, requirePrincipal(call), req.jobId, req.afterSequence);
   const job = jobToProto(row, events, false);
   return { events: job.events, status: row.status, sessionId: row.session_id, responseMode: job.responseMode };

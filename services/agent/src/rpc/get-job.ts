@@ -6,7 +6,7 @@ import type { AgentContext } from "../context.js";
 import { jobToProto } from "../mappers.js";
 
 /** The caller's job with its events unless `compact`; 404 when unknown, cleaned up or another owner's. */
-export async function getJob(ctx: AgentContext, call: CallContext, req: agentJobsV1.GetJobRequest) {
+export async function getJob(ctx: AgentContext, req: agentJobsV1.GetJobRequest, call: CallContext) {
   const job = await jobWithEvents(ctx, await ownJob(ctx, requirePrincipal(call), req.jobId), req.compact);
   return { job: jobToProto(job.row, job.events, req.compact) };
 }

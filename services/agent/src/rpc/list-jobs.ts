@@ -6,7 +6,7 @@ import type { AgentContext } from "../context.js";
 import { jobToProto } from "../mappers.js";
 
 /** The caller's jobs, most recent first, optionally of one status or session; `limit` 1..200. */
-export async function listJobs(ctx: AgentContext, call: CallContext, req: agentJobsV1.ListJobsRequest) {
+export async function listJobs(ctx: AgentContext, req: agentJobsV1.ListJobsRequest, call: CallContext) {
   const { rows, events } = await listOwnJobs(ctx, requirePrincipal(call), req);
   return { jobs: rows.map((r) => jobToProto(r, events.get(r.id) ?? [], req.compact)) };
 }

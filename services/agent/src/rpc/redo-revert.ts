@@ -5,6 +5,6 @@ import { redoRevert as redo } from "../commands/revert.js";
 import type { AgentContext } from "../context.js";
 
 /** Undoes a revert by its redo checkpoint id (400, 404, 409: commands/revert.ts). */
-export function redoRevert(ctx: AgentContext, call: CallContext, req: agentRevertV1.RedoRevertRequest) {
+export function redoRevert(ctx: AgentContext, req: agentRevertV1.RedoRevertRequest, call: CallContext) {
   return redo(ctx, requirePrincipal(call), call.forward({ timeoutMs: 60_000 }), req);
 }

@@ -2,13 +2,13 @@
 import { InputError, requirePrincipal } from "@redline/service-kit";
 import { reserveOperations as reserve } from "../commands/quota.js";
 import { toUsage } from "../mappers.js";
-import type { BillingRpc } from "./index.js";
+import type { BillingRpc } from "./call.js";
 
 /**
  * Holds `operations` (>= 1) under `charge_key`, idempotently. INVALID_ARGUMENT without them;
  * RESOURCE_EXHAUSTED (429 with Retry-After and X-Usage-*) when a hard-stop quota is spent.
  */
-export const reserveOperations: BillingRpc<"reserveOperations"> = (ctx) => async (req, call) => {
+export const reserveOperations: BillingRpc<"reserveOperations"> = async (ctx, req, call) => {
   if (!req.chargeKey || req.operations < 1) throw new InputError("charge_key and operations >= 1 are required");
   const usage = await reserve(ctx.db, requirePrincipal(call), { chargeKey: req.chargeKey, ops: req.operations });
   return { usage: toUsage(usage) };

@@ -1,10 +1,10 @@
 // ResolveApiKey (interface-spec Authentication): the gateway's one lookup per bearer key.
 import { resolveApiKey as resolve } from "../commands/api-keys.js";
 import { toPrincipal } from "../mappers.js";
-import type { BillingRpc } from "./index.js";
+import type { BillingRpc } from "./call.js";
 
 /** `sk_…` → its principal with key id; UNAUTHENTICATED (401) when malformed, unknown or revoked. */
-export const resolveApiKey: BillingRpc<"resolveApiKey"> = (ctx) => async (req) => {
+export const resolveApiKey: BillingRpc<"resolveApiKey"> = async (ctx, req) => {
   const { keyId, ...principal } = await resolve(ctx.db, req.apiKey);
   return { principal: toPrincipal(principal, keyId) };
 };

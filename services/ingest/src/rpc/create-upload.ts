@@ -4,7 +4,8 @@ import { createUpload as create } from "../commands/uploads.js";
 import type { IngestContext } from "../context.js";
 
 /** FilesService.CreateUpload (unshown-parts.md, Uploads): 400 bad purpose, 415 extension, 413 size; a signed PUT URL. */
-export const createUpload =
-  (ctx: IngestContext) =>
-  (req: pb.CreateUploadRequest, call: CallContext): Promise<pb.CreateUploadResponse> =>
-    create(ctx, requirePrincipal(call).ownerId, req, call.requestId);
+export const createUpload = (
+  ctx: IngestContext,
+  req: pb.CreateUploadRequest,
+  call: CallContext,
+): Promise<pb.CreateUploadResponse> => create(ctx, requirePrincipal(call).ownerId, req, call.requestId);

@@ -5,8 +5,10 @@ import type { IngestContext } from "../context.js";
 import { attachmentToMessage } from "../mappers.js";
 
 /** FilesService.DeleteAttachment (unshown-parts.md, Attachments): soft delete, cancels processing; 404 otherwise. */
-export const deleteAttachment =
-  (ctx: IngestContext) =>
-  async (req: pb.DeleteAttachmentRequest, call: CallContext): Promise<pb.DeleteAttachmentResponse> => ({
-    attachment: attachmentToMessage(await remove(ctx, requirePrincipal(call).ownerId, req.attachmentId)),
-  });
+export const deleteAttachment = async (
+  ctx: IngestContext,
+  req: pb.DeleteAttachmentRequest,
+  call: CallContext,
+): Promise<pb.DeleteAttachmentResponse> => ({
+  attachment: attachmentToMessage(await remove(ctx, requirePrincipal(call).ownerId, req.attachmentId)),
+});

@@ -5,8 +5,10 @@ import type { IngestContext } from "../context.js";
 import { templateToMessage } from "../mappers.js";
 
 /** FilesService.DeleteTemplate (unshown-parts.md, Templates): soft delete; 404 unknown, deleted or another owner's. */
-export const deleteTemplate =
-  (ctx: IngestContext) =>
-  async (req: pb.DeleteTemplateRequest, call: CallContext): Promise<pb.DeleteTemplateResponse> => ({
-    template: templateToMessage(await remove(ctx, requirePrincipal(call).ownerId, req.templateId)),
-  });
+export const deleteTemplate = async (
+  ctx: IngestContext,
+  req: pb.DeleteTemplateRequest,
+  call: CallContext,
+): Promise<pb.DeleteTemplateResponse> => ({
+  template: templateToMessage(await remove(ctx, requirePrincipal(call).ownerId, req.templateId)),
+});

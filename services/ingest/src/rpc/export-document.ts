@@ -9,14 +9,16 @@ import { exportJobFromRequest } from "../mappers.js";
  * docx/pdf/html/markdown/txt/doc or bad options; 413 (rule 6) over the format cap, the element
  * bound or the time bound (cut to the deadline); 503 when PDF export has no Chromium.
  */
-export const exportDocument =
-  (ctx: IngestContext) =>
-  async (req: pb.ExportDocumentRequest, call: CallContext): Promise<pb.ExportDocumentResponse> => {
-    const caller = { ownerId: requirePrincipal(call).ownerId, deadline: call.deadline };
-    const job = exportJobFromRequest(req);
-    const started = Date.now();
-    const file = await exportForCaller(ctx, caller, job);
-    call.log.info({ format: job.format, bytes: file.bytes.length, ms: Date.now() - started }, "document exported");
-    const { bytes: content, contentType, extension, warnings } = file;
-    return { content, contentType, extension, warnings, format: job.format };
-  };
+export const exportDocument = async (
+  ctx: IngestContext,
+  req: pb.ExportDocumentRequest,
+  call: CallContext,
+): Promise<pb.ExportDocumentResponse> => {
+  const caller = { ownerId: requirePrincipal(call).ownerId, deadline: call.deadline };
+  const job = exportJobFromRequest(req);
+  const started = Date.now();
+  const file = await exportForCaller(ctx, caller, job);
+  call.log.info({ format: job.format, bytes: file.bytes.length, ms: Date.now() - started }, "document exported");
+  const { bytes: content, contentType, extension, warnings } = file;
+  return { content, contentType, extension, warnings, format: job.format };
+};

@@ -5,8 +5,10 @@ import type { IngestContext } from "../context.js";
 import { attachmentToMessage } from "../mappers.js";
 
 /** FilesService.GetAttachmentJob (interface-spec 21, GET /v1/jobs/att_…): one of the caller's attachments; 404 otherwise. */
-export const getAttachmentJob =
-  (ctx: IngestContext) =>
-  async (req: pb.GetAttachmentJobRequest, call: CallContext): Promise<pb.GetAttachmentJobResponse> => ({
-    attachment: attachmentToMessage(await getAttachment(ctx, requirePrincipal(call).ownerId, req.attachmentId)),
-  });
+export const getAttachmentJob = async (
+  ctx: IngestContext,
+  req: pb.GetAttachmentJobRequest,
+  call: CallContext,
+): Promise<pb.GetAttachmentJobResponse> => ({
+  attachment: attachmentToMessage(await getAttachment(ctx, requirePrincipal(call).ownerId, req.attachmentId)),
+});

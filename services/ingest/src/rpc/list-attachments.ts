@@ -5,8 +5,10 @@ import type { IngestContext } from "../context.js";
 import { attachmentToMessage } from "../mappers.js";
 
 /** FilesService.ListAttachments (unshown-parts.md, Attachments): the session's attachments, oldest first. */
-export const listAttachments =
-  (ctx: IngestContext) =>
-  async (req: pb.ListAttachmentsRequest, call: CallContext): Promise<pb.ListAttachmentsResponse> => ({
-    attachments: (await list(ctx, requirePrincipal(call).ownerId, req.sessionId)).map(attachmentToMessage),
-  });
+export const listAttachments = async (
+  ctx: IngestContext,
+  req: pb.ListAttachmentsRequest,
+  call: CallContext,
+): Promise<pb.ListAttachmentsResponse> => ({
+  attachments: (await list(ctx, requirePrincipal(call).ownerId, req.sessionId)).map(attachmentToMessage),
+});

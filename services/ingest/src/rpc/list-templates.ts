@@ -5,8 +5,10 @@ import type { IngestContext } from "../context.js";
 import { templateToMessage } from "../mappers.js";
 
 /** FilesService.ListTemplates (unshown-parts.md, Templates): the owner's live templates, newest first. */
-export const listTemplates =
-  (ctx: IngestContext) =>
-  async (_req: pb.ListTemplatesRequest, call: CallContext): Promise<pb.ListTemplatesResponse> => ({
-    templates: (await list(ctx, requirePrincipal(call).ownerId)).map(templateToMessage),
-  });
+export const listTemplates = async (
+  ctx: IngestContext,
+  _req: pb.ListTemplatesRequest,
+  call: CallContext,
+): Promise<pb.ListTemplatesResponse> => ({
+  templates: (await list(ctx, requirePrincipal(call).ownerId)).map(templateToMessage),
+});

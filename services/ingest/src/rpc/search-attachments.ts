@@ -7,22 +7,24 @@ import type { IngestContext } from "../context.js";
  * FilesService.SearchAttachments (ARCHITECTURE, Attachments): ranked passages of the session's
  * completed attachments (websearch syntax), its image attachments for vision, and their count.
  */
-export const searchAttachments =
-  (ctx: IngestContext) =>
-  async (req: pb.SearchAttachmentsRequest, call: CallContext): Promise<pb.SearchAttachmentsResponse> => {
-    const found = await search(ctx, { ...req, ownerId: requirePrincipal(call).ownerId });
-    return {
-      passages: found.passages.map((p) => ({
-        attachmentId: p.attachment_id,
-        filename: p.filename,
-        chunkIndex: p.seq,
-        text: p.text,
-      })),
-      images: found.images.map((i) => ({
-        filename: i.row.filename,
-        mimeType: i.row.content_type,
-        base64Data: i.base64Data,
-      })),
-      attachmentCount: found.attachmentCount,
-    };
+export const searchAttachments = async (
+  ctx: IngestContext,
+  req: pb.SearchAttachmentsRequest,
+  call: CallContext,
+): Promise<pb.SearchAttachmentsResponse> => {
+  const found = await search(ctx, { ...req, ownerId: requirePrincipal(call).ownerId });
+  return {
+    passages: found.passages.map((p) => ({
+      attachmentId: p.attachment_id,
+      filename: p.filename,
+      chunkIndex: p.seq,
+      text: p.text,
+    })),
+    images: found.images.map((i) => ({
+      filename: i.row.filename,
+      mimeType: i.row.content_type,
+      base64Data: i.base64Data,
+    })),
+    attachmentCount: found.attachmentCount,
   };
+};

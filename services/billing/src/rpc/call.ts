@@ -1,0 +1,11 @@
+// The shape of an RPC file of the billing service.
+import type { billingV1 } from "@redline/grpc-stubs";
+import type { Rpc } from "@redline/service-kit";
+import type { BillingContext } from "../context.js";
+
+/** One RPC of billing.v1.BillingService, in `rpc/<verb-noun>.ts` (bound by file name). */
+export type BillingRpc<K extends keyof typeof billingV1.BillingServiceService> = Rpc<
+  BillingContext,
+  typeof billingV1.BillingServiceService,
+  K
+>;
