@@ -125,8 +125,7 @@ export async function resolveDocumentsToOpen(
 
 /** An editor action as JSON (history and the editor-actions route). */
 export function editorActionJson(a: sessionsWorkspaceV1.EditorAction) {
-  let details: Record<string, unknown> | null = null;
-  if (a.detailsJson) details = JSON.parse(a.detailsJson) as Record<string, unknown>;
+  const details = a.details ?? null;
   return {
     id: a.id,
     action: a.action,
