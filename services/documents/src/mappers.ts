@@ -1,33 +1,70 @@
-// Rows and command results → proto messages, and the page-setup JSON both ways (it travels as a
-// JSON string in proto and is stored as jsonb; parsing and formatting live here only).
-import type { documentsLibraryV1, documentsV1 } from "@redline/grpc-stubs";
-import { InputError } from "@redline/service-kit";
+// Rows and command results → proto messages, and the page setup both ways between its stored
+// form (a jsonb object) and redline.common.v1.PageSetup (converted here only).
+import { type commonV1, type documentsLibraryV1, type documentsV1, NullValue } from "@redline/grpc-stubs";
 import type { CommitResult, NewConflict } from "./commands/commit.js";
 import type { SaveResult } from "./commands/save.js";
 import type { VersionView } from "./commands/versions.js";
 import type { ConflictRow, DocumentRow, OutboxRow } from "./db/tables.js";
 
-/** A page setup as stored (a JSON object) or null when none. */
+/**
+ * A page setup as stored in the jsonb column: `{size?, orientation?, margins?}` with size a name
+ * or `{width, height}` in inches and margins a name, `{top, right, bottom, left}` in inches or
+ * null; null when the document has none.
+ */
 export type PageSetup = Record<string, unknown> | null;
 
-/**
- * The page setup of a request's `page_setup_json`: undefined for "" (not given), else the
- * object. InputError (400) when it is not a JSON object.
- */
-export function parsePageSetup(json: string): Record<string, unknown> | undefined {
-  if (!json) return undefined;
-  try {
-    const value = JSON.parse(json);
-    if (value === null || typeof value !== "object" || Array.isArray(value)) throw new Error();
-    return value as Record<string, unknown>;
-  } catch {
-    throw new InputError("page_setup must be a JSON object");
-  }
+function record(value: unknown): Record<string, unknown> | undefined {
+  return value !== null && typeof value === "object" && !Array.isArray(value)
+    ? (value as Record<string, unknown>)
+    : undefined;
 }
 
-/** The `page_setup_json` of a stored page setup: "" when none. */
-export function formatPageSetup(pageSetup: PageSetup): string {
-  return pageSetup ? JSON.stringify(pageSetup) : "";
+function num(value: unknown): number {
+  return typeof value === "number" ? value : 0;
+}
+
+/**
+ * The proto PageSetup of a stored one (undefined when none). Keys other than size, orientation
+ * and margins, and values of another shape, have no proto form and are left out.
+ */
+export function pageSetupToProto(stored: PageSetup | undefined): commonV1.PageSetup | undefined {
+  if (!stored) return undefined;
+  const { size, orientation, margins } = stored;
+  const sizeObject = record(size);
+  const marginsObject = record(margins);
+  return {
+    ...(typeof size === "string" && { sizeName: size }),
+    ...(sizeObject && { sizeInches: { width: num(sizeObject.width), height: num(sizeObject.height) } }),
+    ...(typeof orientation === "string" && { orientation }),
+    ...(typeof margins === "string" && { marginsName: margins }),
+    ...(marginsObject && {
+      marginsInches: {
+        top: num(marginsObject.top),
+        right: num(marginsObject.right),
+        bottom: num(marginsObject.bottom),
+        left: num(marginsObject.left),
+      },
+    }),
+    ...(margins === null && { marginsNull: NullValue.NULL_VALUE }),
+  };
+}
+
+/**
+ * The stored (jsonb) form of a request's PageSetup: undefined when the request has none. Only the
+ * parts the message sets become keys, so `{size: "A4"}` is stored as `{"size": "A4"}`.
+ */
+export function pageSetupFromProto(p: commonV1.PageSetup | undefined): Record<string, unknown> | undefined {
+  if (!p) return undefined;
+  const stored: Record<string, unknown> = {};
+  if (p.sizeName !== undefined) stored.size = p.sizeName;
+  else if (p.sizeInches) stored.size = { width: p.sizeInches.width, height: p.sizeInches.height };
+  if (p.orientation !== undefined) stored.orientation = p.orientation;
+  if (p.marginsName !== undefined) stored.margins = p.marginsName;
+  else if (p.marginsInches) {
+    const { top, right, bottom, left } = p.marginsInches;
+    stored.margins = { top, right, bottom, left };
+  } else if (p.marginsNull !== undefined) stored.margins = null;
+  return stored;
 }
 
 /** DocumentMeta of a row; `versionId` names the version read (head by default). */
@@ -38,7 +75,7 @@ export function documentMeta(row: DocumentRow, versionId = row.head_version_id):
     versionId,
     chunkCount: row.chunk_count,
     sectionCount: row.section_count,
-    pageSetupJson: formatPageSetup(row.page_setup),
+    pageSetup: pageSetupToProto(row.page_setup),
     archived: row.archived_at !== null,
     createdAt: row.created_at,
     updatedAt: row.updated_at,

@@ -1,21 +1,8 @@
-// Library views: a document summary with its session count, a head version's HTML, page setup
-// and document-event payloads.
+// Library views: a document summary with its session count, a head version's HTML and
+// document-event payloads.
 import type { documentsV1 } from "@redline/grpc-stubs";
 import type { RouteCall } from "../../route-registry.js";
 import { chunksToHtml, iso } from "../shared/mappers.js";
-
-export type Json = Record<string, unknown>;
-
-/** page_setup_json as an object, or null. */
-export function pageSetupOf(json: string): Json | null {
-  if (!json) return null;
-  try {
-    const value: unknown = JSON.parse(json);
-    return value !== null && typeof value === "object" && !Array.isArray(value) ? (value as Json) : null;
-  } catch {
-    return null;
-  }
-}
 
 /** A Files entry (metadata only). */
 export function documentSummaryJson(meta: documentsV1.DocumentMeta, sessionCount: number) {

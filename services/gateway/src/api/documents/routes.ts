@@ -1,10 +1,10 @@
 // The library routes under /v1/documents/{document_id} and GET /v1/sessions/{session_id}/doc-events.
 import { InputError, required } from "@redline/service-kit";
 import { defineRoute } from "../../route-registry.js";
-import { chunksToHtml } from "../shared/mappers.js";
+import { chunksToHtml, pageSetupFromJson, pageSetupToJson } from "../shared/mappers.js";
 import { endpoint } from "../shared/routes.js";
 import { SessionPathSchema } from "../shared/schemas.js";
-import { documentSummaryJson, pageSetupOf, payloadOf, sessionCounts } from "./mappers.js";
+import { documentSummaryJson, payloadOf, sessionCounts } from "./mappers.js";
 import {
   ArchiveQuerySchema,
   ArchiveResponseSchema,
@@ -90,7 +90,7 @@ export const documentDetailRoute = defineRoute({
           document_id: h.slotId,
           last_updated: h.updatedAt?.toISOString() ?? null,
         })),
-        ...(query.include_html && { html: chunksToHtml(res.chunks), page_setup: pageSetupOf(meta.pageSetupJson) }),
+        ...(query.include_html && { html: chunksToHtml(res.chunks), page_setup: pageSetupToJson(meta.pageSetup) }),
       },
     };
   },
@@ -120,7 +120,8 @@ export const updateDocumentRoute = defineRoute({
       {
         documentId: params.document_id,
         title: body.title,
-        pageSetupJson: body.page_setup === undefined ? undefined : JSON.stringify(body.page_setup),
+        ...(body.page_setup && { pageSetup: pageSetupFromJson(body.page_setup) }),
+        clearPageSetup: body.page_setup === null,
         sessionId: "",
       },
       call.rpc(),
