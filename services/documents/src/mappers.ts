@@ -99,7 +99,28 @@ export function conflictRecord(c: NewConflict | ConflictRow): documentsV1.Confli
   };
 }
 
-/** DocumentEvent of an outbox row (the payload as a JSON string). */
+/**
+ * The typed payload of a stored event payload (jsonb): each field set only when its key is there
+ * with the expected type; other keys have no proto form.
+ */
+export function eventPayload(stored: Record<string, unknown> | null): documentsLibraryV1.DocumentEventPayload {
+  const p = stored ?? {};
+  const str = (key: string) => (typeof p[key] === "string" ? (p[key] as string) : undefined);
+  const int = (key: string) => (typeof p[key] === "number" ? (p[key] as number) : undefined);
+  const chunkIds = p.chunk_ids;
+  return {
+    kind: str("kind"),
+    chunkIds: Array.isArray(chunkIds) ? { ids: chunkIds.map(String) } : undefined,
+    summary: str("summary"),
+    title: str("title"),
+    pageSetup: pageSetupToProto(record(p.page_setup)),
+    pageSetupCleared: "page_setup" in p && p.page_setup === null,
+    changedChunks: int("changed_chunks"),
+    chunkCount: int("chunk_count"),
+  };
+}
+
+/** DocumentEvent of an outbox row. */
 export function documentEvent(e: OutboxRow): documentsLibraryV1.DocumentEvent {
   return {
     id: Number(e.id),
@@ -108,7 +129,7 @@ export function documentEvent(e: OutboxRow): documentsLibraryV1.DocumentEvent {
     versionId: e.version_id,
     sessionId: e.session_id,
     createdAt: e.created_at,
-    payloadJson: JSON.stringify(e.payload ?? {}),
+    payload: eventPayload(e.payload),
   };
 }
 

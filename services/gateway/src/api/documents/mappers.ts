@@ -1,5 +1,4 @@
-// Library views: a document summary with its session count, a head version's HTML and
-// document-event payloads.
+// Library views: a document summary with its session count and a head version's HTML.
 import type { documentsV1 } from "@redline/grpc-stubs";
 import type { RouteCall } from "../../route-registry.js";
 import { chunksToHtml, iso } from "../shared/mappers.js";
@@ -44,14 +43,4 @@ export async function headHtml(call: RouteCall, durableId: string): Promise<{ ht
     call.rpc(),
   );
   return { html: chunksToHtml(doc.chunks), versionId: doc.document?.versionId ?? "" };
-}
-
-/** A document event's stored JSON payload as an object; {} when empty or not an object. */
-export function payloadOf(json: string): Record<string, unknown> {
-  try {
-    const value: unknown = JSON.parse(json);
-    return value !== null && typeof value === "object" ? (value as Record<string, unknown>) : {};
-  } catch {
-    return {};
-  }
 }

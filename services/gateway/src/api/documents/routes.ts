@@ -4,7 +4,7 @@ import { defineRoute } from "../../route-registry.js";
 import { chunksToHtml, pageSetupFromJson, pageSetupToJson } from "../shared/mappers.js";
 import { endpoint } from "../shared/routes.js";
 import { SessionPathSchema } from "../shared/schemas.js";
-import { documentSummaryJson, payloadOf, sessionCounts } from "./mappers.js";
+import { documentSummaryJson, sessionCounts } from "./mappers.js";
 import {
   ArchiveQuerySchema,
   ArchiveResponseSchema,
@@ -219,8 +219,8 @@ export const docEventsRoute = defineRoute({
             call.rpc(),
           );
     const events = res.events.map((e) => {
-      const payload = payloadOf(e.payloadJson);
-      const chunkIds = Array.isArray(payload.chunk_ids) ? payload.chunk_ids.map(String) : undefined;
+      const payload = e.payload;
+      const chunkIds = payload?.chunkIds?.ids;
       return {
         id: e.id,
         type: "document_updated" as const,
@@ -228,9 +228,9 @@ export const docEventsRoute = defineRoute({
         slot_document_id: slotOf.get(e.documentId) || null,
         version_id: e.versionId,
         session_id: e.sessionId || null,
-        change: typeof payload.kind === "string" ? payload.kind : "edit",
+        change: payload?.kind ?? "edit",
         ...(chunkIds && { chunk_ids: chunkIds }),
-        ...(typeof payload.title === "string" && { title: payload.title }),
+        ...(payload?.title !== undefined && { title: payload.title }),
         created_at: e.createdAt?.toISOString() ?? null,
       };
     });
