@@ -67,7 +67,7 @@ async function benchCommit(stack: TestStack, documentsAddr: string, key: string)
   const documents = createRpcClient(documentsV1.DocumentsServiceService, documentsAddr);
   const setup = async (sections: number) => {
     const created = await documents.createDocument(
-      { html: generateDocument(sections), title: "", pageSetupJson: "", sessionId: "bench" },
+      { html: generateDocument(sections), title: "", sessionId: "bench" },
       { principal },
     );
     const chunks = created.chunks;

@@ -1,7 +1,7 @@
 // CreateDocument with an idempotency key creates once: the agent's job worker stores a loaded
 // document and can be killed right after, and its rerun must get the same document back instead
 // of a second copy. Without a key every call creates a document, stored exactly as before.
-import { documentsV1 } from "@redline/grpc-stubs";
+import { type commonV1, documentsV1 } from "@redline/grpc-stubs";
 import { chunkHtml } from "@redline/html-chunks";
 import { createRpcClient, type Principal } from "@redline/service-kit";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
@@ -19,8 +19,14 @@ async function owner(user: string): Promise<{ key: string; principal: Principal 
   return { key, principal };
 }
 
-function create(principal: Principal, html: string, idempotencyKey = "", title = "", pageSetupJson = "") {
-  return documents.createDocument({ html, title, pageSetupJson, sessionId: "s1", idempotencyKey }, { principal });
+function create(
+  principal: Principal,
+  html: string,
+  idempotencyKey = "",
+  title = "",
+  pageSetup: commonV1.PageSetup | undefined = undefined,
+) {
+  return documents.createDocument({ html, title, pageSetup, sessionId: "s1", idempotencyKey }, { principal });
 }
 
 /** The outbox rows of an owner, in id order. */
@@ -166,15 +172,19 @@ describe("CreateDocument idempotency", () => {
       '<p data-chunk-id="c_intro00002">Intro <b>bold</b> &amp; "quoted" \\ text.</p>' +
       '<h2 data-chunk-id="c_term000003">Term</h2><ul data-chunk-id="c_list000004"><li>One year</li></ul>' +
       '<table data-chunk-id="c_table00005"><tr><td>a</td></tr></table><p data-chunk-id="c_uni0000006">Ünïcödé — 日本語</p>';
-    const pageSetup = { size: "A4", orientation: "portrait", margins: { top: 20, bottom: 20 } };
+    const pageSetup = {
+      sizeName: "A4",
+      orientation: "portrait",
+      marginsInches: { top: 2, right: 1, bottom: 2, left: 1 },
+    };
     const expected = chunkHtml(html).chunks;
     for (const idempotencyKey of ["", "job_3:load"]) {
-      const created = await create(principal, html, idempotencyKey, "", JSON.stringify(pageSetup));
+      const created = await create(principal, html, idempotencyKey, "", pageSetup);
       const meta = created.document;
       if (!meta) throw new Error("no document");
       expect(created.chunks).toEqual(expected);
       expect(meta.title).toBe("Master Agreement");
-      expect(JSON.parse(meta.pageSetupJson)).toEqual(pageSetup);
+      expect(meta.pageSetup).toEqual(pageSetup);
       expect(meta.chunkCount).toBe(expected.length);
       expect(meta.sectionCount).toBe(2);
       expect(meta.archived).toBe(false);

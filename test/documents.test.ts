@@ -107,6 +107,35 @@ describe("Files view", () => {
     expect((await jsonCall(stack, "PATCH", path, key, {})).status).toBe(400);
   });
 
+  it("reads a page setup back byte for byte as stored, 422s unknown keys and clears with null", async () => {
+    const saved = await createSavedDocument(stack, key, DOC);
+    const path = `/v1/documents/${saved.documentId}`;
+    const setup = {
+      orientation: "portrait",
+      margins: { right: 1.25, bottom: 1, left: 0.5, top: 1 },
+      size: { height: 14, width: 8.5 },
+    };
+    expect((await jsonCall(stack, "PATCH", path, key, { page_setup: setup })).status).toBe(200);
+    // The stored jsonb as Postgres returns it: what the HTTP body carried when it was a JSON string.
+    const row = await stack.documentsDb("documents.documents").where({ id: saved.documentId }).first();
+    const res = await stack.call("GET", `${path}?include_html=true`, { key });
+    const text = await res.text();
+    expect(text).toContain(`"page_setup":${JSON.stringify(row.page_setup)}`);
+    expect(JSON.parse(text).page_setup).toEqual(setup);
+
+    const unknown = await stack.call("PATCH", path, { key, body: { page_setup: { size: "A4", columns: 2 } } });
+    expect(unknown.status).toBe(422);
+    expect(JSON.stringify(await unknown.json())).toContain("columns");
+    const partial = await jsonCall(stack, "PATCH", path, key, { page_setup: { margins: { top: 1 } } });
+    expect(partial.status).toBe(422);
+
+    expect((await jsonCall(stack, "PATCH", path, key, { page_setup: { size: "A4" } })).status).toBe(200);
+    expect((await jsonCall(stack, "GET", `${path}?include_html=true`, key)).body.page_setup).toEqual({ size: "A4" });
+    const cleared = await jsonCall(stack, "PATCH", path, key, { page_setup: null });
+    expect(cleared.body.status).toBe("updated");
+    expect((await jsonCall(stack, "GET", `${path}?include_html=true`, key)).body.page_setup).toBeNull();
+  });
+
   it("keeps out-of-flow parts as chunks: sanitized on save and versioned with the document", async () => {
     const saved = await createSavedDocument(stack, key, "<h1>Letter</h1><p>Body.</p>");
     const withFooter = `${saved.html}\n<footer>Page footer <script>alert(1)</script></footer>`;

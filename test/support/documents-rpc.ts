@@ -22,7 +22,7 @@ export async function withTermsDocument<T>(
   const documents = createRpcClient(documentsV1.DocumentsServiceService, stack.addrs.documents);
   try {
     const created = await documents.createDocument(
-      { html: "<h1>Terms</h1><p>Pay in 30 days.</p>", title: "", pageSetupJson: "", sessionId: "s1" },
+      { html: "<h1>Terms</h1><p>Pay in 30 days.</p>", title: "", sessionId: "s1" },
       { principal },
     );
     return await use(documents, created);

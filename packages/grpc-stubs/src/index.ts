@@ -1,11 +1,14 @@
 // Generated gRPC stubs (ts-proto, outputServices=grpc-js), one namespace per proto package.
 // The files under gen/ are rebuilt by `pnpm codegen` and never committed.
 
+/** JSON null in proto (google.protobuf.NullValue), e.g. PageSetup.margins_null. */
+export { NullValue } from "./gen/google/protobuf/struct.js";
 export * as healthV1 from "./gen/grpc/health/v1/health.js";
 export * as agentV1 from "./gen/redline/agent/v1/agent.js";
 export * as agentJobsV1 from "./gen/redline/agent/v1/jobs.js";
 export * as agentRevertV1 from "./gen/redline/agent/v1/revert.js";
 export * as billingV1 from "./gen/redline/billing/v1/billing.js";
+export * as commonV1 from "./gen/redline/common/v1/page_setup.js";
 export * as documentsV1 from "./gen/redline/documents/v1/documents.js";
 export * as documentsLibraryV1 from "./gen/redline/documents/v1/library.js";
 export * as ingestFilesV1 from "./gen/redline/ingest/v1/files.js";

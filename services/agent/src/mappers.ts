@@ -16,12 +16,12 @@ export function stagedToRecord(c: StagedChange): documentsV1.ChangeRecord {
   };
 }
 
-/** A stored event as the proto JobEvent (data as JSON text). */
+/** A stored event as the proto JobEvent (its jsonb data object as a Struct). */
 function eventToProto(e: JobEventRow): agentJobsV1.JobEvent {
   return {
     sequence: Number(e.sequence),
     type: e.type,
-    dataJson: JSON.stringify(e.data),
+    data: e.data,
     createdAt: new Date(e.created_at),
   };
 }

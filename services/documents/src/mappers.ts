@@ -1,33 +1,70 @@
-// Rows and command results → proto messages, and the page-setup JSON both ways (it travels as a
-// JSON string in proto and is stored as jsonb; parsing and formatting live here only).
-import type { documentsLibraryV1, documentsV1 } from "@redline/grpc-stubs";
-import { InputError } from "@redline/service-kit";
+// Rows and command results → proto messages, and the page setup both ways between its stored
+// form (a jsonb object) and redline.common.v1.PageSetup (converted here only).
+import { type commonV1, type documentsLibraryV1, type documentsV1, NullValue } from "@redline/grpc-stubs";
 import type { CommitResult, NewConflict } from "./commands/commit.js";
 import type { SaveResult } from "./commands/save.js";
 import type { VersionView } from "./commands/versions.js";
 import type { ConflictRow, DocumentRow, OutboxRow } from "./db/tables.js";
 
-/** A page setup as stored (a JSON object) or null when none. */
+/**
+ * A page setup as stored in the jsonb column: `{size?, orientation?, margins?}` with size a name
+ * or `{width, height}` in inches and margins a name, `{top, right, bottom, left}` in inches or
+ * null; null when the document has none.
+ */
 export type PageSetup = Record<string, unknown> | null;
 
-/**
- * The page setup of a request's `page_setup_json`: undefined for "" (not given), else the
- * object. InputError (400) when it is not a JSON object.
- */
-export function parsePageSetup(json: string): Record<string, unknown> | undefined {
-  if (!json) return undefined;
-  try {
-    const value = JSON.parse(json);
-    if (value === null || typeof value !== "object" || Array.isArray(value)) throw new Error();
-    return value as Record<string, unknown>;
-  } catch {
-    throw new InputError("page_setup must be a JSON object");
-  }
+function record(value: unknown): Record<string, unknown> | undefined {
+  return value !== null && typeof value === "object" && !Array.isArray(value)
+    ? (value as Record<string, unknown>)
+    : undefined;
 }
 
-/** The `page_setup_json` of a stored page setup: "" when none. */
-export function formatPageSetup(pageSetup: PageSetup): string {
-  return pageSetup ? JSON.stringify(pageSetup) : "";
+function num(value: unknown): number {
+  return typeof value === "number" ? value : 0;
+}
+
+/**
+ * The proto PageSetup of a stored one (undefined when none). Keys other than size, orientation
+ * and margins, and values of another shape, have no proto form and are left out.
+ */
+export function pageSetupToProto(stored: PageSetup | undefined): commonV1.PageSetup | undefined {
+  if (!stored) return undefined;
+  const { size, orientation, margins } = stored;
+  const sizeObject = record(size);
+  const marginsObject = record(margins);
+  return {
+    ...(typeof size === "string" && { sizeName: size }),
+    ...(sizeObject && { sizeInches: { width: num(sizeObject.width), height: num(sizeObject.height) } }),
+    ...(typeof orientation === "string" && { orientation }),
+    ...(typeof margins === "string" && { marginsName: margins }),
+    ...(marginsObject && {
+      marginsInches: {
+        top: num(marginsObject.top),
+        right: num(marginsObject.right),
+        bottom: num(marginsObject.bottom),
+        left: num(marginsObject.left),
+      },
+    }),
+    ...(margins === null && { marginsNull: NullValue.NULL_VALUE }),
+  };
+}
+
+/**
+ * The stored (jsonb) form of a request's PageSetup: undefined when the request has none. Only the
+ * parts the message sets become keys, so `{size: "A4"}` is stored as `{"size": "A4"}`.
+ */
+export function pageSetupFromProto(p: commonV1.PageSetup | undefined): Record<string, unknown> | undefined {
+  if (!p) return undefined;
+  const stored: Record<string, unknown> = {};
+  if (p.sizeName !== undefined) stored.size = p.sizeName;
+  else if (p.sizeInches) stored.size = { width: p.sizeInches.width, height: p.sizeInches.height };
+  if (p.orientation !== undefined) stored.orientation = p.orientation;
+  if (p.marginsName !== undefined) stored.margins = p.marginsName;
+  else if (p.marginsInches) {
+    const { top, right, bottom, left } = p.marginsInches;
+    stored.margins = { top, right, bottom, left };
+  } else if (p.marginsNull !== undefined) stored.margins = null;
+  return stored;
 }
 
 /** DocumentMeta of a row; `versionId` names the version read (head by default). */
@@ -38,7 +75,7 @@ export function documentMeta(row: DocumentRow, versionId = row.head_version_id):
     versionId,
     chunkCount: row.chunk_count,
     sectionCount: row.section_count,
-    pageSetupJson: formatPageSetup(row.page_setup),
+    pageSetup: pageSetupToProto(row.page_setup),
     archived: row.archived_at !== null,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
@@ -62,7 +99,28 @@ export function conflictRecord(c: NewConflict | ConflictRow): documentsV1.Confli
   };
 }
 
-/** DocumentEvent of an outbox row (the payload as a JSON string). */
+/**
+ * The typed payload of a stored event payload (jsonb): each field set only when its key is there
+ * with the expected type; other keys have no proto form.
+ */
+export function eventPayload(stored: Record<string, unknown> | null): documentsLibraryV1.DocumentEventPayload {
+  const p = stored ?? {};
+  const str = (key: string) => (typeof p[key] === "string" ? (p[key] as string) : undefined);
+  const int = (key: string) => (typeof p[key] === "number" ? (p[key] as number) : undefined);
+  const chunkIds = p.chunk_ids;
+  return {
+    kind: str("kind"),
+    chunkIds: Array.isArray(chunkIds) ? { ids: chunkIds.map(String) } : undefined,
+    summary: str("summary"),
+    title: str("title"),
+    pageSetup: pageSetupToProto(record(p.page_setup)),
+    pageSetupCleared: "page_setup" in p && p.page_setup === null,
+    changedChunks: int("changed_chunks"),
+    chunkCount: int("chunk_count"),
+  };
+}
+
+/** DocumentEvent of an outbox row. */
 export function documentEvent(e: OutboxRow): documentsLibraryV1.DocumentEvent {
   return {
     id: Number(e.id),
@@ -71,7 +129,7 @@ export function documentEvent(e: OutboxRow): documentsLibraryV1.DocumentEvent {
     versionId: e.version_id,
     sessionId: e.session_id,
     createdAt: e.created_at,
-    payloadJson: JSON.stringify(e.payload ?? {}),
+    payload: eventPayload(e.payload),
   };
 }
 

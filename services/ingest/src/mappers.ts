@@ -1,22 +1,38 @@
 // Proto messages ↔ the commands' plain values: rows and results to messages, export requests to jobs.
-import type { ingestFilesV1, ingestV1 } from "@redline/grpc-stubs";
-import { InputError } from "@redline/service-kit";
+import { type commonV1, type ingestFilesV1, type ingestV1, NullValue } from "@redline/grpc-stubs";
 import type { AttachmentRow, TemplateRow } from "./db/tables.js";
-import { type ExportJob, normalizeExportFormat } from "./export/export-formats.js";
-import { type ConvertResult, FORMATS_WITH_PARTS, type PageSetup } from "./formats.js";
+import { type ExportJob, marginPreset, normalizeExportFormat } from "./export/export-formats.js";
+import { type ConvertResult, FORMATS_WITH_PARTS, type PageSetup, type PaperSize } from "./formats.js";
 
-function parsePageSetup(json: string): PageSetup | null {
-  if (!json) return null;
-  try {
-    return JSON.parse(json) as PageSetup;
-  } catch {
-    throw new InputError("page_setup_json is not valid JSON");
-  }
+const PAPER_NAMES = ["Letter", "A4", "Legal"] as const;
+
+/** A reader's page setup (docx/pdf) as the proto PageSetup; undefined when the file gave none. */
+export function pageSetupToProto(p: PageSetup | null): commonV1.PageSetup | undefined {
+  if (!p) return undefined;
+  return {
+    ...(typeof p.size === "string" ? { sizeName: p.size } : { sizeInches: p.size }),
+    orientation: p.orientation,
+    ...(p.margins ? { marginsInches: p.margins } : { marginsNull: NullValue.NULL_VALUE }),
+  };
+}
+
+/**
+ * An export request's PageSetup as the layout's input (null when none). Parts the layout cannot
+ * use fall back as they always did: an unknown or missing paper name is Letter, an orientation
+ * other than "landscape" is portrait, missing or null margins are the normal preset; a named
+ * margin preset (normal, narrow, moderate, wide) gives its inches.
+ */
+export function pageSetupFromProto(p: commonV1.PageSetup | undefined): PageSetup | null {
+  if (!p) return null;
+  const name = p.sizeName?.toLowerCase();
+  const size: PaperSize = p.sizeInches ?? PAPER_NAMES.find((k) => k.toLowerCase() === name) ?? "Letter";
+  const margins = p.marginsInches ?? (p.marginsName !== undefined ? marginPreset(p.marginsName) : undefined);
+  return { size, orientation: p.orientation === "landscape" ? "landscape" : "portrait", margins: margins ?? null };
 }
 
 /**
  * The job for a request: format normalized (doc → docx; others SchemaError 422), empty option
- * fields unset; a missing request is an empty docx export. InputError (400) for bad page_setup_json.
+ * fields unset; a missing request is an empty docx export.
  */
 export function exportJobFromRequest(req: ingestFilesV1.ExportDocumentRequest | undefined): ExportJob {
   const o = req?.options;
@@ -24,7 +40,7 @@ export function exportJobFromRequest(req: ingestFilesV1.ExportDocumentRequest | 
     html: req?.html ?? "",
     format: normalizeExportFormat(req?.format ?? "docx"),
     title: req?.title || "Document",
-    pageSetup: parsePageSetup(req?.pageSetupJson ?? ""),
+    pageSetup: pageSetupFromProto(req?.pageSetup),
     options: {
       paperSize: o?.paperSize || undefined,
       orientation: o?.orientation || undefined,
@@ -37,12 +53,12 @@ export function exportJobFromRequest(req: ingestFilesV1.ExportDocumentRequest | 
   };
 }
 
-/** A conversion's result as IngestService returns it (page setup as JSON, "" when none). */
+/** A conversion's result as IngestService returns it (page setup absent when none). */
 export function convertedToMessage(result: ConvertResult): ingestV1.ConvertDocumentResponse {
   return {
     html: result.html,
     title: result.title,
-    pageSetupJson: result.pageSetup ? JSON.stringify(result.pageSetup) : "",
+    pageSetup: pageSetupToProto(result.pageSetup),
     warnings: result.warnings,
     format: result.format,
     partsFromFile: FORMATS_WITH_PARTS.has(result.format),

@@ -32,10 +32,10 @@ describe("ingest gRPC service", () => {
     expect(res.partsFromFile).toBe(true);
     expect(res.html).toContain("<table>");
     expect(res.title).toBe("tika-testWORD_various");
-    expect(JSON.parse(res.pageSetupJson)).toEqual({
-      size: "Letter",
+    expect(res.pageSetup).toEqual({
+      sizeName: "Letter",
       orientation: "portrait",
-      margins: { top: 1, right: 1, bottom: 1, left: 1 },
+      marginsInches: { top: 1, right: 1, bottom: 1, left: 1 },
     });
     expect(res.html).toContain('<p data-part="header" data-variant="default">This is the header text.</p>');
   });
@@ -60,7 +60,7 @@ describe("ingest gRPC service", () => {
     expect((err as RemoteError).httpStatus).toBe(400);
     expect((err as RemoteError).detail).toMatch(/damaged/);
     const txt = await client.convertDocument({ filename: "a.txt", content: Buffer.from("hi") });
-    expect(txt.pageSetupJson).toBe("");
+    expect(txt.pageSetup).toBeUndefined();
     // Text and HTML carry only what the author typed: their part marks are not trusted.
     expect(txt.partsFromFile).toBe(false);
     const page = await client.convertDocument({

@@ -1,6 +1,5 @@
 // Rows and command results → proto messages, and the few proto inputs several RPCs share.
 import type { sessionsCheckpointsV1, sessionsV1, sessionsWorkspaceV1 } from "@redline/grpc-stubs";
-import { InputError } from "@redline/service-kit";
 import type { EditorActionInput } from "./commands/editor-actions.js";
 import type { SessionView } from "./commands/sessions.js";
 import type { EditorActionRow, HolderRow, MessageRow, RestoredDoc, RevertRow, RosterRow } from "./db/tables.js";
@@ -42,7 +41,7 @@ export function chatMessage(m: MessageRow): sessionsV1.Message {
   };
 }
 
-/** A stored editor action; details as a JSON string ("" when none). */
+/** A stored editor action; details (a jsonb object) as a Struct, absent when none. */
 export function editorAction(r: EditorActionRow): sessionsWorkspaceV1.EditorAction {
   return {
     id: String(r.id),
@@ -50,7 +49,7 @@ export function editorAction(r: EditorActionRow): sessionsWorkspaceV1.EditorActi
     value: r.value,
     documentId: r.document_id,
     chunkIds: r.chunk_ids,
-    detailsJson: r.details ? JSON.stringify(r.details) : "",
+    details: r.details ?? undefined,
     createdAt: r.created_at,
   };
 }
@@ -87,18 +86,7 @@ export function restoredFromProto(rs: sessionsCheckpointsV1.RestoredDocument[]):
   return rs.map((r) => ({ document_id: r.documentId, from_version_id: r.fromVersionId, to_version_id: r.toVersionId }));
 }
 
-function parseDetails(json: string): Record<string, unknown> | null {
-  if (!json) return null;
-  try {
-    const value = JSON.parse(json);
-    if (value !== null && typeof value === "object" && !Array.isArray(value)) return value as Record<string, unknown>;
-  } catch {
-    // Reported below.
-  }
-  throw new InputError("editor action details must be a JSON object");
-}
-
-/** Editor actions to record; `defaultDocumentId` fills an empty document_id. InputError for bad details. */
+/** Editor actions to record; `defaultDocumentId` fills an empty document_id. */
 export function editorActionsFromProto(
   actions: sessionsWorkspaceV1.EditorAction[],
   defaultDocumentId = "",
@@ -108,6 +96,6 @@ export function editorActionsFromProto(
     value: a.value,
     documentId: a.documentId || defaultDocumentId,
     chunkIds: a.chunkIds,
-    details: parseDetails(a.detailsJson),
+    details: a.details ?? null,
   }));
 }

@@ -50,7 +50,7 @@ async function restoreVersion(
       documentId,
       html: old.chunks.map((c) => c.html).join("\n"),
       sessionId,
-      pageSetupJson: meta.pageSetupJson,
+      pageSetup: meta.pageSetup,
       title: meta.title,
       // The document's own chunks: its headers and footers stay parts.
       keepParts: true,

@@ -30,8 +30,8 @@ async function writeDocument(ctx: AgentContext, actor: TurnActor, prepared: Prep
   const html = (target?.base ?? []).map((c) => c.html).join("\n");
   const load = target?.load;
   if (load && target.durableId) {
-    const { pageSetupJson, title, keepParts } = load;
-    const req = { documentId: target.durableId, html, sessionId, pageSetupJson, title, keepParts };
+    const { pageSetup, title, keepParts } = load;
+    const req = { documentId: target.durableId, html, sessionId, pageSetup, title, keepParts };
     return storedOf(required((await ctx.documents.replaceDocument(req, actor.opts)).document, "document"));
   }
   if (target?.durableId) return { durableId: target.durableId, versionId: target.baseVersionId, title: target.title };
@@ -39,7 +39,7 @@ async function writeDocument(ctx: AgentContext, actor: TurnActor, prepared: Prep
     {
       html,
       title: load?.title ?? "",
-      pageSetupJson: load?.pageSetupJson ?? "",
+      pageSetup: load?.pageSetup,
       sessionId,
       // A job rerun after a crash gets the document its first run created, not a second copy.
       idempotencyKey: actor.commitKey ? loadKey(actor.commitKey) : "",

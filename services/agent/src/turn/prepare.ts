@@ -1,7 +1,7 @@
 // Phase 1 of a turn (ARCHITECTURE "One chat turn" 2.1 and 2.3): the upload is converted, the
 // session's context is read and the target document resolved. Nothing of the turn is written
 // here but the session ensured by GetTurnContext.
-import type { agentV1, sessionsV1 } from "@redline/grpc-stubs";
+import type { agentV1, commonV1, sessionsV1 } from "@redline/grpc-stubs";
 import { type ChunkRecord, chunkHtml, WorkingDocument } from "@redline/html-chunks";
 import { type CallOpts, type Logger, NotFoundError, type Principal, required } from "@redline/service-kit";
 import type { AgentContext, HandedContext } from "../context.js";
@@ -19,12 +19,13 @@ export interface Target {
   /** The document's head before a load replaced it (the turn's checkpoint); unset otherwise. */
   checkpointVersionId?: string;
   title: string;
-  pageSetupJson: string;
+  /** The document's page setup; undefined when none. */
+  pageSetup?: commonV1.PageSetup;
   /**
    * HTML to store before the edits (document_html or an upload), else undefined. `keepParts`:
    * the HTML's data-part marks come from a docx/rtf/pdf file's structure.
    */
-  load?: { html: string; title: string; pageSetupJson: string; keepParts: boolean };
+  load?: { html: string; title: string; pageSetup?: commonV1.PageSetup; keepParts: boolean };
   base: ChunkRecord[];
 }
 
@@ -74,11 +75,11 @@ async function loadContent(
       { filename: req.upload.filename, content: req.upload.content },
       { ...opts, timeoutMs: 120_000 },
     );
-    const { html, title, pageSetupJson } = converted;
-    load = { html, title, pageSetupJson, keepParts: converted.partsFromFile };
+    const { html, title, pageSetup } = converted;
+    load = { html, title, pageSetup, keepParts: converted.partsFromFile };
   } else if (req.documentHtml !== undefined) {
     // Caller-written: its part marks would turn blocks into headers/footers/comments.
-    load = { html: req.documentHtml, title: "", pageSetupJson: "", keepParts: false };
+    load = { html: req.documentHtml, title: "", keepParts: false };
   } else {
     return undefined;
   }
@@ -109,7 +110,7 @@ async function resolveTarget(
   }
   if (!durableId) {
     // A blank tab (no durable document until its first save): the turn drafts into its slot.
-    if (slot) return { slot, durableId: "", baseVersionId: "", title: "", pageSetupJson: "", base: [] };
+    if (slot) return { slot, durableId: "", baseVersionId: "", title: "", base: [] };
     if (req.documentId) throw new NotFoundError("Document not found");
     return null;
   }
@@ -118,8 +119,8 @@ async function resolveTarget(
   return { slot, durableId, baseVersionId: meta.versionId, ...pageOf(meta), base: doc.chunks };
 }
 
-function pageOf(from: { title: string; pageSetupJson: string }): { title: string; pageSetupJson: string } {
-  return { title: from.title, pageSetupJson: from.pageSetupJson };
+function pageOf(from: { title: string; pageSetup?: commonV1.PageSetup }): Pick<Target, "title" | "pageSetup"> {
+  return { title: from.title, pageSetup: from.pageSetup };
 }
 
 /**

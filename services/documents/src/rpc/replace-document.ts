@@ -1,5 +1,5 @@
 import * as load from "../commands/load.js";
-import { documentMeta, parsePageSetup } from "../mappers.js";
+import { documentMeta, pageSetupFromProto } from "../mappers.js";
 import { type DocumentsRpc, ownerOf } from "./call.js";
 
 /**
@@ -8,8 +8,8 @@ import { type DocumentsRpc, ownerOf } from "./call.js";
  * (404) for an unknown or foreign id.
  */
 export const replaceDocument: DocumentsRpc<"replaceDocument"> = async (ctx, req, call) => {
-  const { pageSetupJson, ...rest } = req;
-  const view = await load.replaceDocument(ctx.db, ownerOf(call), { ...rest, pageSetup: parsePageSetup(pageSetupJson) });
+  const { pageSetup, ...rest } = req;
+  const view = await load.replaceDocument(ctx.db, ownerOf(call), { ...rest, pageSetup: pageSetupFromProto(pageSetup) });
   ctx.relay.kick();
   return { document: documentMeta(view.row, view.versionId), chunks: view.chunks };
 };

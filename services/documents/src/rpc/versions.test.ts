@@ -34,10 +34,7 @@ afterAll(async () => {
 describe("ListVersions / GetVersion over gRPC", () => {
   it("lists the caller's versions newest first and returns one with its HTML", async () => {
     const html = `<p data-chunk-id="c_a">A</p><p data-chunk-id="c_b">B</p>`;
-    const created = await documents.createDocument(
-      { html, title: "", pageSetupJson: "", sessionId: "s1" },
-      { principal: alice },
-    );
+    const created = await documents.createDocument({ html, title: "", sessionId: "s1" }, { principal: alice });
     const doc = required(created.document, "document");
     await documents.commitOperations(
       {

@@ -79,6 +79,11 @@ const MARGIN_PRESETS: Record<string, PageMargins> = {
   wide: { top: 1, right: 2, bottom: 1, left: 2 },
 };
 
+/** The margins (inches) of a named preset (normal, narrow, moderate, wide; any case); undefined when unknown. */
+export function marginPreset(name: string): PageMargins | undefined {
+  return Object.hasOwn(MARGIN_PRESETS, name.toLowerCase()) ? MARGIN_PRESETS[name.toLowerCase()] : undefined;
+}
+
 /**
  * Normalizes a requested format: lower-cased, `doc` → `docx` (legacy alias), `md` → markdown.
  * Anything else is a 422 naming the allowed values (interface-spec Errors: format outside the enum).

@@ -48,7 +48,6 @@ const upload = (openMode: string, html: string) => ({
   openMode,
   html,
   title: "",
-  pageSetupJson: "",
   keepParts: false,
 });
 

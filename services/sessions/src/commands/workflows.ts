@@ -1,5 +1,6 @@
 // Workspace workflows that write to both documents and sessions. They live here, behind one RPC
 // each, so a workflow has one owner: the gateway makes one call and only maps the answer.
+import type { commonV1 } from "@redline/grpc-stubs";
 import { type CallOpts, ConflictError, NotFoundError, required } from "@redline/service-kit";
 import type { SessionsContext } from "../context.js";
 import type { RosterRow } from "../db/tables.js";
@@ -44,7 +45,7 @@ async function saveInto(
   const sessionId = entry.session_id;
   if (!entry.document_id) {
     const title = entry.title === "Untitled document" ? "" : entry.title;
-    const created = await deps.documents.createDocument({ html: input.html, title, pageSetupJson: "", sessionId }, fwd);
+    const created = await deps.documents.createDocument({ html: input.html, title, sessionId }, fwd);
     const meta = required(created.document, "CreateDocumentResponse.document");
     const attach = { durableDocumentId: meta.documentId, title: meta.title, versionId: meta.versionId };
     await attachDocument(deps.db, ownerId, { sessionId, ...attach, focus: false, slotId: entry.slot_id });
@@ -204,7 +205,8 @@ export interface StoreAndAttachInput {
   openMode: string;
   html: string;
   title: string;
-  pageSetupJson: string;
+  /** From the file; undefined when it has none. */
+  pageSetup?: commonV1.PageSetup;
   keepParts: boolean;
 }
 
@@ -212,12 +214,12 @@ export interface StoreAndAttachInput {
 async function storeUpload(deps: Deps, fwd: CallOpts, view: SessionView, input: StoreAndAttachInput) {
   const sessionId = view.row.id;
   const focused = view.roster.find((e) => e.focused) ?? view.roster[0];
-  const { html, title, pageSetupJson, keepParts } = input;
+  const { html, title, pageSetup, keepParts } = input;
   if (input.openMode === "replace" && focused?.document_id) {
-    const replace = { documentId: focused.document_id, html, sessionId, pageSetupJson, title, keepParts };
+    const replace = { documentId: focused.document_id, html, sessionId, pageSetup, title, keepParts };
     return { stored: await deps.documents.replaceDocument(replace, fwd), slotId: focused.slot_id };
   }
-  const stored = await deps.documents.createDocument({ html, title, pageSetupJson, sessionId, keepParts }, fwd);
+  const stored = await deps.documents.createDocument({ html, title, pageSetup, sessionId, keepParts }, fwd);
   // A blank (or missing) focused tab gets the new document in its slot.
   return { stored, slotId: input.openMode === "replace" && focused ? focused.slot_id : "" };
 }

@@ -10,7 +10,7 @@ export const storeAndAttach: Rpc<
 > = async (ctx, req, call) => {
   const { sessionId, slotId, meta, html, roster } = await store(ctx, ownerOf(call), downstream(call), req);
   const { documentId: durableDocumentId, versionId, chunkCount, title } = meta;
-  const pageSetupJson = meta.pageSetupJson || req.pageSetupJson;
+  const pageSetup = meta.pageSetup ?? req.pageSetup;
   return {
     sessionId,
     slotId,
@@ -18,7 +18,7 @@ export const storeAndAttach: Rpc<
     versionId,
     chunkCount,
     title,
-    pageSetupJson,
+    pageSetup,
     html: req.returnHtml ? html : "",
     roster: roster.map(rosterEntry),
   };

@@ -1,21 +1,7 @@
-// Library views: a document summary with its session count, a head version's HTML, page setup
-// and document-event payloads.
+// Library views: a document summary with its session count, a head version's HTML and a version.
 import type { documentsLibraryV1, documentsV1 } from "@redline/grpc-stubs";
 import type { RouteCall } from "../../route-registry.js";
 import { chunksToHtml, iso } from "../shared/mappers.js";
-
-export type Json = Record<string, unknown>;
-
-/** page_setup_json as an object, or null. */
-export function pageSetupOf(json: string): Json | null {
-  if (!json) return null;
-  try {
-    const value: unknown = JSON.parse(json);
-    return value !== null && typeof value === "object" && !Array.isArray(value) ? (value as Json) : null;
-  } catch {
-    return null;
-  }
-}
 
 /** A Files entry (metadata only). */
 export function documentSummaryJson(meta: documentsV1.DocumentMeta, sessionCount: number) {
@@ -57,16 +43,6 @@ export async function headHtml(call: RouteCall, durableId: string): Promise<{ ht
     call.rpc(),
   );
   return { html: chunksToHtml(doc.chunks), versionId: doc.document?.versionId ?? "" };
-}
-
-/** A document event's stored JSON payload as an object; {} when empty or not an object. */
-export function payloadOf(json: string): Record<string, unknown> {
-  try {
-    const value: unknown = JSON.parse(json);
-    return value !== null && typeof value === "object" ? (value as Record<string, unknown>) : {};
-  } catch {
-    return {};
-  }
 }
 
 /** A version's JSON (VersionSchema); `session_id` is left out when no session committed it. */

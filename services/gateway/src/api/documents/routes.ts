@@ -1,10 +1,10 @@
 // The library routes under /v1/documents/{document_id} and GET /v1/sessions/{session_id}/doc-events.
 import { InputError, required } from "@redline/service-kit";
 import { defineRoute } from "../../route-registry.js";
-import { chunksToHtml } from "../shared/mappers.js";
+import { chunksToHtml, pageSetupFromJson, pageSetupToJson } from "../shared/mappers.js";
 import { endpoint } from "../shared/routes.js";
 import { SessionPathSchema } from "../shared/schemas.js";
-import { documentSummaryJson, pageSetupOf, payloadOf, sessionCounts, versionJson } from "./mappers.js";
+import { documentSummaryJson, sessionCounts, versionJson } from "./mappers.js";
 import {
   ArchiveQuerySchema,
   ArchiveResponseSchema,
@@ -94,7 +94,7 @@ export const documentDetailRoute = defineRoute({
           document_id: h.slotId,
           last_updated: h.updatedAt?.toISOString() ?? null,
         })),
-        ...(query.include_html && { html: chunksToHtml(res.chunks), page_setup: pageSetupOf(meta.pageSetupJson) }),
+        ...(query.include_html && { html: chunksToHtml(res.chunks), page_setup: pageSetupToJson(meta.pageSetup) }),
       },
     };
   },
@@ -124,7 +124,8 @@ export const updateDocumentRoute = defineRoute({
       {
         documentId: params.document_id,
         title: body.title,
-        pageSetupJson: body.page_setup === undefined ? undefined : JSON.stringify(body.page_setup),
+        ...(body.page_setup && { pageSetup: pageSetupFromJson(body.page_setup) }),
+        clearPageSetup: body.page_setup === null,
         sessionId: "",
       },
       call.rpc(),
@@ -222,8 +223,8 @@ export const docEventsRoute = defineRoute({
             call.rpc(),
           );
     const events = res.events.map((e) => {
-      const payload = payloadOf(e.payloadJson);
-      const chunkIds = Array.isArray(payload.chunk_ids) ? payload.chunk_ids.map(String) : undefined;
+      const payload = e.payload;
+      const chunkIds = payload?.chunkIds?.ids;
       return {
         id: e.id,
         type: "document_updated" as const,
@@ -231,9 +232,9 @@ export const docEventsRoute = defineRoute({
         slot_document_id: slotOf.get(e.documentId) || null,
         version_id: e.versionId,
         session_id: e.sessionId || null,
-        change: typeof payload.kind === "string" ? payload.kind : "edit",
+        change: payload?.kind ?? "edit",
         ...(chunkIds && { chunk_ids: chunkIds }),
-        ...(typeof payload.title === "string" && { title: payload.title }),
+        ...(payload?.title !== undefined && { title: payload.title }),
         created_at: e.createdAt?.toISOString() ?? null,
       };
     });

@@ -3,9 +3,9 @@
 import { z } from "zod";
 import {
   apiSchemas,
-  boundedRecord,
   INT32_MAX,
   INT64_JSON_MAX,
+  MAX_ID_CHARS,
   MAX_NAME_CHARS,
   pageLimit,
   queryFlag,
@@ -46,11 +46,33 @@ export const DocEventsQuerySchema = z.object({
   limit: pageLimit(100, 500).meta({ description: "1 to 500." }),
 });
 
+/** A length in inches; no page (a PDF's largest included) is over 200 in a side. */
+const inches = z.number().min(0).max(200).meta({ description: "Inches, 0 to 200." });
+
+/**
+ * A page setup a caller sends: `size` a paper name or `{width, height}` in inches, `orientation`,
+ * `margins` a preset name, `{top, right, bottom, left}` in inches or null. Each key is optional;
+ * any other key is a 422 naming it (redline.common.v1.PageSetup has nowhere to keep it).
+ */
+const PageSetupInputSchema = z
+  .strictObject({
+    size: z.union([z.string().max(MAX_ID_CHARS), z.strictObject({ width: inches, height: inches })]).optional(),
+    orientation: z.string().max(MAX_ID_CHARS).optional().meta({ description: "portrait or landscape." }),
+    margins: z
+      .union([
+        z.string().max(MAX_ID_CHARS),
+        z.strictObject({ top: inches, right: inches, bottom: inches, left: inches }),
+        z.null(),
+      ])
+      .optional(),
+  })
+  .meta({ description: "Page setup {size, orientation, margins}; null clears it." });
+
 /** PATCH /v1/documents/{id} (UpdateDocumentRequest); unknown fields are kept so `parts` can be refused with 400. */
 export const UpdateDocumentSchema = z
   .looseObject({
     title: z.string().min(1).max(MAX_NAME_CHARS).optional().meta({ description: "New title." }),
-    page_setup: boundedRecord("Page setup {size, orientation, margins}; null clears it.").nullable().optional(),
+    page_setup: PageSetupInputSchema.nullable().optional(),
   })
   .meta({ description: "UpdateDocumentRequest. A legacy parts field gives 400 parts_moved_to_chunks." })
   .register(apiSchemas, { id: "UpdateDocumentRequest" });

@@ -1,5 +1,5 @@
 // The export routes: POST /v1/documents/export, /export/email-request and POST /v1/downloads.
-import type { ingestFilesV1 } from "@redline/grpc-stubs";
+import type { commonV1, ingestFilesV1 } from "@redline/grpc-stubs";
 import {
   contentDisposition,
   InputError,
@@ -30,7 +30,8 @@ const EXPORT_TIMEOUT_MS = 120_000;
 export interface ExportSource {
   html: string;
   title: string;
-  pageSetupJson: string;
+  /** The document's page setup; undefined when none. */
+  pageSetup?: commonV1.PageSetup;
 }
 
 /** Resolves the export source: `html`, else the session's document (`document_id` or the focused one). */
@@ -38,20 +39,20 @@ export async function resolveExportSource(
   body: Pick<ExportRequestJson, "html" | "session_id" | "document_id" | "upload_id">,
   call: RouteCall,
 ): Promise<ExportSource> {
-  if (body.html !== undefined) return { html: body.html, title: "", pageSetupJson: "" };
+  if (body.html !== undefined) return { html: body.html, title: "" };
   if (body.session_id) {
     const session = (await call.ctx.sessions.getSession({ sessionId: body.session_id }, call.rpc())).session;
     const entry = pickRosterEntry(session?.roster ?? [], body.document_id);
     if (body.document_id && entry?.documentId !== body.document_id && entry?.durableDocumentId !== body.document_id)
       throw new NotFoundError("Document not found in this session");
     if (!entry) throw new NotFoundError("The session has no document to export");
-    if (!entry.durableDocumentId) return { html: "", title: entry.title, pageSetupJson: "" };
+    if (!entry.durableDocumentId) return { html: "", title: entry.title };
     const doc = await call.ctx.documents.getDocument(
       { documentId: entry.durableDocumentId, versionId: "", includeChunks: true },
       call.rpc(),
     );
     const meta = required(doc.document, "document");
-    return { html: chunksToHtml(doc.chunks), title: meta.title, pageSetupJson: meta.pageSetupJson };
+    return { html: chunksToHtml(doc.chunks), title: meta.title, pageSetup: meta.pageSetup };
   }
   if (body.upload_id) {
     const res = await call.ctx.files.convertUpload({ uploadId: body.upload_id }, call.rpc(EXPORT_TIMEOUT_MS));
@@ -59,7 +60,7 @@ export async function resolveExportSource(
     return {
       html: converted?.html ?? "",
       title: converted?.title ?? "",
-      pageSetupJson: converted?.pageSetupJson ?? "",
+      pageSetup: converted?.pageSetup,
     };
   }
   throw new SchemaError([
@@ -103,7 +104,7 @@ export const exportDocumentRoute = defineRoute({
         html: source.html,
         format: body.format,
         title: source.title || body.filename || "Document",
-        pageSetupJson: source.pageSetupJson,
+        pageSetup: source.pageSetup,
         options: toExportOptions(body.options),
       },
       call.rpc(EXPORT_TIMEOUT_MS),
@@ -145,7 +146,7 @@ function exportMessage(
     html: source.html,
     format,
     title: source.title || filename || "Document",
-    pageSetupJson: source.pageSetupJson,
+    pageSetup: source.pageSetup,
     options: toExportOptions(options),
   };
 }

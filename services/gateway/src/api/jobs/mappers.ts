@@ -13,13 +13,9 @@ function status(value: string): JobJson["status"] {
   return (JOB_STATUSES as readonly string[]).includes(value) ? (value as JobJson["status"]) : "pending";
 }
 
-/** The data object of a stored event. */
+/** The data object of a stored event ({} when it has none). */
 export function eventData(event: agentJobsV1.JobEvent): Record<string, unknown> {
-  try {
-    return JSON.parse(event.dataJson) as Record<string, unknown>;
-  } catch {
-    return {};
-  }
+  return event.data ?? {};
 }
 
 const ATTACHMENT_STATUS: Record<string, JobJson["status"]> = {

@@ -3,7 +3,8 @@
 import type { documentsV1, sessionsV1, sessionsWorkspaceV1 } from "@redline/grpc-stubs";
 import { ConflictError, NotFoundError } from "@redline/service-kit";
 import type { RouteCall } from "../../route-registry.js";
-import { headHtml, type Json, pageSetupOf } from "../documents/mappers.js";
+import { headHtml } from "../documents/mappers.js";
+import { type PageSetupJson, pageSetupToJson } from "../shared/mappers.js";
 
 /** A roster entry as JSON (see RosterEntrySchema). */
 export interface RosterEntryJson {
@@ -13,7 +14,7 @@ export interface RosterEntryJson {
   chunk_count: number;
   section_count: number;
   focused: boolean;
-  page_setup: Json | null;
+  page_setup: PageSetupJson | null;
   version_id: string | null;
   archived: boolean;
   html?: string;
@@ -46,7 +47,7 @@ export async function rosterJson(
         chunk_count: meta?.chunkCount ?? 0,
         section_count: meta?.sectionCount ?? 0,
         focused: entry.focused,
-        page_setup: meta ? pageSetupOf(meta.pageSetupJson) : null,
+        page_setup: pageSetupToJson(meta?.pageSetup),
         version_id: meta?.versionId || null,
         archived: meta?.archived ?? false,
       };
@@ -125,8 +126,7 @@ export async function resolveDocumentsToOpen(
 
 /** An editor action as JSON (history and the editor-actions route). */
 export function editorActionJson(a: sessionsWorkspaceV1.EditorAction) {
-  let details: Record<string, unknown> | null = null;
-  if (a.detailsJson) details = JSON.parse(a.detailsJson) as Record<string, unknown>;
+  const details = a.details ?? null;
   return {
     id: a.id,
     action: a.action,

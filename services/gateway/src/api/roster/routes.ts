@@ -82,7 +82,7 @@ export async function recordEditorActions(
         value: a.value,
         documentId: a.document_id ?? defaultDocumentId,
         chunkIds: a.chunk_ids,
-        detailsJson: a.details ? JSON.stringify(a.details) : "",
+        details: a.details ?? undefined,
         createdAt: undefined,
       })),
     },
@@ -174,7 +174,7 @@ function editorActionsOf(actions: EditorActionBody[] | undefined | null): sessio
     value: a.value,
     documentId: a.document_id ?? "",
     chunkIds: a.chunk_ids,
-    detailsJson: a.details ? JSON.stringify(a.details) : "",
+    details: a.details ?? undefined,
     createdAt: undefined,
   }));
 }

@@ -1,6 +1,6 @@
 // Mappers every area shares: timestamps, change records, the usage object and its X-Usage-*
 // headers, and chunks back to HTML (interface-spec, Resources).
-import type { billingV1, documentsV1 } from "@redline/grpc-stubs";
+import { type billingV1, type commonV1, type documentsV1, NullValue } from "@redline/grpc-stubs";
 import type { ChangeRecordJson, UsageJson } from "./schemas.js";
 
 /** ISO 8601 of a proto timestamp; null when unset. */
@@ -57,4 +57,56 @@ export function usageHeaders(usage: UsageJson): Record<string, string> {
 /** The HTML of a document: its chunks' outer HTML joined with "\n" (chunk ids kept). */
 export function chunksToHtml(chunks: documentsV1.Chunk[]): string {
   return chunks.map((c) => c.html).join("\n");
+}
+
+/** Margins in inches, in the member order Postgres jsonb gives them (shorter keys first). */
+export type PageMarginsJson = {
+  top: number;
+  left: number;
+  right: number;
+  bottom: number;
+};
+
+/**
+ * The HTTP `page_setup` object: `size` a paper name or `{width, height}` in inches, `margins` a
+ * preset name, `{top, right, bottom, left}` in inches or null, `orientation` "portrait" or
+ * "landscape". A key is absent when the page setup does not set it.
+ */
+export type PageSetupJson = {
+  size?: string | { width: number; height: number };
+  margins?: string | PageMarginsJson | null;
+  orientation?: string;
+};
+
+/**
+ * A proto PageSetup as the HTTP `page_setup`; null when absent. Members come in the order Postgres
+ * jsonb stores them (size, margins, orientation; width, height; top, left, right, bottom), so a
+ * stored page setup reads back byte for byte as it did when the JSON travelled as a string.
+ */
+export function pageSetupToJson(p: commonV1.PageSetup | undefined): PageSetupJson | null {
+  if (!p) return null;
+  const json: PageSetupJson = {};
+  if (p.sizeName !== undefined) json.size = p.sizeName;
+  else if (p.sizeInches) json.size = { width: p.sizeInches.width, height: p.sizeInches.height };
+  if (p.marginsName !== undefined) json.margins = p.marginsName;
+  else if (p.marginsInches) {
+    const { top, left, right, bottom } = p.marginsInches;
+    json.margins = { top, left, right, bottom };
+  } else if (p.marginsNull !== undefined) json.margins = null;
+  if (p.orientation !== undefined) json.orientation = p.orientation;
+  return json;
+}
+
+/** The proto PageSetup of a validated HTTP `page_setup` object (a key left out stays unset). */
+export function pageSetupFromJson(json: PageSetupJson): commonV1.PageSetup {
+  const { size, margins, orientation } = json;
+  return {
+    ...(typeof size === "string" ? { sizeName: size } : size && { sizeInches: size }),
+    ...(orientation !== undefined && { orientation }),
+    ...(margins === null
+      ? { marginsNull: NullValue.NULL_VALUE }
+      : typeof margins === "string"
+        ? { marginsName: margins }
+        : margins && { marginsInches: margins }),
+  };
 }

@@ -1,15 +1,15 @@
 // Upload answers: page setup and the roster after a load.
-import type { sessionsV1 } from "@redline/grpc-stubs";
+import type { commonV1, sessionsV1 } from "@redline/grpc-stubs";
+import { pageSetupToJson } from "../shared/mappers.js";
 import type { UploadDocumentResponseJson } from "./schemas.js";
 
-/** A stored page-setup JSON string as the upload reply's page_setup; null when empty or malformed. */
-export function pageSetup(json: string): UploadDocumentResponseJson["page_setup"] {
-  if (!json) return null;
-  try {
-    return JSON.parse(json) as UploadDocumentResponseJson["page_setup"];
-  } catch {
-    return null;
-  }
+/**
+ * The upload reply's page_setup (null when none). The reader's page setups always set size,
+ * orientation and margins; a replaced document keeps its stored one, which the OpenAPI shape
+ * describes as the reader's, as it did when this was parsed JSON.
+ */
+export function pageSetup(p: commonV1.PageSetup | undefined): UploadDocumentResponseJson["page_setup"] {
+  return pageSetupToJson(p) as UploadDocumentResponseJson["page_setup"];
 }
 
 /** The session roster after an upload, as the reply's `roster`. */

@@ -51,7 +51,7 @@ export async function loadIntoSession(
       openMode,
       html: converted.html,
       title: converted.title,
-      pageSetupJson: converted.pageSetupJson,
+      pageSetup: converted.pageSetup,
       keepParts: converted.partsFromFile,
       returnHtml,
     },
@@ -65,7 +65,7 @@ export async function loadIntoSession(
     chunks_count: res.chunkCount,
     title: res.title,
     format: converted.format,
-    page_setup: pageSetup(res.pageSetupJson),
+    page_setup: pageSetup(res.pageSetup),
     ...(returnHtml && { html: res.html }),
     roster: rosterToJson(res.roster),
     warnings: converted.warnings,
@@ -120,7 +120,7 @@ async function conversionReply(
     return {
       title: converted.title,
       format: converted.format,
-      page_setup: pageSetup(converted.pageSetupJson),
+      page_setup: pageSetup(converted.pageSetup),
       html: converted.html,
       warnings: converted.warnings,
     };
