@@ -5,26 +5,10 @@ import { required } from "@redline/service-kit";
 import { defineRoute, type RouteCall } from "../../route-registry.js";
 import { IncludeHtmlQuerySchema } from "../documents/schemas.js";
 import { usageToJson } from "../shared/mappers.js";
-import { endpoint } from "../shared/routes.js";
+import { answers, endpoint } from "../shared/routes.js";
 import { SessionPathSchema } from "../shared/schemas.js";
 import { editorActionJson, resolveDocumentsToOpen, rosterResponse, UUID } from "./mappers.js";
-import {
-  ChunkConflictSchema,
-  ChunkPathSchema,
-  CloseQuerySchema,
-  EditorActionsResponseSchema,
-  InitSessionSchema,
-  OpenDocumentsSchema,
-  RecordEditorActionsSchema,
-  ReEditChunkResponseSchema,
-  ReEditChunkSchema,
-  RosterQuerySchema,
-  RosterResponseSchema,
-  SaveDocumentSchema,
-  SaveResponseSchema,
-  SessionDocumentPathSchema,
-  UnarchiveBodySchema,
-} from "./schemas.js";
+import * as schemas from "./schemas.js";
 
 type EditorActionBody = {
   action: string;
@@ -95,9 +79,8 @@ export async function recordEditorActions(
 export const initSessionRoute = defineRoute({
   ...endpoint("POST /v1/sessions/init", "initSession", "Create a session with documents", "sessions"),
   query: IncludeHtmlQuerySchema,
-  body: InitSessionSchema,
-  response: { description: "The session and its roster.", schema: RosterResponseSchema },
-  errors: [403, 404, 409, 503],
+  body: schemas.InitSessionSchema,
+  ...answers(schemas.RosterResponseSchema, "The session and its roster.", [403, 404, 409, 503]),
   async handle({ query, body }, call) {
     const refs = body.document_ids ?? [];
     // Saved-document ids are checked before the session is created, so a bad id leaves nothing behind.
@@ -122,9 +105,8 @@ export const openDocumentsRoute = defineRoute({
   ),
   params: SessionPathSchema,
   query: IncludeHtmlQuerySchema,
-  body: OpenDocumentsSchema,
-  response: { description: "The refreshed roster.", schema: RosterResponseSchema },
-  errors: [404, 409, 503],
+  body: schemas.OpenDocumentsSchema,
+  ...answers(schemas.RosterResponseSchema, "The refreshed roster.", [404, 409, 503]),
   async handle({ params, query, body }, call) {
     const s = await openIn(call, await getSession(call, params.session_id), body.document_ids);
     return { body: await rosterResponse(call, s, { includeHtml: query.include_html }) };
@@ -136,8 +118,7 @@ export const blankDocumentRoute = defineRoute({
   ...endpoint("POST /v1/sessions/{session_id}/documents/blank", "openBlankDocument", "New blank tab", "sessions"),
   description: "Non-billable. durable_document_id stays null until the first save.",
   params: SessionPathSchema,
-  response: { description: "The roster with the new focused tab as `document`.", schema: RosterResponseSchema },
-  errors: [404, 503],
+  ...answers(schemas.RosterResponseSchema, "The roster with the new focused tab as `document`.", [404, 503]),
   async handle({ params }, call) {
     const res = await call.ctx.workspace.openBlank({ sessionId: params.session_id, title: "" }, call.rpc());
     const body = await rosterResponse(call, session(res.session), { includeHtml: false });
@@ -149,9 +130,8 @@ export const blankDocumentRoute = defineRoute({
 export const listSessionDocumentsRoute = defineRoute({
   ...endpoint("GET /v1/sessions/{session_id}/documents", "listSessionDocuments", "List session documents", "sessions"),
   params: SessionPathSchema,
-  query: RosterQuerySchema,
-  response: { description: "The roster, focused first.", schema: RosterResponseSchema },
-  errors: [404, 503],
+  query: schemas.RosterQuerySchema,
+  ...answers(schemas.RosterResponseSchema, "The roster, focused first.", [404, 503]),
   async handle({ params, query }, call) {
     const s = await getSession(call, params.session_id);
     return {
@@ -192,15 +172,14 @@ export const saveDocumentRoute = defineRoute({
     "Human autosave",
     "sessions",
   ),
-  params: SessionDocumentPathSchema,
-  body: SaveDocumentSchema,
-  response: { description: "The new head.", schema: SaveResponseSchema },
-  errors: [
+  params: schemas.SessionDocumentPathSchema,
+  body: schemas.SaveDocumentSchema,
+  ...answers(schemas.SaveResponseSchema, "The new head.", [
     400,
     404,
-    { status: 409, description: "Same chunk changed concurrently.", schema: ChunkConflictSchema },
+    { status: 409, description: "Same chunk changed concurrently.", schema: schemas.ChunkConflictSchema },
     503,
-  ],
+  ]),
   async handle({ params, body }, call) {
     const saved = await call.ctx.workspace.saveToSlot(
       {
@@ -240,10 +219,9 @@ export const sessionUnarchiveRoute = defineRoute({
     "sessions",
   ),
   description: "Non-billable and idempotent.",
-  params: SessionDocumentPathSchema,
-  body: UnarchiveBodySchema,
-  response: { description: "The roster with the re-linked document.", schema: RosterResponseSchema },
-  errors: [404, 409, 503],
+  params: schemas.SessionDocumentPathSchema,
+  body: schemas.UnarchiveBodySchema,
+  ...answers(schemas.RosterResponseSchema, "The roster with the re-linked document.", [404, 409, 503]),
   async handle({ params, body }, call) {
     const res = await call.ctx.workspace.unarchiveInSession(
       {
@@ -279,13 +257,13 @@ export const focusDocumentRoute = defineRoute({
     "Focus a document",
     "sessions",
   ),
-  params: SessionDocumentPathSchema,
+  params: schemas.SessionDocumentPathSchema,
   query: IncludeHtmlQuerySchema,
-  response: {
-    description: "The roster; `html` and `document.html` hold the focused document.",
-    schema: RosterResponseSchema,
-  },
-  errors: [404, 503],
+  ...answers(
+    schemas.RosterResponseSchema,
+    "The roster; `html` and `document.html` hold the focused document.",
+    [404, 503],
+  ),
   async handle({ params, query }, call) {
     const res = await call.ctx.workspace.focusDocument(
       { sessionId: params.session_id, documentRef: params.document_id },
@@ -307,13 +285,13 @@ export const closeDocumentRoute = defineRoute({
     "Close a document in a session",
     "sessions",
   ),
-  params: SessionDocumentPathSchema,
-  query: CloseQuerySchema,
-  response: {
-    description: "The remaining roster and the focused document's HTML (null when empty).",
-    schema: RosterResponseSchema,
-  },
-  errors: [404, 503],
+  params: schemas.SessionDocumentPathSchema,
+  query: schemas.CloseQuerySchema,
+  ...answers(
+    schemas.RosterResponseSchema,
+    "The remaining roster and the focused document's HTML (null when empty).",
+    [404, 503],
+  ),
   async handle({ params, query }, call) {
     const res = await call.ctx.workspace.closeDocument(
       { sessionId: params.session_id, documentRef: params.document_id, nextFocus: query.next_focus ?? "" },
@@ -339,10 +317,9 @@ export const reEditChunkRoute = defineRoute({
     "sessions",
   ),
   description: "One billable operation. redo re-applies the AI's change on the user's current text; merge blends both.",
-  params: ChunkPathSchema,
-  body: ReEditChunkSchema,
-  response: { description: "The rewritten section HTML.", schema: ReEditChunkResponseSchema },
-  errors: [404, 429, 503, 504],
+  params: schemas.ChunkPathSchema,
+  body: schemas.ReEditChunkSchema,
+  ...answers(schemas.ReEditChunkResponseSchema, "The rewritten section HTML.", [404, 429, 503, 504]),
   async handle({ params, body }, call) {
     const res = await call.ctx.agent.reEditChunk(
       {
@@ -375,9 +352,8 @@ export const recordEditorActionsRoute = defineRoute({
   ),
   description: "Font, colour and alignment changes made in the editor; history returns them as editor_actions.",
   params: SessionPathSchema,
-  body: RecordEditorActionsSchema,
-  response: { description: "The stored actions.", schema: EditorActionsResponseSchema },
-  errors: [404, 503],
+  body: schemas.RecordEditorActionsSchema,
+  ...answers(schemas.EditorActionsResponseSchema, "The stored actions.", [404, 503]),
   async handle({ params, body }, call) {
     await getSession(call, params.session_id);
     const actions = await recordEditorActions(call, params.session_id, body.actions);
