@@ -159,6 +159,20 @@ function editorActionsOf(actions: EditorActionBody[] | undefined | null): sessio
   }));
 }
 
+/** The slot and the edits of a save, or of a session unarchive (without html it only restores). */
+function slotEdit(
+  params: { session_id: string; document_id: string },
+  body: { html?: string; base_version_id?: string | null; editor_actions?: EditorActionBody[] | null } | undefined,
+): sessionsWorkspaceV1.UnarchiveInSessionRequest {
+  return {
+    sessionId: params.session_id,
+    documentRef: params.document_id,
+    html: body?.html,
+    baseVersionId: body?.base_version_id ?? "",
+    editorActions: editorActionsOf(body?.editor_actions),
+  };
+}
+
 /**
  * POST .../documents/{document_id}/save `{html, base_version_id?, editor_actions?}`: human
  * autosave. Updates the same Files entry (other sessions see a document_updated event);
@@ -181,16 +195,8 @@ export const saveDocumentRoute = defineRoute({
     503,
   ]),
   async handle({ params, body }, call) {
-    const saved = await call.ctx.workspace.saveToSlot(
-      {
-        sessionId: params.session_id,
-        documentRef: params.document_id,
-        html: body.html,
-        baseVersionId: body.base_version_id ?? "",
-        editorActions: editorActionsOf(body.editor_actions),
-      },
-      call.rpc(DOCUMENT_WRITE_TIMEOUT_MS),
-    );
+    const edit = { ...slotEdit(params, body), html: body.html };
+    const saved = await call.ctx.workspace.saveToSlot(edit, call.rpc(DOCUMENT_WRITE_TIMEOUT_MS));
     return {
       body: {
         session_id: params.session_id,
@@ -224,13 +230,7 @@ export const sessionUnarchiveRoute = defineRoute({
   ...answers(schemas.RosterResponseSchema, "The roster with the re-linked document.", [404, 409, 503]),
   async handle({ params, body }, call) {
     const res = await call.ctx.workspace.unarchiveInSession(
-      {
-        sessionId: params.session_id,
-        documentRef: params.document_id,
-        html: body?.html,
-        baseVersionId: body?.base_version_id ?? "",
-        editorActions: editorActionsOf(body?.editor_actions),
-      },
+      slotEdit(params, body),
       call.rpc(DOCUMENT_WRITE_TIMEOUT_MS),
     );
     const current = required(res.session, "session");
