@@ -44,7 +44,7 @@ export const uploadAttachmentRoute = defineRoute({
   description:
     "Documents (.pdf .docx .txt .rtf .md .html .htm) are converted and their text indexed for the agent; images " +
     "(.png .jpg .jpeg .gif .webp) go to the model as vision input. At most 50 MB. Processing runs in the background.",
-  body: schemas.AttachmentFormSchema,
+  request: { body: schemas.AttachmentFormSchema },
   bodyMediaType: "multipart/form-data",
   ...answers(schemas.AttachmentJobSchema, "The attachment_processing job.", [400, 403, 415, 503]),
   async handle({ body }, call) {
@@ -60,7 +60,7 @@ export const uploadAttachmentBase64Route = defineRoute({
     "Attach a file to a session (base64)",
     "attachments",
   ),
-  body: schemas.AttachmentBase64Schema,
+  request: { body: schemas.AttachmentBase64Schema },
   ...answers(schemas.AttachmentJobSchema, "The attachment_processing job.", [400, 403, 415, 503]),
   async handle({ body }, call) {
     const content = Buffer.from(normalizeBase64(body.file_base64), "base64");
@@ -76,7 +76,7 @@ export const attachmentStatusRoute = defineRoute({
     "Attachment processing status",
     "attachments",
   ),
-  params: SessionPathSchema,
+  request: { params: SessionPathSchema },
   ...answers(schemas.AttachmentStatusListSchema, "Each attachment's processing state.", [404, 503]),
   async handle({ params }, call) {
     // 404 for an unknown session or another owner's, before anything is listed.
@@ -95,7 +95,7 @@ export const deleteAttachmentRoute = defineRoute({
     "Cancel or remove an attachment",
     "attachments",
   ),
-  params: schemas.AttachmentPathSchema,
+  request: { params: schemas.AttachmentPathSchema },
   ...answers(schemas.AttachmentDeletedSchema, "The attachment is gone from its session.", [404, 503]),
   async handle({ params }, call) {
     const res = await call.ctx.files.deleteAttachment({ attachmentId: params.attachment_id }, call.rpc());

@@ -17,7 +17,7 @@ export const chatRoute = defineRoute({
   description:
     "Runs one chat turn. The document is loaded or replaced only when document_html or upload_document_base64 is sent. " +
     "One billable operation per document-modifying turn (one more per 25 sections changed).",
-  body: schemas.ChatRequestSchema,
+  request: { body: schemas.ChatRequestSchema },
   response: {
     description: "The AI's reply, the document changes and the usage after the turn.",
     schema: schemas.ChatResponseSchema,
@@ -59,7 +59,7 @@ export const chatAsyncRoute = defineRoute({
   description:
     "Creates a chat job run by the agent's worker pool. Follow it with GET /v1/chat/{session_id}/stream?job_id=… " +
     "or poll GET /v1/jobs/{job_id}. With approval_mode=ask_every_time the job stops at awaiting_approval.",
-  body: schemas.ChatRequestSchema,
+  request: { body: schemas.ChatRequestSchema },
   ...answers(AsyncChatResponseSchema, { status: 202, description: "The job, pending." }, [400, 403, 429, 503]),
   async handle({ body }, call) {
     if (body.message.trim() === "") throw new InputError("message must not be empty");
@@ -88,8 +88,7 @@ export const chatAsyncRoute = defineRoute({
  */
 export const revertRoute = defineRoute({
   ...endpoint("POST /v1/sessions/{session_id}/revert", "revertSession", "Rewind a session to a turn", "sessions"),
-  params: SessionPathSchema,
-  body: schemas.RevertRequestSchema,
+  request: { params: SessionPathSchema, body: schemas.RevertRequestSchema },
   ...answers(schemas.RevertResponseSchema, "The state after the revert and the redo token.", [404, 409]),
   async handle({ params, body }, call) {
     const res = await call.ctx.revert.revertSession(
@@ -103,8 +102,7 @@ export const revertRoute = defineRoute({
 /** Redo-revert: undoes a revert (409 when undone already, superseded by new turns, or a job is open). */
 export const redoRevertRoute = defineRoute({
   ...endpoint("POST /v1/sessions/{session_id}/redo-revert", "redoRevert", "Undo a revert", "sessions"),
-  params: SessionPathSchema,
-  body: schemas.RedoRevertRequestSchema,
+  request: { params: SessionPathSchema, body: schemas.RedoRevertRequestSchema },
   ...answers(schemas.RevertResponseSchema, "The state after the redo.", [400, 404, 409]),
   async handle({ params, body }, call) {
     const res = await call.ctx.revert.redoRevert(

@@ -14,7 +14,7 @@ import * as schemas from "./schemas.js";
  */
 export const listDocumentsRoute = defineRoute({
   ...endpoint("GET /v1/documents", "listDocuments", "List saved documents", "documents"),
-  query: schemas.ListDocumentsQuerySchema,
+  request: { query: schemas.ListDocumentsQuerySchema },
   ...answers(schemas.DocumentListResponseSchema, "Files entries, most recently updated first.", [503]),
   async handle({ query }, call) {
     const res = await call.ctx.library.listDocuments(
@@ -43,8 +43,7 @@ export const listDocumentsRoute = defineRoute({
 export const documentDetailRoute = defineRoute({
   ...endpoint("GET /v1/documents/{document_id}", "getDocument", "Document detail", "documents"),
   description: "Non-billable. include_html=true adds html, page_setup and version_id.",
-  params: schemas.DocumentPathSchema,
-  query: schemas.IncludeHtmlQuerySchema,
+  request: { params: schemas.DocumentPathSchema, query: schemas.IncludeHtmlQuerySchema },
   ...answers(schemas.DocumentDetailSchema, "Metadata, structure and the chats that have it open.", [404, 503]),
   async handle({ params, query }, call) {
     const res = await call.ctx.library.describeDocument({ documentId: params.document_id }, call.rpc());
@@ -87,8 +86,7 @@ export const documentDetailRoute = defineRoute({
  */
 export const updateDocumentRoute = defineRoute({
   ...endpoint("PATCH /v1/documents/{document_id}", "updateDocument", "Rename and/or update page setup", "documents"),
-  params: schemas.DocumentPathSchema,
-  body: schemas.UpdateDocumentSchema,
+  request: { params: schemas.DocumentPathSchema, body: schemas.UpdateDocumentSchema },
   ...answers(schemas.UpdateDocumentResponseSchema, "The document after the update.", [400, 404, 503]),
   async handle({ params, body }, call) {
     if ("parts" in body) {
@@ -126,8 +124,7 @@ export const updateDocumentRoute = defineRoute({
  */
 export const archiveDocumentRoute = defineRoute({
   ...endpoint("DELETE /v1/documents/{document_id}", "archiveDocument", "Archive", "documents"),
-  params: schemas.DocumentPathSchema,
-  query: schemas.ArchiveQuerySchema,
+  request: { params: schemas.DocumentPathSchema, query: schemas.ArchiveQuerySchema },
   ...answers(schemas.ArchiveResponseSchema, "The document is archived.", [
     404,
     { status: 409, description: "Open in another session (document_in_use).", schema: schemas.DocumentInUseSchema },
@@ -155,7 +152,7 @@ export const archiveDocumentRoute = defineRoute({
 export const unarchiveDocumentRoute = defineRoute({
   ...endpoint("POST /v1/documents/{document_id}/unarchive", "unarchiveDocument", "Restore", "documents"),
   description: "Non-billable and idempotent.",
-  params: schemas.DocumentPathSchema,
+  request: { params: schemas.DocumentPathSchema },
   ...answers(schemas.UnarchiveResponseSchema, "The document is active (or was unknown: nothing happened).", [503]),
   async handle({ params }, call) {
     const res = await call.ctx.library.unarchiveDocument({ documentId: params.document_id, sessionId: "" }, call.rpc());
@@ -174,8 +171,7 @@ export const docEventsRoute = defineRoute({
     "Poll cross-session updates",
     "sessions",
   ),
-  params: SessionPathSchema,
-  query: schemas.DocEventsQuerySchema,
+  request: { params: SessionPathSchema, query: schemas.DocEventsQuerySchema },
   ...answers(schemas.DocEventsResponseSchema, "Events after the cursor.", [404, 503]),
   async handle({ params, query }, call) {
     // Two calls per poll: the session's documents (404 for a foreign session), then the outbox.

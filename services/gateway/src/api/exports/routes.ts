@@ -78,7 +78,7 @@ export const exportDocumentRoute = defineRoute({
     "Exports `html`, a session's document (`session_id` + optional `document_id`) or a pre-signed upload as docx " +
     "(default), pdf, html, markdown or txt (`doc` = docx, legacy). Non-fatal losses are listed in X-Export-Warnings " +
     "(base64 of a JSON array of strings). Over the format's cap: 413 whose detail is an object (Errors rule 6). Not billable.",
-  body: schemas.ExportRequestSchema,
+  request: { body: schemas.ExportRequestSchema },
   response: {
     description: "The file.",
     schema: z.string().meta({ format: "binary" }),
@@ -164,7 +164,7 @@ export const emailExportRoute = defineRoute({
     "recipient_email (default: the caller's user id when it is an email address) under a fixed subject. The filename " +
     "is sanitized and takes the format's extension. Each account may request a limited number per hour (default 20): " +
     "past it, 429 `{detail}` with Retry-After in seconds. No size cap. Not billable.",
-  body: schemas.EmailExportSchema,
+  request: { body: schemas.EmailExportSchema },
   ...answers(schemas.EmailExportResponseSchema, { status: 202, description: "The queued job." }, [400, 404, 429, 503]),
   async handle({ body }, call) {
     const userId = call.principal?.userId ?? "";
@@ -203,7 +203,7 @@ export const createDownloadRoute = defineRoute({
   description:
     "Exports html, a session's document or a pre-signed upload, stores the file and returns a link valid 900 seconds. " +
     "No size cap. Not billable.",
-  body: schemas.DownloadRequestSchema,
+  request: { body: schemas.DownloadRequestSchema },
   ...answers(schemas.DownloadResponseSchema, "The link.", [404, 503]),
   async handle({ body }, call) {
     const source = await resolveExportSource(body, call);

@@ -15,8 +15,7 @@ import * as schemas from "./schemas.js";
  */
 export const approveRoute = defineRoute({
   ...endpoint("POST /v1/chat/{session_id}/approve", "approveChanges", "Approve or deny proposed changes", "chat"),
-  params: SessionPathSchema,
-  body: schemas.ApproveRequestSchema,
+  request: { params: SessionPathSchema, body: schemas.ApproveRequestSchema },
   ...answers(schemas.ApproveResponseSchema, "The decisions applied and the job after them.", [400, 404, 409]),
   async handle({ params, body }, call) {
     const decisions = body.changes
@@ -40,8 +39,7 @@ export const approveRoute = defineRoute({
 /** POST /v1/chat/{session_id}/continue: answers a continue_prompt pause (409 otherwise). */
 export const continueRoute = defineRoute({
   ...endpoint("POST /v1/chat/{session_id}/continue", "continueJob", "Continue (or finish) a paused long edit", "chat"),
-  params: SessionPathSchema,
-  body: schemas.ContinueRequestSchema,
+  request: { params: SessionPathSchema, body: schemas.ContinueRequestSchema },
   ...answers(schemas.JobSchema, "The job after the answer.", [404, 409]),
   async handle({ params, body }, call) {
     const res = await call.ctx.jobs.continueJob(
@@ -56,8 +54,7 @@ export const continueRoute = defineRoute({
 export const getJobRoute = defineRoute({
   ...endpoint("GET /v1/jobs/{job_id}", "getJob", "Get one job", "jobs"),
   description: "Jobs are removed 1 hour after they complete; then 404.",
-  params: schemas.JobPathSchema,
-  query: schemas.GetJobQuerySchema,
+  request: { params: schemas.JobPathSchema, query: schemas.GetJobQuerySchema },
   ...answers(schemas.JobSchema, "The job.", [404]),
   async handle({ params, query }, call) {
     // Attachment processing jobs live with their attachments in ingest (att_ ids).
@@ -73,7 +70,7 @@ export const getJobRoute = defineRoute({
 /** GET /v1/jobs (endpoint 22). */
 export const listJobsRoute = defineRoute({
   ...endpoint("GET /v1/jobs", "listJobs", "List jobs", "jobs"),
-  query: schemas.ListJobsQuerySchema,
+  request: { query: schemas.ListJobsQuerySchema },
   ...answers(schemas.JobListSchema, "The caller's jobs, most recent first."),
   async handle({ query }, call) {
     const res = await call.ctx.jobs.listJobs(
@@ -88,8 +85,7 @@ export const listJobsRoute = defineRoute({
 /** GET /v1/sessions/{session_id}/jobs (endpoint 20); 404 for an unknown or another owner's session. */
 export const sessionJobsRoute = defineRoute({
   ...endpoint("GET /v1/sessions/{session_id}/jobs", "listSessionJobs", "List jobs of a session", "jobs"),
-  params: SessionPathSchema,
-  query: schemas.SessionJobsQuerySchema,
+  request: { params: SessionPathSchema, query: schemas.SessionJobsQuerySchema },
   ...answers(schemas.JobListSchema, "The session's jobs, most recent first.", [404]),
   async handle({ params, query }, call) {
     // An unknown or foreign session is 404, like the session's other routes.
@@ -118,7 +114,7 @@ export const sessionJobsRoute = defineRoute({
  */
 export const cancelJobRoute = defineRoute({
   ...endpoint("POST /v1/jobs/{job_id}/cancel", "cancelJob", "Cancel a job", "jobs"),
-  params: schemas.JobPathSchema,
+  request: { params: schemas.JobPathSchema },
   ...answers(schemas.CancelJobResponseSchema, "The job after the cancel, with stop_state.", [404, 409]),
   async handle({ params }, call) {
     // A cancel of a job running here waits for the worker to let go (at most ~10 s).

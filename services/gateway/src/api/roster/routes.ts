@@ -78,8 +78,7 @@ export async function recordEditorActions(
 /** POST /v1/sessions/init: a session (minted when no id), optionally with documents opened. */
 export const initSessionRoute = defineRoute({
   ...endpoint("POST /v1/sessions/init", "initSession", "Create a session with documents", "sessions"),
-  query: IncludeHtmlQuerySchema,
-  body: schemas.InitSessionSchema,
+  request: { query: IncludeHtmlQuerySchema, body: schemas.InitSessionSchema },
   ...answers(schemas.RosterResponseSchema, "The session and its roster.", [403, 404, 409, 503]),
   async handle({ query, body }, call) {
     const refs = body.document_ids ?? [];
@@ -103,9 +102,7 @@ export const openDocumentsRoute = defineRoute({
     "Open saved documents in a session",
     "sessions",
   ),
-  params: SessionPathSchema,
-  query: IncludeHtmlQuerySchema,
-  body: schemas.OpenDocumentsSchema,
+  request: { params: SessionPathSchema, query: IncludeHtmlQuerySchema, body: schemas.OpenDocumentsSchema },
   ...answers(schemas.RosterResponseSchema, "The refreshed roster.", [404, 409, 503]),
   async handle({ params, query, body }, call) {
     const s = await openIn(call, await getSession(call, params.session_id), body.document_ids);
@@ -117,7 +114,7 @@ export const openDocumentsRoute = defineRoute({
 export const blankDocumentRoute = defineRoute({
   ...endpoint("POST /v1/sessions/{session_id}/documents/blank", "openBlankDocument", "New blank tab", "sessions"),
   description: "Non-billable. durable_document_id stays null until the first save.",
-  params: SessionPathSchema,
+  request: { params: SessionPathSchema },
   ...answers(schemas.RosterResponseSchema, "The roster with the new focused tab as `document`.", [404, 503]),
   async handle({ params }, call) {
     const res = await call.ctx.workspace.openBlank({ sessionId: params.session_id, title: "" }, call.rpc());
@@ -129,8 +126,7 @@ export const blankDocumentRoute = defineRoute({
 /** GET /v1/sessions/{session_id}/documents: the roster, focused first. */
 export const listSessionDocumentsRoute = defineRoute({
   ...endpoint("GET /v1/sessions/{session_id}/documents", "listSessionDocuments", "List session documents", "sessions"),
-  params: SessionPathSchema,
-  query: schemas.RosterQuerySchema,
+  request: { params: SessionPathSchema, query: schemas.RosterQuerySchema },
   ...answers(schemas.RosterResponseSchema, "The roster, focused first.", [404, 503]),
   async handle({ params, query }, call) {
     const s = await getSession(call, params.session_id);
@@ -186,8 +182,7 @@ export const saveDocumentRoute = defineRoute({
     "Human autosave",
     "sessions",
   ),
-  params: schemas.SessionDocumentPathSchema,
-  body: schemas.SaveDocumentSchema,
+  request: { params: schemas.SessionDocumentPathSchema, body: schemas.SaveDocumentSchema },
   ...answers(schemas.SaveResponseSchema, "The new head.", [
     400,
     404,
@@ -225,8 +220,7 @@ export const sessionUnarchiveRoute = defineRoute({
     "sessions",
   ),
   description: "Non-billable and idempotent.",
-  params: schemas.SessionDocumentPathSchema,
-  body: schemas.UnarchiveBodySchema,
+  request: { params: schemas.SessionDocumentPathSchema, body: schemas.UnarchiveBodySchema },
   ...answers(schemas.RosterResponseSchema, "The roster with the re-linked document.", [404, 409, 503]),
   async handle({ params, body }, call) {
     const res = await call.ctx.workspace.unarchiveInSession(
@@ -257,8 +251,7 @@ export const focusDocumentRoute = defineRoute({
     "Focus a document",
     "sessions",
   ),
-  params: schemas.SessionDocumentPathSchema,
-  query: IncludeHtmlQuerySchema,
+  request: { params: schemas.SessionDocumentPathSchema, query: IncludeHtmlQuerySchema },
   ...answers(
     schemas.RosterResponseSchema,
     "The roster; `html` and `document.html` hold the focused document.",
@@ -285,8 +278,7 @@ export const closeDocumentRoute = defineRoute({
     "Close a document in a session",
     "sessions",
   ),
-  params: schemas.SessionDocumentPathSchema,
-  query: schemas.CloseQuerySchema,
+  request: { params: schemas.SessionDocumentPathSchema, query: schemas.CloseQuerySchema },
   ...answers(
     schemas.RosterResponseSchema,
     "The remaining roster and the focused document's HTML (null when empty).",
@@ -317,8 +309,7 @@ export const reEditChunkRoute = defineRoute({
     "sessions",
   ),
   description: "One billable operation. redo re-applies the AI's change on the user's current text; merge blends both.",
-  params: schemas.ChunkPathSchema,
-  body: schemas.ReEditChunkSchema,
+  request: { params: schemas.ChunkPathSchema, body: schemas.ReEditChunkSchema },
   ...answers(schemas.ReEditChunkResponseSchema, "The rewritten section HTML.", [404, 429, 503, 504]),
   async handle({ params, body }, call) {
     const res = await call.ctx.agent.reEditChunk(
@@ -351,8 +342,7 @@ export const recordEditorActionsRoute = defineRoute({
     "sessions",
   ),
   description: "Font, colour and alignment changes made in the editor; history returns them as editor_actions.",
-  params: SessionPathSchema,
-  body: schemas.RecordEditorActionsSchema,
+  request: { params: SessionPathSchema, body: schemas.RecordEditorActionsSchema },
   ...answers(schemas.EditorActionsResponseSchema, "The stored actions.", [404, 503]),
   async handle({ params, body }, call) {
     await getSession(call, params.session_id);

@@ -11,7 +11,7 @@ import * as schemas from "./schemas.js";
 /** GET /v1/sessions → `{sessions, total}`, most recent activity first. */
 export const listSessionsRoute = defineRoute({
   ...endpoint("GET /v1/sessions", "listSessions", "List sessions", "sessions"),
-  query: schemas.ListSessionsQuerySchema,
+  request: { query: schemas.ListSessionsQuerySchema },
   ...answers(schemas.SessionListResponseSchema, "The caller's sessions, most recent activity first.", [503]),
   async handle({ query }, call) {
     const res = await call.ctx.sessions.listSessions({ limit: query.limit }, call.rpc());
@@ -32,8 +32,7 @@ export const sessionHistoryRoute = defineRoute({
     "Restore conversation and document state",
     "sessions",
   ),
-  params: SessionPathSchema,
-  query: schemas.HistoryQuerySchema,
+  request: { params: SessionPathSchema, query: schemas.HistoryQuerySchema },
   ...answers(
     schemas.HistoryResponseSchema,
     "Message history, the document HTML with chunk ids kept, attachments and editor actions.",
@@ -77,7 +76,7 @@ export const sessionHistoryRoute = defineRoute({
 /** `{removed, memory_key}`; removed is 0 when nothing existed. */
 export const clearMemoryRoute = defineRoute({
   ...endpoint("DELETE /v1/users/me/cross-session-memory", "clearCrossSessionMemory", "Clear memory note", "memory"),
-  query: schemas.MemoryQuerySchema,
+  request: { query: schemas.MemoryQuerySchema },
   ...answers(schemas.ClearMemoryResponseSchema, "How many notes were removed.", [503]),
   async handle({ query }, call) {
     const res = await call.ctx.workspace.clearMemoryNote({ memoryKey: query.memory_key ?? "" }, call.rpc());

@@ -13,7 +13,7 @@ const CONVERT_TIMEOUT_MS = 120_000;
 export const uploadTemplateRoute = defineRoute({
   ...endpoint("POST /v1/templates/upload-base64", "uploadTemplate", "Upload a template", "templates"),
   description: 'Same formats as document uploads. The agent can draft from it: `draft from template "name"`.',
-  body: schemas.TemplateUploadSchema,
+  request: { body: schemas.TemplateUploadSchema },
   ...answers(schemas.TemplateSchema, { status: 201, description: "The stored template." }, [400, 415, 503]),
   async handle({ body }, call) {
     const content = Buffer.from(normalizeBase64(body.file_base64), "base64");
@@ -36,7 +36,7 @@ export const listTemplatesRoute = defineRoute({
 /** DELETE /v1/templates/{template_id} (soft). */
 export const deleteTemplateRoute = defineRoute({
   ...endpoint("DELETE /v1/templates/{template_id}", "deleteTemplate", "Delete a template", "templates"),
-  params: schemas.TemplatePathSchema,
+  request: { params: schemas.TemplatePathSchema },
   ...answers(schemas.TemplateDeletedSchema, "Deleted (soft).", [404, 503]),
   async handle({ params }, call) {
     await call.ctx.files.deleteTemplate({ templateId: params.template_id }, call.rpc());

@@ -67,7 +67,7 @@ export const uploadDocumentRoute = defineRoute({
   description:
     "multipart/form-data with a `file` part (.pdf .docx .txt .rtf .md .html .htm), optional `session_id` (minted when " +
     "omitted) and `open_mode` (replace | new_focused | background | new_tab). Not billable.",
-  body: schemas.UploadDocumentFormSchema,
+  request: { body: schemas.UploadDocumentFormSchema },
   bodyMediaType: "multipart/form-data",
   ...answers(
     schemas.UploadDocumentResponseSchema,
@@ -86,7 +86,7 @@ export const uploadDocumentBase64Route = defineRoute({
   description:
     "With `session_id` the file is loaded into the session (open_mode as for multipart) and the reply has " +
     "chunks_count, version_id, page_setup and, with return_html, the HTML. Without it, the file is only converted.",
-  body: schemas.UploadDocumentBase64Schema,
+  request: { body: schemas.UploadDocumentBase64Schema },
   ...answers(schemas.UploadDocumentResponseSchema, "The conversion, or the loaded document.", [400, 403, 415, 503]),
   async handle({ body }, call) {
     const content = Buffer.from(normalizeBase64(body.file_base64), "base64");
@@ -122,7 +122,7 @@ export const createUploadRoute = defineRoute({
   description:
     "Returns an upload_url to PUT the file's bytes to (no Authorization header), valid 300 seconds; then call " +
     "POST /v1/uploads/{upload_id}/process. purpose: document (default), attachment or export-html.",
-  body: schemas.CreateUploadSchema,
+  request: { body: schemas.CreateUploadSchema },
   ...answers(schemas.CreateUploadResponseSchema, "The upload slot.", [400, 415, 503]),
   async handle({ body }, call) {
     const res = await call.ctx.files.createUpload(
@@ -147,8 +147,7 @@ export const processUploadRoute = defineRoute({
   description:
     "Converts the file PUT to the upload's URL. With session_id it is loaded into the session like " +
     "POST /v1/documents/upload; without, only converted. 404 when the upload is unknown, expired or was never PUT.",
-  params: schemas.UploadPathSchema,
-  body: schemas.ProcessUploadSchema,
+  request: { params: schemas.UploadPathSchema, body: schemas.ProcessUploadSchema },
   ...answers(
     schemas.UploadDocumentResponseSchema,
     "The conversion, or the loaded document.",
@@ -169,7 +168,7 @@ export const getMediaRoute = defineRoute({
     "/v1/media/{sha256}. Only the owner (or their organization) can read them; 404 otherwise. Served with " +
     "Content-Security-Policy `default-src 'none'; sandbox` and nosniff; PNG, JPEG, GIF, WebP, AVIF and BMP inline, " +
     "other image types (EMF, WMF) as attachments. SVG is never stored (its images are removed on upload).",
-  params: schemas.MediaPathSchema,
+  request: { params: schemas.MediaPathSchema },
   ...answers(z.string().meta({ format: "binary" }), "The image bytes.", [404, 503]),
   async handle({ params }, call) {
     const media = await call.ctx.files.getMedia({ mediaId: params.media_id }, call.rpc());
