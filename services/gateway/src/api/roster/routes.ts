@@ -155,14 +155,18 @@ function editorActionsOf(actions: EditorActionBody[] | undefined | null): sessio
   }));
 }
 
+/** The session and the document (slot or durable id) of a /v1/sessions/{session_id}/documents/{document_id} route. */
+function slotRef(params: { session_id: string; document_id: string }) {
+  return { sessionId: params.session_id, documentRef: params.document_id };
+}
+
 /** The slot and the edits of a save, or of a session unarchive (without html it only restores). */
 function slotEdit(
   params: { session_id: string; document_id: string },
   body: { html?: string; base_version_id?: string | null; editor_actions?: EditorActionBody[] | null } | undefined,
 ): sessionsWorkspaceV1.UnarchiveInSessionRequest {
   return {
-    sessionId: params.session_id,
-    documentRef: params.document_id,
+    ...slotRef(params),
     html: body?.html,
     baseVersionId: body?.base_version_id ?? "",
     editorActions: editorActionsOf(body?.editor_actions),
@@ -243,6 +247,11 @@ export const sessionUnarchiveRoute = defineRoute({
   },
 });
 
+/** The roster answer of focus and close: `html` and the focused entry's `html` hold the focused document. */
+function focusedRoster(call: RouteCall, s: sessionsV1.Session | undefined, includeHtml: boolean) {
+  return rosterResponse(call, session(s), { includeHtml, focusedHtml: true });
+}
+
 /** POST .../documents/{document_id}/focus: focuses it and returns its HTML. */
 export const focusDocumentRoute = defineRoute({
   ...endpoint(
@@ -258,14 +267,8 @@ export const focusDocumentRoute = defineRoute({
     [404, 503],
   ),
   async handle({ params, query }, call) {
-    const res = await call.ctx.workspace.focusDocument(
-      { sessionId: params.session_id, documentRef: params.document_id },
-      call.rpc(),
-    );
-    const out = await rosterResponse(call, session(res.session), {
-      includeHtml: query.include_html,
-      focusedHtml: true,
-    });
+    const res = await call.ctx.workspace.focusDocument(slotRef(params), call.rpc());
+    const out = await focusedRoster(call, res.session, query.include_html);
     return { body: { ...out, document: out.documents.find((d) => d.focused) } };
   },
 });
@@ -285,14 +288,9 @@ export const closeDocumentRoute = defineRoute({
     [404, 503],
   ),
   async handle({ params, query }, call) {
-    const res = await call.ctx.workspace.closeDocument(
-      { sessionId: params.session_id, documentRef: params.document_id, nextFocus: query.next_focus ?? "" },
-      call.rpc(),
-    );
-    const out = await rosterResponse(call, session(res.session), {
-      includeHtml: query.include_html,
-      focusedHtml: true,
-    });
+    const closing = { ...slotRef(params), nextFocus: query.next_focus ?? "" };
+    const res = await call.ctx.workspace.closeDocument(closing, call.rpc());
+    const out = await focusedRoster(call, res.session, query.include_html);
     return { body: { ...out, closed_document_id: res.closed?.documentId ?? params.document_id } };
   },
 });
