@@ -254,6 +254,98 @@ interface Built {
   label: string;
 }
 
+/** A request body and the Content-Type / Content-Encoding it goes with (null: no header). */
+interface BodyPart {
+  body: Buffer;
+  contentType: string | null;
+  encoding: string | null;
+}
+
+/** The body of `r` by its mode: schema-drawn or random JSON, malformed, deep, mislabelled, encoded or multipart. */
+function requestBody(r: FuzzRequest, bodyValue: unknown, multipartRoute: boolean): BodyPart {
+  const json = (contentType: string, body: Buffer): BodyPart => ({ body, contentType, encoding: null });
+  switch (r.mode) {
+    case "schema":
+    case "random-json":
+      return json("application/json", Buffer.from(JSON.stringify(bodyValue) ?? "null"));
+    case "malformed": {
+      const text = JSON.stringify(bodyValue) ?? "{}";
+      const variants = [
+        text.slice(0, r.pick % (text.length + 1)),
+        `${text}}`,
+        `{"a": ${text}`,
+        "{'single': 1}",
+        "\u0000",
+      ];
+      return json("application/json", Buffer.from(choose(variants, r.pick)));
+    }
+    case "deep": {
+      const n = choose([65, 200, 5000, 100_000], r.pick);
+      const nested = choose([`${"[".repeat(n)}${"]".repeat(n)}`, `${'{"a":'.repeat(n)}1${"}".repeat(n)}`], r.value);
+      return json("application/json", Buffer.from(nested));
+    }
+    case "wrong-type":
+      return json(choose(WRONG_CONTENT_TYPES, r.pick), Buffer.from(JSON.stringify(bodyValue) ?? "x"));
+    case "encoding":
+      return encodedBody(r, Buffer.from(JSON.stringify(bodyValue) ?? "{}"), multipartRoute);
+    case "multipart":
+    case "truncated-multipart":
+      return multipartBody(r);
+    case "none":
+    case "broken-http":
+      return { body: Buffer.alloc(0), contentType: null, encoding: null };
+  }
+}
+
+/** Content types a JSON route does not take. */
+const WRONG_CONTENT_TYPES = [
+  "text/plain",
+  "application/x-www-form-urlencoded",
+  "application/xml",
+  "multipart/form-data",
+  "multipart/form-data; boundary=",
+  "application/json; charset=latin1",
+  "application/json; charset=utf-7",
+  "image/png",
+  ";;;",
+];
+
+/** JSON under a Content-Encoding: real gzip, mislabelled, unsupported, stacked or unknown. */
+function encodedBody(r: FuzzRequest, json: Buffer, multipartRoute: boolean): BodyPart {
+  const [encoding, body] = choose(
+    [
+      ["gzip", gzipSync(json)],
+      ["gzip", json],
+      ["deflate", json],
+      ["br", json],
+      ["compress", json],
+      ["gzip, gzip", gzipSync(gzipSync(json))],
+      ["x-unknown", json],
+      ["identity", json],
+    ] as [string, Buffer][],
+    r.pick,
+  );
+  return { body, encoding, contentType: multipartRoute ? "multipart/form-data; boundary=zz" : "application/json" };
+}
+
+/** A multipart upload (`file` and `session_id`), cut short in truncated-multipart mode. */
+function multipartBody(r: FuzzRequest): BodyPart {
+  const boundary = "fzb0undary";
+  const filename = choose(["a.txt", "b.html", "c.pdf", "d.docx", "e.rtf", "f.md", "g.exe", "", "..\\x.txt"], r.pick);
+  const content = choose(
+    ["hello world", "<h1>x</h1><p>y</p>", "%PDF-1.4 garbage", "PK\u0003\u0004junk", "{\\rtf1 x}"],
+    r.value,
+  );
+  const parts = [
+    `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="${filename}"\r\nContent-Type: application/octet-stream\r\n\r\n${content}\r\n`,
+    `--${boundary}\r\nContent-Disposition: form-data; name="session_id"\r\n\r\n${choose(["fz-s1", "", "%00", "x".repeat(300)], r.value)}\r\n`,
+    `--${boundary}--\r\n`,
+  ].join("");
+  const full = Buffer.from(parts);
+  const body = r.mode === "truncated-multipart" ? full.subarray(0, 1 + (r.pick % (full.length - 1))) : full;
+  return { body, contentType: `multipart/form-data; boundary=${boundary}`, encoding: null };
+}
+
 /** The raw request for `r`; values for the body are drawn by `draw` from the route's schema. */
 function build(r: FuzzRequest, bodyValue: unknown): Built {
   const op = ops[r.op % ops.length];
@@ -269,96 +361,10 @@ function build(r: FuzzRequest, bodyValue: unknown): Built {
   else if (r.auth !== "none") headers.push(`Authorization: ${r.auth}`);
 
   const multipartRoute = "multipart/form-data" in op.body;
-  let body: Buffer = Buffer.alloc(0);
-  let contentType: string | null = null;
-  let encoding: string | null = null;
-  switch (r.mode) {
-    case "schema":
-    case "random-json":
-      if (multipartRoute) return build({ ...r, mode: "multipart" }, bodyValue);
-      contentType = "application/json";
-      body = Buffer.from(JSON.stringify(bodyValue) ?? "null");
-      break;
-    case "malformed": {
-      const text = JSON.stringify(bodyValue) ?? "{}";
-      contentType = "application/json";
-      body = Buffer.from(
-        choose(
-          [text.slice(0, r.pick % (text.length + 1)), `${text}}`, `{"a": ${text}`, "{'single': 1}", "\u0000"],
-          r.pick,
-        ),
-      );
-      break;
-    }
-    case "deep": {
-      const n = choose([65, 200, 5000, 100_000], r.pick);
-      contentType = "application/json";
-      body = Buffer.from(
-        choose([`${"[".repeat(n)}${"]".repeat(n)}`, `${'{"a":'.repeat(n)}1${"}".repeat(n)}`], r.value),
-      );
-      break;
-    }
-    case "wrong-type":
-      contentType = choose(
-        [
-          "text/plain",
-          "application/x-www-form-urlencoded",
-          "application/xml",
-          "multipart/form-data",
-          "multipart/form-data; boundary=",
-          "application/json; charset=latin1",
-          "application/json; charset=utf-7",
-          "image/png",
-          ";;;",
-        ],
-        r.pick,
-      );
-      body = Buffer.from(JSON.stringify(bodyValue) ?? "x");
-      break;
-    case "encoding": {
-      const json = Buffer.from(JSON.stringify(bodyValue) ?? "{}");
-      contentType = multipartRoute ? "multipart/form-data; boundary=zz" : "application/json";
-      const variant = choose(
-        [
-          ["gzip", gzipSync(json)],
-          ["gzip", json],
-          ["deflate", json],
-          ["br", json],
-          ["compress", json],
-          ["gzip, gzip", gzipSync(gzipSync(json))],
-          ["x-unknown", json],
-          ["identity", json],
-        ] as [string, Buffer][],
-        r.pick,
-      );
-      [encoding, body] = variant;
-      break;
-    }
-    case "multipart":
-    case "truncated-multipart": {
-      const boundary = "fzb0undary";
-      contentType = `multipart/form-data; boundary=${boundary}`;
-      const filename = choose(
-        ["a.txt", "b.html", "c.pdf", "d.docx", "e.rtf", "f.md", "g.exe", "", "..\\x.txt"],
-        r.pick,
-      );
-      const content = choose(
-        ["hello world", "<h1>x</h1><p>y</p>", "%PDF-1.4 garbage", "PK\u0003\u0004junk", "{\\rtf1 x}"],
-        r.value,
-      );
-      const parts = [
-        `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="${filename}"\r\nContent-Type: application/octet-stream\r\n\r\n${content}\r\n`,
-        `--${boundary}\r\nContent-Disposition: form-data; name="session_id"\r\n\r\n${choose(["fz-s1", "", "%00", "x".repeat(300)], r.value)}\r\n`,
-        `--${boundary}--\r\n`,
-      ].join("");
-      const full = Buffer.from(parts);
-      body = r.mode === "truncated-multipart" ? full.subarray(0, 1 + (r.pick % (full.length - 1))) : full;
-      break;
-    }
-    case "none":
-      break;
-  }
-  if (r.mode === "broken-http") {
+  // schema and random-json requests to an upload route go as multipart.
+  const mode = multipartRoute && (r.mode === "schema" || r.mode === "random-json") ? "multipart" : r.mode;
+  let { body, contentType, encoding } = requestBody({ ...r, mode }, bodyValue, multipartRoute);
+  if (mode === "broken-http") {
     // Requests Node's HTTP parser itself refuses: the answer must still be a JSON 4xx.
     const variant = choose(
       [
@@ -377,8 +383,8 @@ function build(r: FuzzRequest, bodyValue: unknown): Built {
   }
   if (contentType !== null) headers.push(`Content-Type: ${contentType}`);
   if (encoding !== null) headers.push(`Content-Encoding: ${encoding}`);
-  if (r.mode !== "none") headers.push(`Content-Length: ${body.length}`);
-  return { head: headers.join("\r\n"), body, label: `${op.method} ${target} [${r.mode}, auth=${r.auth}]` };
+  if (mode !== "none") headers.push(`Content-Length: ${body.length}`);
+  return { head: headers.join("\r\n"), body, label: `${op.method} ${target} [${mode}, auth=${r.auth}]` };
 }
 
 /** Why a 4xx body does not say what to fix, or null when it does. */

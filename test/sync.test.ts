@@ -253,6 +253,75 @@ describe("randomized concurrent saves and AI edits", () => {
     refresh: fc.boolean(),
   });
 
+  /** Opens the saved document in SESSIONS sessions (the first is the one that created it). */
+  const openSessions = async (origin: { sessionId: string; documentId: string }) => {
+    const sessions = [origin.sessionId];
+    for (let i = 1; i < SESSIONS; i++) {
+      const init = await jsonCall(stack, "POST", "/v1/sessions/init", key, { document_ids: [origin.documentId] });
+      sessions.push(init.body.session_id);
+    }
+    return sessions;
+  };
+
+  /**
+   * One doc-events poller per session: a session reads its stream sequentially, cursor after
+   * cursor, and `seen[s]` collects the event ids session s received.
+   */
+  const docEventPollers = (sessions: string[]) => {
+    const cursors = sessions.map(() => 0);
+    const seen: number[][] = sessions.map(() => []);
+    const pollers = sessions.map(() => Promise.resolve());
+    const pollOnce = async (s: number) => {
+      for (;;) {
+        const url = `/v1/sessions/${sessions[s]}/doc-events?after_id=${cursors[s]}&limit=3`;
+        const res = await jsonCall(stack, "GET", url, key);
+        seen[s].push(...res.body.events.map((e: Body) => e.id));
+        cursors[s] = res.body.last_id;
+        if (!res.body.has_more) return;
+      }
+    };
+    const poll = (s: number) => {
+      pollers[s] = pollers[s].then(() => pollOnce(s));
+      return pollers[s];
+    };
+    return { poll, seen };
+  };
+
+  /** The stored head equals a replay of the versions' chunk revisions in seq order. */
+  const expectReplayIsHead = async (documentId: string, headHtml: string) => {
+    const db = stack.documentsDb;
+    const doc = await db("documents.documents").where({ id: documentId }).first();
+    const versions = await db("documents.versions").where({ document_id: documentId }).orderBy("seq");
+    expect(versions.map((v: Body) => v.seq)).toEqual(versions.map((_: Body, i: number) => i + 1));
+    expect(versions.at(-1).id).toBe(doc.head_version_id);
+    const revisions = await db("documents.chunk_revisions").where({ document_id: documentId });
+    const live = new Map<string, { html: string; position: string }>();
+    for (const v of versions) {
+      for (const r of revisions.filter((x: Body) => x.valid_to === v.seq)) live.delete(r.chunk_id);
+      for (const r of revisions.filter((x: Body) => x.valid_from === v.seq)) {
+        expect(live.has(r.chunk_id)).toBe(false);
+        live.set(r.chunk_id, { html: r.html, position: r.position });
+      }
+    }
+    const replayed = [...live.values()]
+      .sort((p, q) => (p.position < q.position ? -1 : p.position > q.position ? 1 : 0))
+      .map((c) => c.html)
+      .join("\n");
+    expect(replayed).toBe(headHtml);
+  };
+
+  /** Each session saw exactly the other sessions' events, once each, in id order. */
+  const expectEachSawTheOthers = async (documentId: string, sessions: string[], seen: number[][]) => {
+    const outbox = await stack
+      .documentsDb("documents.outbox")
+      .where({ document_id: documentId, event_type: "document_updated" })
+      .orderBy("id");
+    for (let s = 0; s < SESSIONS; s++) {
+      const expected = outbox.filter((e: Body) => e.session_id !== sessions[s]).map((e: Body) => Number(e.id));
+      expect(seen[s]).toEqual(expected);
+    }
+  };
+
   it("loses no acknowledged write, replays to the stored head, and streams every event once", async () => {
     let run = 0;
     await fc.assert(
@@ -261,37 +330,11 @@ describe("randomized concurrent saves and AI edits", () => {
         const body = Array.from({ length: CHUNKS }, (_, i) => `<p>c${i}:</p>`).join("");
         const origin = await createSavedDocument(stack, key, body);
         const ids = chunkIds(origin.html);
-        const sessions = [origin.sessionId];
-        for (let i = 1; i < SESSIONS; i++) {
-          sessions.push(
-            (await jsonCall(stack, "POST", "/v1/sessions/init", key, { document_ids: [origin.documentId] })).body
-              .session_id,
-          );
-        }
+        const sessions = await openSessions(origin);
         const views = sessions.map(() => ({ html: origin.html, version: origin.versionId }));
         const acked = new Set<string>();
         const refused = new Set<string>();
-        const cursors = sessions.map(() => 0);
-        const seen: number[][] = sessions.map(() => []);
-        // One poller per session: a session reads its stream sequentially, cursor after cursor.
-        const pollers = sessions.map(() => Promise.resolve());
-        const poll = (s: number) => {
-          pollers[s] = pollers[s].then(() => pollOnce(s));
-          return pollers[s];
-        };
-        const pollOnce = async (s: number) => {
-          for (;;) {
-            const res = await jsonCall(
-              stack,
-              "GET",
-              `/v1/sessions/${sessions[s]}/doc-events?after_id=${cursors[s]}&limit=3`,
-              key,
-            );
-            seen[s].push(...res.body.events.map((e: Body) => e.id));
-            cursors[s] = res.body.last_id;
-            if (!res.body.has_more) return;
-          }
-        };
+        const { poll, seen } = docEventPollers(sessions);
         const refresh = async (s: number) => {
           const head = await headHtml(stack, key, origin.documentId);
           views[s] = { html: head.html, version: head.version };
@@ -303,14 +346,8 @@ describe("randomized concurrent saves and AI edits", () => {
           if (cmd.refresh) await refresh(cmd.session);
           if (cmd.kind === "save") {
             const view = views[cmd.session];
-            const res = await save(
-              stack,
-              key,
-              sessions[cmd.session],
-              origin.documentId,
-              appendToChunk(view.html, chunk, ` ${token}`),
-              view.version,
-            );
+            const edited = appendToChunk(view.html, chunk, ` ${token}`);
+            const res = await save(stack, key, sessions[cmd.session], origin.documentId, edited, view.version);
             if (res.status === 200) {
               acked.add(token);
               views[cmd.session] = { html: res.body.html, version: res.body.version_id };
@@ -345,36 +382,8 @@ describe("randomized concurrent saves and AI edits", () => {
         const head = await headHtml(stack, key, origin.documentId);
         for (const token of acked) expect(head.html).toContain(` ${token}`);
         for (const token of refused) expect(head.html).not.toContain(` ${token}<`);
-
-        // The stored head equals a replay of the versions' chunk revisions in seq order.
-        const db = stack.documentsDb;
-        const doc = await db("documents.documents").where({ id: origin.documentId }).first();
-        const versions = await db("documents.versions").where({ document_id: origin.documentId }).orderBy("seq");
-        expect(versions.map((v: Body) => v.seq)).toEqual(versions.map((_: Body, i: number) => i + 1));
-        expect(versions.at(-1).id).toBe(doc.head_version_id);
-        const revisions = await db("documents.chunk_revisions").where({ document_id: origin.documentId });
-        const live = new Map<string, { html: string; position: string }>();
-        for (const v of versions) {
-          for (const r of revisions.filter((x: Body) => x.valid_to === v.seq)) live.delete(r.chunk_id);
-          for (const r of revisions.filter((x: Body) => x.valid_from === v.seq)) {
-            expect(live.has(r.chunk_id)).toBe(false);
-            live.set(r.chunk_id, { html: r.html, position: r.position });
-          }
-        }
-        const replayed = [...live.values()]
-          .sort((p, q) => (p.position < q.position ? -1 : p.position > q.position ? 1 : 0))
-          .map((c) => c.html)
-          .join("\n");
-        expect(replayed).toBe(head.html);
-
-        // Each session saw exactly the other sessions' events, once each, in id order.
-        const outbox = await db("documents.outbox")
-          .where({ document_id: origin.documentId, event_type: "document_updated" })
-          .orderBy("id");
-        for (let s = 0; s < SESSIONS; s++) {
-          const expected = outbox.filter((e: Body) => e.session_id !== sessions[s]).map((e: Body) => Number(e.id));
-          expect(seen[s]).toEqual(expected);
-        }
+        await expectReplayIsHead(origin.documentId, head.html);
+        await expectEachSawTheOthers(origin.documentId, sessions, seen);
       }),
       { numRuns: 4, endOnFailure: true },
     );

@@ -297,23 +297,20 @@ class Supervised {
   }
 }
 
-/**
- * Starts infra (persistent ports 54329/42229/49329 unless DATABASE_URL, NATS_URL, S3_ENDPOINT
- * point elsewhere), then documents, sessions, billing, ingest and agent, then the gateway, and
- * resolves once GET <gatewayUrl>/health answers 200. Writes <dataDir>/stack.json meanwhile.
- * Cleans up after a supervisor killed with -9 (orphaned services and servers).
- * Errors: a stack already running on dataDir, missing service entry files, ports in use, a
- * service not coming up within healthTimeoutMs (naming which), abort; all started parts are stopped.
- */
-export async function startStack(opts: StartStackOptions = {}): Promise<RunningStack> {
-  const env = opts.env ?? process.env;
-  const dataDir = resolve(opts.dataDir ?? defaultDataDir(env));
-  // REDLINE_SERVICES_ROOT (testing only) replaces the repo root as the place of services/<name>/src/main.ts.
-  const servicesRoot = env.REDLINE_SERVICES_ROOT ? resolve(env.REDLINE_SERVICES_ROOT) : REPO_ROOT;
-  const entryOf = opts.serviceEntry ?? ((name: ServiceName) => join(servicesRoot, "services", name, "src", "main.ts"));
-  const healthTimeoutMs = opts.healthTimeoutMs ?? 60_000;
-  mkdirSync(join(dataDir, "logs"), { recursive: true });
+/** The stack's log sinks: `log` for supervisor and service lines, `infraLog` for infra output. */
+interface StackLogs {
+  log: (line: string) => void;
+  infraLog: (line: string) => void;
+  close(): void;
+}
 
+/**
+ * Opens the logs: `log` writes to stdout (foreground), opts.log, or logs/stack.log (opened on
+ * first use); infra output is chatty, so all of it goes to logs/infra.log and only notable lines
+ * also to `log`.
+ */
+function openStackLogs(dataDir: string, opts: StartStackOptions): StackLogs {
+  mkdirSync(join(dataDir, "logs"), { recursive: true });
   let logFile: WriteStream | undefined;
   const log =
     opts.log ??
@@ -323,7 +320,6 @@ export async function startStack(opts: StartStackOptions = {}): Promise<RunningS
           logFile ??= openLog(join(dataDir, "logs", "stack.log"));
           logFile.write(`${line}\n`);
         });
-  // Infra output is chatty: all of it goes to logs/infra.log, only notable lines to `log`.
   const infraLogFile = openLog(join(dataDir, "logs", "infra.log"));
   const infraLog = (line: string) => {
     infraLogFile.write(`${line}\n`);
@@ -334,22 +330,42 @@ export async function startStack(opts: StartStackOptions = {}): Promise<RunningS
     )
       log(line);
   };
-  const closeLogs = () => {
+  const close = () => {
     infraLogFile.end();
     logFile?.end();
   };
+  return { log, infraLog, close };
+}
 
-  // --- preflight -----------------------------------------------------------------------------
+/** Where one service listens, parsed from its address variable. */
+type Listener = { name: ServiceName; host: string; port: number };
+
+/** The addresses a stack will use, checked free by preflight. */
+interface StackPlan {
+  addrs: StackAddrs & { host: string; port: number };
+  gatewayUrl: string;
+  listeners: Listener[];
+}
+
+/**
+ * Checks before anything starts: no live stack on dataDir, every service entry file present,
+ * every port free. A stack.json left by a supervisor killed with -9 is cleaned up (its orphaned
+ * services stopped). Throws naming what is wrong.
+ */
+async function preflight(
+  dataDir: string,
+  env: NodeJS.ProcessEnv,
+  entryOf: (name: ServiceName) => string,
+  log: (line: string) => void,
+): Promise<StackPlan> {
   const previous = readStackFile(dataDir);
   if (previous && previous.pid !== process.pid && sameProcess(previous.pid, previous.startTime)) {
-    closeLogs();
     throw new Error(
       `Redline is already running for ${dataDir} (pid ${previous.pid}, ${previous.gatewayUrl}): stop it first`,
     );
   }
   const missing = SERVICE_NAMES.filter((name) => !existsSync(entryOf(name)));
   if (missing.length) {
-    closeLogs();
     throw new Error(
       `cannot start the stack: service entry file(s) not found: ${missing.map((n) => entryOf(n)).join(", ")}`,
     );
@@ -366,62 +382,94 @@ export async function startStack(opts: StartStackOptions = {}): Promise<RunningS
     if (!(await isPortFree(l.port, connectHost(l.host))))
       busy.push(`${l.name} (${ADDR_VARIABLE[l.name]}: ${addrs[l.name]})`);
   }
-  if (busy.length) {
-    closeLogs();
-    throw new Error(`cannot start the stack: port(s) already in use: ${busy.join(", ")}`);
-  }
+  if (busy.length) throw new Error(`cannot start the stack: port(s) already in use: ${busy.join(", ")}`);
+  return { addrs, gatewayUrl, listeners };
+}
 
-  // --- infra ---------------------------------------------------------------------------------
-  log(`[supervisor] data in ${dataDir}; starting infra`);
-  const startedAt = Date.now();
-  let infra: LocalInfra;
-  try {
-    infra = await startLocalInfra({ dataDir, env, persistent: true, log: infraLog });
-  } catch (err) {
-    closeLogs();
-    throw err;
-  }
-  const embedded = Object.entries(infra.embedded).map(([k, v]) => `${k} ${v ? "embedded" : "external"}`);
-  log(`[supervisor] infra up in ${Date.now() - startedAt} ms (${embedded.join(", ")})`);
+/** Writes <dataDir>/stack.json atomically (0600: it carries the object store's secret key and any DATABASE_URL password). */
+function writeStackInfo(dataDir: string, info: StackInfo): void {
+  const tmp = join(dataDir, `${STACK_FILE}.${process.pid}.tmp`);
+  writeFileSync(tmp, `${JSON.stringify(info, null, 2)}\n`, { mode: 0o600 });
+  renameSync(tmp, join(dataDir, STACK_FILE));
+}
 
-  const supervisorStart = processStartTime(process.pid);
-  const services = new Map<ServiceName, Supervised>();
-  const info = (status: StackInfo["status"]): StackInfo => ({
-    pid: process.pid,
-    startTime: supervisorStart,
-    status,
-    gatewayUrl,
-    databaseUrl: infra.databaseUrl,
-    natsUrl: infra.natsUrl,
-    s3: infra.s3,
-    addrs: {
-      documents: addrs.documents,
-      sessions: addrs.sessions,
-      agent: addrs.agent,
-      billing: addrs.billing,
-      ingest: addrs.ingest,
-      gateway: addrs.gateway,
-    },
-    children: Object.fromEntries(
-      [...services].flatMap(([name, s]) =>
-        s.child?.pid ? [[name, { pid: s.child.pid, startTime: processStartTime(s.child.pid) }]] : [],
-      ),
+/** The current pid and start time of each supervised service, for stack.json. */
+function childrenOf(services: Map<ServiceName, Supervised>): StackInfo["children"] {
+  return Object.fromEntries(
+    [...services].flatMap(([name, s]) =>
+      s.child?.pid ? [[name, { pid: s.child.pid, startTime: processStartTime(s.child.pid) }]] : [],
     ),
-    dataDir,
-    startedAt: new Date(startedAt).toISOString(),
-  });
-  let status: StackInfo["status"] = "starting";
-  let stopped = false;
-  const writeStackFile = () => {
-    if (stopped) return;
-    const tmp = join(dataDir, `${STACK_FILE}.${process.pid}.tmp`);
-    // 0600: it carries the object store's secret key (and any password in DATABASE_URL).
-    writeFileSync(tmp, `${JSON.stringify(info(status), null, 2)}\n`, { mode: 0o600 });
-    renameSync(tmp, join(dataDir, STACK_FILE));
-  };
-  writeStackFile();
+  );
+}
 
-  const childEnv: NodeJS.ProcessEnv = {
+/** What waitUntilUp needs: the plan, how to start a service, and which one gave up (if any). */
+interface Startup {
+  plan: StackPlan;
+  services: Map<ServiceName, Supervised>;
+  supervise(name: ServiceName): void;
+  gaveUp(): ServiceName | undefined;
+  healthTimeoutMs: number;
+  signal?: AbortSignal;
+  log: (line: string) => void;
+}
+
+/**
+ * Starts the backends and waits until each listens, then the gateway until its /health answers
+ * 200, reporting what is not up every 5 s. Throws on timeout (naming what is not up), on a
+ * service that keeps crashing (with its last output) and on abort.
+ */
+async function waitUntilUp(up: Startup): Promise<void> {
+  const { plan, log } = up;
+  const deadline = Date.now() + up.healthTimeoutMs;
+  let lastReport = Date.now();
+  const waitFor = async (what: string, ready: () => Promise<boolean>, notUp: () => Promise<string[]>) => {
+    for (;;) {
+      if (up.signal?.aborted) throw new Error("startup aborted");
+      const gaveUp = up.gaveUp();
+      if (gaveUp) {
+        const s = up.services.get(gaveUp);
+        throw new Error(`${gaveUp} keeps crashing; its last output:\n${s?.recent.join("\n") ?? ""}`);
+      }
+      if (await ready()) return;
+      if (Date.now() > deadline)
+        throw new Error(
+          `timed out after ${up.healthTimeoutMs / 1000} s waiting for ${what}; not up: ${(await notUp()).join(", ")}`,
+        );
+      if (Date.now() - lastReport >= 5_000) {
+        lastReport = Date.now();
+        log(`[supervisor] waiting for: ${(await notUp()).join(", ")}`);
+      }
+      await sleep(200);
+    }
+  };
+  const backendsNotUp = async () => {
+    const down: string[] = [];
+    for (const l of plan.listeners) {
+      if (l.name === "gateway") continue;
+      if (!(await canConnect(l.port, connectHost(l.host))))
+        down.push(`${l.name} (${plan.addrs[l.name]} not listening)`);
+    }
+    return down;
+  };
+
+  if (up.signal?.aborted) throw new Error("startup aborted");
+  for (const name of BACKEND_SERVICES) up.supervise(name);
+  await waitFor("the services", async () => (await backendsNotUp()).length === 0, backendsNotUp);
+  up.supervise("gateway");
+  let lastHealth: number | string = "no answer";
+  await waitFor(
+    "the gateway",
+    async () => {
+      lastHealth = await healthStatus(plan.gatewayUrl);
+      return lastHealth === 200;
+    },
+    async () => [`gateway (${plan.gatewayUrl}/health: ${lastHealth})`, ...(await backendsNotUp())],
+  );
+}
+
+/** The environment of every service process: infra URLs and each service's address. */
+function serviceEnv(env: NodeJS.ProcessEnv, infra: LocalInfra, addrs: StackPlan["addrs"]): NodeJS.ProcessEnv {
+  return {
     ...env,
     ...infraEnv(infra),
     DOCUMENTS_ADDR: addrs.documents,
@@ -432,6 +480,108 @@ export async function startStack(opts: StartStackOptions = {}): Promise<RunningS
     PORT: String(addrs.port),
     HOST: addrs.host,
   };
+}
+
+/** A stack being started or running: what stack.json records and stopAll stops. */
+interface StackRun {
+  dataDir: string;
+  plan: StackPlan;
+  infra: LocalInfra;
+  services: Map<ServiceName, Supervised>;
+  supervisorStart: number | null;
+  startedAt: number;
+}
+
+/** The contents of stack.json for `run` in `status`. */
+function stackInfo(run: StackRun, status: StackInfo["status"]): StackInfo {
+  const { addrs, gatewayUrl } = run.plan;
+  return {
+    pid: process.pid,
+    startTime: run.supervisorStart,
+    status,
+    gatewayUrl,
+    databaseUrl: run.infra.databaseUrl,
+    natsUrl: run.infra.natsUrl,
+    s3: run.infra.s3,
+    addrs: {
+      documents: addrs.documents,
+      sessions: addrs.sessions,
+      agent: addrs.agent,
+      billing: addrs.billing,
+      ingest: addrs.ingest,
+      gateway: addrs.gateway,
+    },
+    children: childrenOf(run.services),
+    dataDir: run.dataDir,
+    startedAt: new Date(run.startedAt).toISOString(),
+  };
+}
+
+/**
+ * Stops the gateway, then the backends (`servicesStopped` runs then: stack.json is no longer
+ * rewritten), then infra; removes stack.json when it is this supervisor's and closes the logs.
+ */
+async function stopAll(run: StackRun, logs: StackLogs, servicesStopped: () => void): Promise<void> {
+  const { services } = run;
+  const { log } = logs;
+  log("[supervisor] stopping");
+  await services.get("gateway")?.stop();
+  await Promise.all(BACKEND_SERVICES.map((name) => services.get(name)?.stop()));
+  servicesStopped();
+  try {
+    await run.infra.stop();
+  } finally {
+    const current = readStackFile(run.dataDir);
+    if (current?.pid === process.pid) rmSync(join(run.dataDir, STACK_FILE), { force: true });
+    log("[supervisor] stopped");
+    logs.close();
+  }
+}
+
+/**
+ * Starts infra (persistent ports 54329/42229/49329 unless DATABASE_URL, NATS_URL, S3_ENDPOINT
+ * point elsewhere), then documents, sessions, billing, ingest and agent, then the gateway, and
+ * resolves once GET <gatewayUrl>/health answers 200. Writes <dataDir>/stack.json meanwhile.
+ * Cleans up after a supervisor killed with -9 (orphaned services and servers).
+ * Errors: a stack already running on dataDir, missing service entry files, ports in use, a
+ * service not coming up within healthTimeoutMs (naming which), abort; all started parts are stopped.
+ */
+export async function startStack(opts: StartStackOptions = {}): Promise<RunningStack> {
+  const env = opts.env ?? process.env;
+  const dataDir = resolve(opts.dataDir ?? defaultDataDir(env));
+  // REDLINE_SERVICES_ROOT (testing only) replaces the repo root as the place of services/<name>/src/main.ts.
+  const servicesRoot = env.REDLINE_SERVICES_ROOT ? resolve(env.REDLINE_SERVICES_ROOT) : REPO_ROOT;
+  const entryOf = opts.serviceEntry ?? ((name: ServiceName) => join(servicesRoot, "services", name, "src", "main.ts"));
+  const logs = openStackLogs(dataDir, opts);
+  const { log } = logs;
+
+  let plan: StackPlan;
+  let infra: LocalInfra;
+  let startedAt = Date.now();
+  try {
+    plan = await preflight(dataDir, env, entryOf, log);
+    log(`[supervisor] data in ${dataDir}; starting infra`);
+    startedAt = Date.now();
+    infra = await startLocalInfra({ dataDir, env, persistent: true, log: logs.infraLog });
+  } catch (err) {
+    logs.close();
+    throw err;
+  }
+  const embedded = Object.entries(infra.embedded).map(([k, v]) => `${k} ${v ? "embedded" : "external"}`);
+  log(`[supervisor] infra up in ${Date.now() - startedAt} ms (${embedded.join(", ")})`);
+
+  const { addrs, gatewayUrl } = plan;
+  const services = new Map<ServiceName, Supervised>();
+  const run: StackRun = { dataDir, plan, infra, services, supervisorStart: processStartTime(process.pid), startedAt };
+  const info = (status: StackInfo["status"]) => stackInfo(run, status);
+  let status: StackInfo["status"] = "starting";
+  let stopped = false;
+  const writeStackFile = () => {
+    if (!stopped) writeStackInfo(dataDir, info(status));
+  };
+  writeStackFile();
+
+  const childEnv = serviceEnv(env, infra, addrs);
   let gaveUp: ServiceName | undefined;
   const supervise = (name: ServiceName) => {
     const s = new Supervised(name, entryOf(name), childEnv, log, writeStackFile, (n) => {
@@ -443,69 +593,15 @@ export async function startStack(opts: StartStackOptions = {}): Promise<RunningS
 
   let stopping: Promise<void> | undefined;
   const stop = () => {
-    stopping ??= (async () => {
-      log("[supervisor] stopping");
-      await services.get("gateway")?.stop();
-      await Promise.all(BACKEND_SERVICES.map((name) => services.get(name)?.stop()));
+    stopping ??= stopAll(run, logs, () => {
       stopped = true;
-      try {
-        await infra.stop();
-      } finally {
-        const current = readStackFile(dataDir);
-        if (current?.pid === process.pid) rmSync(join(dataDir, STACK_FILE), { force: true });
-        log("[supervisor] stopped");
-        closeLogs();
-      }
-    })();
+    });
     return stopping;
   };
 
-  // --- services ------------------------------------------------------------------------------
   try {
-    const deadline = Date.now() + healthTimeoutMs;
-    let lastReport = Date.now();
-    /** Waits until `ready()` holds, reporting what is not up every 5 s; throws on timeout, give-up or abort. */
-    const waitFor = async (what: string, ready: () => Promise<boolean>, notUp: () => Promise<string[]>) => {
-      for (;;) {
-        if (opts.signal?.aborted) throw new Error("startup aborted");
-        if (gaveUp) {
-          const s = services.get(gaveUp);
-          throw new Error(`${gaveUp} keeps crashing; its last output:\n${s?.recent.join("\n") ?? ""}`);
-        }
-        if (await ready()) return;
-        if (Date.now() > deadline)
-          throw new Error(
-            `timed out after ${healthTimeoutMs / 1000} s waiting for ${what}; not up: ${(await notUp()).join(", ")}`,
-          );
-        if (Date.now() - lastReport >= 5_000) {
-          lastReport = Date.now();
-          log(`[supervisor] waiting for: ${(await notUp()).join(", ")}`);
-        }
-        await sleep(200);
-      }
-    };
-    const backendsNotUp = async () => {
-      const down: string[] = [];
-      for (const l of listeners) {
-        if (l.name === "gateway") continue;
-        if (!(await canConnect(l.port, connectHost(l.host)))) down.push(`${l.name} (${addrs[l.name]} not listening)`);
-      }
-      return down;
-    };
-
-    if (opts.signal?.aborted) throw new Error("startup aborted");
-    for (const name of BACKEND_SERVICES) supervise(name);
-    await waitFor("the services", async () => (await backendsNotUp()).length === 0, backendsNotUp);
-    supervise("gateway");
-    let lastHealth: number | string = "no answer";
-    await waitFor(
-      "the gateway",
-      async () => {
-        lastHealth = await healthStatus(gatewayUrl);
-        return lastHealth === 200;
-      },
-      async () => [`gateway (${gatewayUrl}/health: ${lastHealth})`, ...(await backendsNotUp())],
-    );
+    const healthTimeoutMs = opts.healthTimeoutMs ?? 60_000;
+    await waitUntilUp({ plan, services, supervise, gaveUp: () => gaveUp, healthTimeoutMs, signal: opts.signal, log });
   } catch (err) {
     log(`[supervisor] startup failed: ${(err as Error).message}`);
     await stop().catch(() => {});

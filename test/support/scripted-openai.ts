@@ -83,170 +83,208 @@ export function lastToolResultJson<T = Record<string, unknown>>(request: Recorde
   return JSON.parse(lastToolResult(request)) as T;
 }
 
+/** The server's state: the steps still to play and what the client sent. */
+interface ScriptState {
+  queue: ScriptStep[];
+  requests: RecordedRequest[];
+  requestHeaders: IncomingHttpHeaders[];
+  counter: number;
+}
+
 /**
  * Starts the server on 127.0.0.1 with a random port. Serves `POST /v1/chat/completions`
  * (streaming SSE or plain JSON, following the request's `stream`) and `GET /v1/models`.
  */
 export async function startScriptedOpenAi(script: ScriptStep[] = []): Promise<ScriptedOpenAi> {
-  const queue: ScriptStep[] = [...script];
-  const requests: RecordedRequest[] = [];
-  const requestHeaders: IncomingHttpHeaders[] = [];
-  let counter = 0;
-
+  const state: ScriptState = { queue: [...script], requests: [], requestHeaders: [], counter: 0 };
   const server = createServer((req, res) => {
-    handle(req, res).catch((err: unknown) => {
+    handle(state, req, res).catch((err: unknown) => {
       if (!res.headersSent) sendJson(res, 500, { error: { message: String(err), type: "server_error" } });
       else res.destroy();
     });
   });
-
-  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const path = (req.url ?? "/").split("?")[0];
-    if (req.method === "GET" && path === "/v1/models") {
-      sendJson(res, 200, {
-        object: "list",
-        data: [{ id: "scripted-model", object: "model", created: 0, owned_by: "redline-tests" }],
-      });
-      return;
-    }
-    if (req.method !== "POST" || path !== "/v1/chat/completions") {
-      sendJson(res, 404, { error: { message: `no route ${req.method} ${path}`, type: "invalid_request_error" } });
-      return;
-    }
-    const raw = await readBody(req);
-    let body: RecordedRequest;
-    try {
-      body = JSON.parse(raw) as RecordedRequest;
-    } catch {
-      sendJson(res, 400, { error: { message: "body is not JSON", type: "invalid_request_error" } });
-      return;
-    }
-    requests.push(body);
-    requestHeaders.push(req.headers);
-    counter++;
-    const step: ScriptStep = queue.shift() ?? { content: "done" };
-    await respond(res, body, step, `chatcmpl-scripted-${counter}`, false);
-  }
-
-  async function respond(
-    res: ServerResponse,
-    request: RecordedRequest,
-    step: ScriptStep,
-    id: string,
-    headersSent: boolean,
-  ): Promise<void> {
-    if (typeof step === "function") {
-      const produced = step(request);
-      // Only real promises are awaited: awaiting a delay step whose `then` is a function would call it.
-      const next = produced instanceof Promise ? await produced : produced;
-      return respond(res, request, next, id, headersSent);
-    }
-    const streaming = request.stream === true;
-    const model = typeof request.model === "string" ? request.model : "scripted-model";
-    if ("delayMs" in step) {
-      let sent = headersSent;
-      if (streaming && !step.beforeHeaders && !sent) {
-        startStream(res);
-        writeChunk(res, id, model, { role: "assistant", content: "" }, null);
-        sent = true;
-      }
-      // Stops waiting when the client hangs up, so an aborted request leaves no timer behind.
-      const closed = await sleepUnlessClosed(res, step.delayMs);
-      if (closed) return;
-      return respond(res, request, step.then, id, sent);
-    }
-    if ("status" in step) {
-      if (headersSent) {
-        // Too late for a status: the stream already started, so drop the connection.
-        res.destroy();
-        return;
-      }
-      const body =
-        step.body ??
-        JSON.stringify({ error: { message: `scripted error ${step.status}`, type: "server_error", code: null } });
-      res.writeHead(step.status, { "content-type": "application/json", ...step.headers });
-      res.end(body);
-      return;
-    }
-    const toolCalls = "toolCalls" in step ? step.toolCalls : [];
-    const content = step.content ?? "";
-    const callIds = toolCalls.map((call, i) => call.id ?? `call_${id.split("-").pop()}_${i}`);
-    const finish = toolCalls.length > 0 ? "tool_calls" : "stop";
-    if (!streaming) {
-      sendJson(res, 200, {
-        id,
-        object: "chat.completion",
-        created: Math.floor(Date.now() / 1000),
-        model,
-        choices: [
-          {
-            index: 0,
-            message: {
-              role: "assistant",
-              content: content === "" && toolCalls.length > 0 ? null : content,
-              ...(toolCalls.length > 0
-                ? {
-                    tool_calls: toolCalls.map((call, i) => ({
-                      id: callIds[i],
-                      type: "function",
-                      function: { name: call.name, arguments: call.arguments },
-                    })),
-                  }
-                : {}),
-            },
-            finish_reason: finish,
-          },
-        ],
-        usage: { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 },
-      });
-      return;
-    }
-    if (!headersSent) {
-      startStream(res);
-      writeChunk(res, id, model, { role: "assistant", content: "" }, null);
-    }
-    const contentPieces = "splitContent" in step ? (step.splitContent ?? 1) : 1;
-    for (const piece of split(content, contentPieces)) writeChunk(res, id, model, { content: piece }, null);
-    const argPieces = "splitArgs" in step ? (step.splitArgs ?? 1) : 1;
-    toolCalls.forEach((call, index) => {
-      const pieces = split(call.arguments, argPieces);
-      // First fragment carries id and name, later ones only arguments, as OpenAI streams them.
-      writeChunk(
-        res,
-        id,
-        model,
-        {
-          tool_calls: [
-            { index, id: callIds[index], type: "function", function: { name: call.name, arguments: pieces[0] ?? "" } },
-          ],
-        },
-        null,
-      );
-      for (const piece of pieces.slice(1)) {
-        writeChunk(res, id, model, { tool_calls: [{ index, function: { arguments: piece } }] }, null);
-      }
-    });
-    writeChunk(res, id, model, {}, finish);
-    res.write("data: [DONE]\n\n");
-    res.end();
-  }
-
   server.listen(0, "127.0.0.1");
   await once(server, "listening");
   const { port } = server.address() as AddressInfo;
 
   return {
     url: `http://127.0.0.1:${port}/v1`,
-    requests,
-    requestHeaders,
+    requests: state.requests,
+    requestHeaders: state.requestHeaders,
     push: (...steps) => {
-      queue.push(...steps);
+      state.queue.push(...steps);
     },
     close: async () => {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
+}
+
+/** Routes one request: the model list, or a chat completion that plays the next script step. */
+async function handle(state: ScriptState, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const path = (req.url ?? "/").split("?")[0];
+  if (req.method === "GET" && path === "/v1/models") {
+    sendJson(res, 200, {
+      object: "list",
+      data: [{ id: "scripted-model", object: "model", created: 0, owned_by: "redline-tests" }],
+    });
+    return;
+  }
+  if (req.method !== "POST" || path !== "/v1/chat/completions") {
+    sendJson(res, 404, { error: { message: `no route ${req.method} ${path}`, type: "invalid_request_error" } });
+    return;
+  }
+  const raw = await readBody(req);
+  let body: RecordedRequest;
+  try {
+    body = JSON.parse(raw) as RecordedRequest;
+  } catch {
+    sendJson(res, 400, { error: { message: "body is not JSON", type: "invalid_request_error" } });
+    return;
+  }
+  state.requests.push(body);
+  state.requestHeaders.push(req.headers);
+  state.counter++;
+  const step: ScriptStep = state.queue.shift() ?? { content: "done" };
+  await respond(res, body, step, `chatcmpl-scripted-${state.counter}`, false);
+}
+
+/** Plays one step: resolves a function step, waits out a delay, fails with a status, or answers. */
+async function respond(
+  res: ServerResponse,
+  request: RecordedRequest,
+  step: ScriptStep,
+  id: string,
+  headersSent: boolean,
+): Promise<void> {
+  if (typeof step === "function") {
+    const produced = step(request);
+    // Only real promises are awaited: awaiting a delay step whose `then` is a function would call it.
+    const next = produced instanceof Promise ? await produced : produced;
+    return respond(res, request, next, id, headersSent);
+  }
+  const streaming = request.stream === true;
+  const model = typeof request.model === "string" ? request.model : "scripted-model";
+  if ("delayMs" in step) {
+    let sent = headersSent;
+    if (streaming && !step.beforeHeaders && !sent) {
+      startStream(res);
+      writeChunk(res, id, model, { role: "assistant", content: "" }, null);
+      sent = true;
+    }
+    // Stops waiting when the client hangs up, so an aborted request leaves no timer behind.
+    const closed = await sleepUnlessClosed(res, step.delayMs);
+    if (closed) return;
+    return respond(res, request, step.then, id, sent);
+  }
+  if ("status" in step) return failWith(res, step, headersSent);
+  const answer: Answer = {
+    id,
+    model,
+    content: step.content ?? "",
+    toolCalls: "toolCalls" in step ? step.toolCalls : [],
+    contentPieces: "splitContent" in step ? (step.splitContent ?? 1) : 1,
+    argPieces: "splitArgs" in step ? (step.splitArgs ?? 1) : 1,
+  };
+  if (streaming) streamAnswer(res, answer, headersSent);
+  else sendAnswer(res, answer);
+}
+
+/** An HTTP error status step; once a stream has started it is too late for one, so the connection drops. */
+function failWith(
+  res: ServerResponse,
+  step: { status: number; body?: string; headers?: Record<string, string> },
+  headersSent: boolean,
+): void {
+  if (headersSent) {
+    res.destroy();
+    return;
+  }
+  const body =
+    step.body ??
+    JSON.stringify({ error: { message: `scripted error ${step.status}`, type: "server_error", code: null } });
+  res.writeHead(step.status, { "content-type": "application/json", ...step.headers });
+  res.end(body);
+}
+
+/** A text and/or tool-call answer, and how many fragments its content and arguments stream in. */
+interface Answer {
+  id: string;
+  model: string;
+  content: string;
+  toolCalls: ScriptedToolCall[];
+  contentPieces: number;
+  argPieces: number;
+}
+
+/** The id of each tool call: the scripted one, else `call_<request number>_<index>`. */
+function callIdsOf(answer: Answer): string[] {
+  return answer.toolCalls.map((call, i) => call.id ?? `call_${answer.id.split("-").pop()}_${i}`);
+}
+
+/** The answer as one JSON chat.completion. */
+function sendAnswer(res: ServerResponse, answer: Answer): void {
+  const { id, model, content, toolCalls } = answer;
+  const callIds = callIdsOf(answer);
+  sendJson(res, 200, {
+    id,
+    object: "chat.completion",
+    created: Math.floor(Date.now() / 1000),
+    model,
+    choices: [
+      {
+        index: 0,
+        message: {
+          role: "assistant",
+          content: content === "" && toolCalls.length > 0 ? null : content,
+          ...(toolCalls.length > 0
+            ? {
+                tool_calls: toolCalls.map((call, i) => ({
+                  id: callIds[i],
+                  type: "function",
+                  function: { name: call.name, arguments: call.arguments },
+                })),
+              }
+            : {}),
+        },
+        finish_reason: toolCalls.length > 0 ? "tool_calls" : "stop",
+      },
+    ],
+    usage: { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 },
+  });
+}
+
+/** The answer as SSE chunks: content pieces, then each tool call (id and name first, then argument fragments). */
+function streamAnswer(res: ServerResponse, answer: Answer, headersSent: boolean): void {
+  const { id, model, content, toolCalls } = answer;
+  const callIds = callIdsOf(answer);
+  if (!headersSent) {
+    startStream(res);
+    writeChunk(res, id, model, { role: "assistant", content: "" }, null);
+  }
+  for (const piece of split(content, answer.contentPieces)) writeChunk(res, id, model, { content: piece }, null);
+  toolCalls.forEach((call, index) => {
+    const pieces = split(call.arguments, answer.argPieces);
+    // First fragment carries id and name, later ones only arguments, as OpenAI streams them.
+    writeChunk(
+      res,
+      id,
+      model,
+      {
+        tool_calls: [
+          { index, id: callIds[index], type: "function", function: { name: call.name, arguments: pieces[0] ?? "" } },
+        ],
+      },
+      null,
+    );
+    for (const piece of pieces.slice(1)) {
+      writeChunk(res, id, model, { tool_calls: [{ index, function: { arguments: piece } }] }, null);
+    }
+  });
+  writeChunk(res, id, model, {}, toolCalls.length > 0 ? "tool_calls" : "stop");
+  res.write("data: [DONE]\n\n");
+  res.end();
 }
 
 function readBody(req: IncomingMessage): Promise<string> {

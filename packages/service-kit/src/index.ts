@@ -1,3 +1,4 @@
+export * from "./clients.js";
 export * from "./config.js";
 export * from "./db.js";
 export * from "./errors.js";

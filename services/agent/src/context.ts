@@ -1,24 +1,17 @@
 // One place that wires the agent: its database and NATS, the clients of the services it calls,
 // the engine, the logger, and the state of this instance's job workers.
 import { randomBytes } from "node:crypto";
+import type { sessionsV1 } from "@redline/grpc-stubs";
 import {
-  billingV1,
-  documentsLibraryV1,
-  documentsV1,
-  ingestFilesV1,
-  ingestV1,
-  sessionsCheckpointsV1,
-  sessionsV1,
-} from "@redline/grpc-stubs";
-import {
+  type Clients,
+  closeClients,
   connectNats,
+  createClients,
   createDb,
   createLogger,
-  createRpcClient,
   type Knex,
   type Logger,
   type NatsConnection,
-  type RpcClient,
 } from "@redline/service-kit";
 import { type AgentConfig, DEFAULT_JOBS_CONFIG, type JobsConfig } from "./config.js";
 import { SCHEMA } from "./db/migrations.js";
@@ -44,24 +37,17 @@ export interface IdleWorker {
   release(): void;
 }
 
-/** Everything the agent's commands, turns and job workers need. */
-export interface AgentContext {
+/** The services the agent calls (names of SERVICE_CLIENTS). */
+const CLIENTS = ["documents", "sessions", "checkpoints", "billing", "ingest", "files", "library"] as const;
+
+/** Everything the agent's commands, turns and job workers need, with the clients of CLIENTS. */
+export interface AgentContext extends Clients<(typeof CLIENTS)[number]> {
   cfg: AgentConfig;
   log: Logger;
   engine: Engine;
   /** The `agent` schema (jobs and their events). */
   db: Knex;
   nats: NatsConnection;
-  documents: RpcClient<typeof documentsV1.DocumentsServiceService>;
-  sessions: RpcClient<typeof sessionsV1.SessionsServiceService>;
-  /** The sessions service's revert side (revert and redo-revert). */
-  checkpoints: RpcClient<typeof sessionsCheckpointsV1.SessionCheckpointsServiceService>;
-  billing: RpcClient<typeof billingV1.BillingServiceService>;
-  ingest: RpcClient<typeof ingestV1.IngestServiceService>;
-  /** Attachments and templates (ingest's FilesService), for the search/quote tools and drafting. */
-  files: RpcClient<typeof ingestFilesV1.FilesServiceService>;
-  /** Conflicts and their resolution (documents service), for re-edit. */
-  library: RpcClient<typeof documentsLibraryV1.DocumentLibraryServiceService>;
   jobsCfg: JobsConfig;
   /** Unique per process: the lease owner prefix of its workers. */
   instanceId: string;
@@ -86,13 +72,7 @@ export async function createContext(cfg: AgentConfig, overrides: Partial<AgentCo
     engine: selectEngine({ openai: cfg.openai }),
     db: createDb(cfg.databaseUrl, SCHEMA),
     nats,
-    documents: createRpcClient(documentsV1.DocumentsServiceService, cfg.addrs.documents),
-    sessions: createRpcClient(sessionsV1.SessionsServiceService, cfg.addrs.sessions),
-    checkpoints: createRpcClient(sessionsCheckpointsV1.SessionCheckpointsServiceService, cfg.addrs.sessions),
-    billing: createRpcClient(billingV1.BillingServiceService, cfg.addrs.billing),
-    ingest: createRpcClient(ingestV1.IngestServiceService, cfg.addrs.ingest),
-    files: createRpcClient(ingestFilesV1.FilesServiceService, cfg.addrs.ingest),
-    library: createRpcClient(documentsLibraryV1.DocumentLibraryServiceService, cfg.addrs.documents),
+    ...createClients(cfg.addrs, CLIENTS, overrides),
     jobsCfg: { ...DEFAULT_JOBS_CONFIG, ...cfg.jobs },
     instanceId: `agent-${randomBytes(6).toString("hex")}`,
     running: new Map(),
@@ -106,6 +86,5 @@ export async function createContext(cfg: AgentConfig, overrides: Partial<AgentCo
 export async function closeContext(ctx: AgentContext): Promise<void> {
   await ctx.nats.drain().catch(() => {});
   await ctx.db.destroy();
-  const clients = [ctx.documents, ctx.sessions, ctx.checkpoints, ctx.billing, ctx.ingest, ctx.files, ctx.library];
-  for (const client of clients) client.close();
+  closeClients(CLIENTS, ctx);
 }

@@ -62,9 +62,8 @@ interface RouteHead {
 export interface RouteSpec<R extends z.ZodType, Q, P, B> extends RouteHead {
   /** Also accepts the key as `?api_key=` or `?token=` (browser EventSource streams). */
   queryKeyAuth?: boolean;
-  query?: Q;
-  params?: P;
-  body?: B;
+  /** What the route takes: path parameters, query and body, each validated before `handle` runs. */
+  request?: { params?: P; query?: Q; body?: B };
   /** Media type of the body in OpenAPI (default application/json; uploads use multipart/form-data). */
   bodyMediaType?: string;
   response: {
@@ -102,11 +101,12 @@ export function defineRoute<
   P extends z.ZodObject | undefined = undefined,
   B extends z.ZodType | undefined = undefined,
 >(spec: RouteSpec<R, Q, P, B>): Route {
+  const input = spec.request ?? {};
   const auto: ErrorResponseSpec[] = [];
-  if (spec.params || spec.body) auto.push(400); // a path id that does not decode; a body cut short
+  if (input.params || input.body) auto.push(400); // a path id that does not decode; a body cut short
   if (spec.auth) auto.push(401);
-  if (spec.body) auto.push(413, 415); // 415: a Content-Type or Content-Encoding the route does not take
-  if (spec.query || spec.params || spec.body) auto.push(422);
+  if (input.body) auto.push(413, 415); // 415: a Content-Type or Content-Encoding the route does not take
+  if (input.query || input.params || input.body) auto.push(422);
   const statusOf = (e: ErrorResponseSpec) => (typeof e === "number" ? e : e.status);
   const custom = spec.errors ?? [];
   const errors = [...auto.filter((a) => !custom.some((c) => statusOf(c) === statusOf(a))), ...custom];
@@ -119,9 +119,9 @@ export function defineRoute<
     tags: spec.tags,
     auth: spec.auth,
     queryKeyAuth: spec.queryKeyAuth ?? false,
-    query: spec.query,
-    params: spec.params,
-    body: spec.body,
+    query: input.query,
+    params: input.params,
+    body: input.body,
     bodyMediaType: spec.bodyMediaType,
     response: { status: 200, ...spec.response },
     errors,
@@ -150,9 +150,9 @@ export function defineRoute<
           }
         }
       }
-      const params = parse(spec.params, raw.params, "path") as InputOf<P>;
-      const query = parse(spec.query, raw.query, "query") as InputOf<Q>;
-      const body = parse(spec.body, raw.body, "body") as InputOf<B>;
+      const params = parse(input.params, raw.params, "path") as InputOf<P>;
+      const query = parse(input.query, raw.query, "query") as InputOf<Q>;
+      const body = parse(input.body, raw.body, "body") as InputOf<B>;
       if (issues.length > 0) throw new SchemaError(issues);
       return spec.handle({ query, params, body }, call);
     },

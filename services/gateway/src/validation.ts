@@ -75,45 +75,34 @@ export function toValidationIssue(issue: z.core.$ZodIssue, where: InputLocation)
 
 function typeIssue(issue: z.core.$ZodIssueInvalidType, loc: (string | number)[]): ValidationIssue {
   const input = issue.input;
-  if (input === undefined) return { type: "missing", loc, msg: "Field required" };
+  const issueAt = (type: string, msg: string): ValidationIssue => ({ type, loc, msg });
+  if (input === undefined) return issueAt("missing", "Field required");
   switch (issue.expected) {
     case "string":
-      return { type: "string_type", loc, msg: "Input should be a valid string" };
+      return issueAt("string_type", "Input should be a valid string");
     case "int":
     case "number":
       if (typeof input === "string") {
-        return {
-          type: "int_parsing",
-          loc,
-          msg: "Input should be a valid integer, unable to parse string as an integer",
-        };
+        return issueAt("int_parsing", "Input should be a valid integer, unable to parse string as an integer");
       }
       if (typeof input === "number" && Number.isFinite(input)) {
-        return {
-          type: "int_from_float",
-          loc,
-          msg: "Input should be a valid integer, got a number with a fractional part",
-        };
+        return issueAt("int_from_float", "Input should be a valid integer, got a number with a fractional part");
       }
-      return { type: "int_type", loc, msg: "Input should be a valid integer" };
+      return issueAt("int_type", "Input should be a valid integer");
     case "boolean":
       if (typeof input === "string") {
-        return { type: "bool_parsing", loc, msg: "Input should be a valid boolean, unable to interpret input" };
+        return issueAt("bool_parsing", "Input should be a valid boolean, unable to interpret input");
       }
-      return { type: "bool_type", loc, msg: "Input should be a valid boolean" };
+      return issueAt("bool_type", "Input should be a valid boolean");
     case "object":
       if (loc.length === 1) {
-        return {
-          type: "model_attributes_type",
-          loc,
-          msg: "Input should be a valid dictionary or object to extract fields from",
-        };
+        return issueAt("model_attributes_type", "Input should be a valid dictionary or object to extract fields from");
       }
-      return { type: "dict_type", loc, msg: "Input should be a valid dictionary" };
+      return issueAt("dict_type", "Input should be a valid dictionary");
     case "array":
-      return { type: "list_type", loc, msg: "Input should be a valid list" };
+      return issueAt("list_type", "Input should be a valid list");
     default:
-      return { type: `${issue.expected}_type`, loc, msg: `Input should be a valid ${issue.expected}` };
+      return issueAt(`${issue.expected}_type`, `Input should be a valid ${issue.expected}`);
   }
 }
 
@@ -224,12 +213,7 @@ class JsonScanner {
 
   /** `{` members `}`: each member a string key, `:`, a value; comma separated. */
   private object(): void {
-    this.i++;
-    this.ws();
-    if (this.text[this.i] === "}") {
-      this.i++;
-      return;
-    }
+    if (this.empty("}")) return;
     for (;;) {
       this.ws();
       if (this.text[this.i] !== '"') this.fail(this.i);
@@ -243,13 +227,17 @@ class JsonScanner {
 
   /** `[` values `]`, comma separated. */
   private array(): void {
+    if (this.empty("]")) return;
+    while (!this.next("]"));
+  }
+
+  /** Steps over a container's opener; an empty container (`close` next) is read whole and gives true. */
+  private empty(close: string): boolean {
     this.i++;
     this.ws();
-    if (this.text[this.i] === "]") {
-      this.i++;
-      return;
-    }
-    while (!this.next("]"));
+    if (this.text[this.i] !== close) return false;
+    this.i++;
+    return true;
   }
 
   /** Reads a value, then a comma (false: more follow) or `close` (true: the container ends). */

@@ -2,17 +2,10 @@
 import { required } from "@redline/service-kit";
 import type { z } from "zod";
 import { defineRoute, type RouteCall } from "../../route-registry.js";
-import { endpoint } from "../shared/routes.js";
+import { answers, endpoint } from "../shared/routes.js";
 import { normalizeBase64, SessionPathSchema } from "../shared/schemas.js";
 import { attachmentToJson } from "./mappers.js";
-import {
-  AttachmentBase64Schema,
-  AttachmentDeletedSchema,
-  AttachmentFormSchema,
-  AttachmentJobSchema,
-  AttachmentPathSchema,
-  AttachmentStatusListSchema,
-} from "./schemas.js";
+import * as schemas from "./schemas.js";
 
 const UPLOAD_TIMEOUT_MS = 60_000;
 
@@ -22,7 +15,7 @@ async function createAttachment(
   sessionId: string,
   filename: string,
   content: Buffer,
-): Promise<z.output<typeof AttachmentJobSchema>> {
+): Promise<z.output<typeof schemas.AttachmentJobSchema>> {
   const ensured = await call.ctx.sessions.ensureSession({ sessionId }, call.rpc());
   const sid = ensured.session?.sessionId ?? sessionId;
   const res = await call.ctx.files.createAttachment(
@@ -51,10 +44,9 @@ export const uploadAttachmentRoute = defineRoute({
   description:
     "Documents (.pdf .docx .txt .rtf .md .html .htm) are converted and their text indexed for the agent; images " +
     "(.png .jpg .jpeg .gif .webp) go to the model as vision input. At most 50 MB. Processing runs in the background.",
-  body: AttachmentFormSchema,
+  request: { body: schemas.AttachmentFormSchema },
   bodyMediaType: "multipart/form-data",
-  response: { description: "The attachment_processing job.", schema: AttachmentJobSchema },
-  errors: [400, 403, 415, 503],
+  ...answers(schemas.AttachmentJobSchema, "The attachment_processing job.", [400, 403, 415, 503]),
   async handle({ body }, call) {
     return { body: await createAttachment(call, body.session_id ?? "", body.file.filename, body.file.content) };
   },
@@ -68,9 +60,8 @@ export const uploadAttachmentBase64Route = defineRoute({
     "Attach a file to a session (base64)",
     "attachments",
   ),
-  body: AttachmentBase64Schema,
-  response: { description: "The attachment_processing job.", schema: AttachmentJobSchema },
-  errors: [400, 403, 415, 503],
+  request: { body: schemas.AttachmentBase64Schema },
+  ...answers(schemas.AttachmentJobSchema, "The attachment_processing job.", [400, 403, 415, 503]),
   async handle({ body }, call) {
     const content = Buffer.from(normalizeBase64(body.file_base64), "base64");
     return { body: await createAttachment(call, body.session_id ?? "", body.filename, content) };
@@ -85,9 +76,8 @@ export const attachmentStatusRoute = defineRoute({
     "Attachment processing status",
     "attachments",
   ),
-  params: SessionPathSchema,
-  response: { description: "Each attachment's processing state.", schema: AttachmentStatusListSchema },
-  errors: [404, 503],
+  request: { params: SessionPathSchema },
+  ...answers(schemas.AttachmentStatusListSchema, "Each attachment's processing state.", [404, 503]),
   async handle({ params }, call) {
     // 404 for an unknown session or another owner's, before anything is listed.
     await call.ctx.sessions.getSession({ sessionId: params.session_id }, call.rpc());
@@ -105,9 +95,8 @@ export const deleteAttachmentRoute = defineRoute({
     "Cancel or remove an attachment",
     "attachments",
   ),
-  params: AttachmentPathSchema,
-  response: { description: "The attachment is gone from its session.", schema: AttachmentDeletedSchema },
-  errors: [404, 503],
+  request: { params: schemas.AttachmentPathSchema },
+  ...answers(schemas.AttachmentDeletedSchema, "The attachment is gone from its session.", [404, 503]),
   async handle({ params }, call) {
     const res = await call.ctx.files.deleteAttachment({ attachmentId: params.attachment_id }, call.rpc());
     const status = res.attachment?.status ?? "";

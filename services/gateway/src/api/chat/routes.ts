@@ -6,16 +6,10 @@ import { CHAT_DEADLINE_GRACE_MS } from "../../config.js";
 import { defineRoute } from "../../route-registry.js";
 import { AsyncChatResponseSchema } from "../jobs/schemas.js";
 import { usageHeaders, usageToJson } from "../shared/mappers.js";
-import { endpoint } from "../shared/routes.js";
+import { answers, endpoint } from "../shared/routes.js";
 import { SessionPathSchema } from "../shared/schemas.js";
 import { chatResponseToJson, revertToJson, toChatRpcRequest } from "./mappers.js";
-import {
-  ChatRequestSchema,
-  ChatResponseSchema,
-  RedoRevertRequestSchema,
-  RevertRequestSchema,
-  RevertResponseSchema,
-} from "./schemas.js";
+import * as schemas from "./schemas.js";
 
 /** The synchronous chat route. Errors: 400 empty message, 429 quota, 504 past the AI cap, agent errors as sent. */
 export const chatRoute = defineRoute({
@@ -23,10 +17,10 @@ export const chatRoute = defineRoute({
   description:
     "Runs one chat turn. The document is loaded or replaced only when document_html or upload_document_base64 is sent. " +
     "One billable operation per document-modifying turn (one more per 25 sections changed).",
-  body: ChatRequestSchema,
+  request: { body: schemas.ChatRequestSchema },
   response: {
     description: "The AI's reply, the document changes and the usage after the turn.",
-    schema: ChatResponseSchema,
+    schema: schemas.ChatResponseSchema,
     headers: {
       "X-Usage-Limit": "Monthly operations quota.",
       "X-Usage-Used": "Operations used this period.",
@@ -65,9 +59,8 @@ export const chatAsyncRoute = defineRoute({
   description:
     "Creates a chat job run by the agent's worker pool. Follow it with GET /v1/chat/{session_id}/stream?job_id=… " +
     "or poll GET /v1/jobs/{job_id}. With approval_mode=ask_every_time the job stops at awaiting_approval.",
-  body: ChatRequestSchema,
-  response: { status: 202, description: "The job, pending.", schema: AsyncChatResponseSchema },
-  errors: [400, 403, 429, 503],
+  request: { body: schemas.ChatRequestSchema },
+  ...answers(AsyncChatResponseSchema, { status: 202, description: "The job, pending." }, [400, 403, 429, 503]),
   async handle({ body }, call) {
     if (body.message.trim() === "") throw new InputError("message must not be empty");
     // Large uploads are held in the request; the agent only stores the job.
@@ -95,10 +88,8 @@ export const chatAsyncRoute = defineRoute({
  */
 export const revertRoute = defineRoute({
   ...endpoint("POST /v1/sessions/{session_id}/revert", "revertSession", "Rewind a session to a turn", "sessions"),
-  params: SessionPathSchema,
-  body: RevertRequestSchema,
-  response: { description: "The state after the revert and the redo token.", schema: RevertResponseSchema },
-  errors: [404, 409],
+  request: { params: SessionPathSchema, body: schemas.RevertRequestSchema },
+  ...answers(schemas.RevertResponseSchema, "The state after the revert and the redo token.", [404, 409]),
   async handle({ params, body }, call) {
     const res = await call.ctx.revert.revertSession(
       { sessionId: params.session_id, turnIndex: body.turn_index, dryRun: body.dry_run },
@@ -111,10 +102,8 @@ export const revertRoute = defineRoute({
 /** Redo-revert: undoes a revert (409 when undone already, superseded by new turns, or a job is open). */
 export const redoRevertRoute = defineRoute({
   ...endpoint("POST /v1/sessions/{session_id}/redo-revert", "redoRevert", "Undo a revert", "sessions"),
-  params: SessionPathSchema,
-  body: RedoRevertRequestSchema,
-  response: { description: "The state after the redo.", schema: RevertResponseSchema },
-  errors: [400, 404, 409],
+  request: { params: SessionPathSchema, body: schemas.RedoRevertRequestSchema },
+  ...answers(schemas.RevertResponseSchema, "The state after the redo.", [400, 404, 409]),
   async handle({ params, body }, call) {
     const res = await call.ctx.revert.redoRevert(
       { sessionId: params.session_id, turnIndex: body.turn_index, redoCheckpointId: body.redo_checkpoint_id },

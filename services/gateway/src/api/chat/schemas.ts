@@ -5,6 +5,7 @@ import {
   apiSchemas,
   base64String,
   ChangeRecordSchema,
+  component,
   deprecatedUserId,
   INT32_MAX,
   INT64_JSON_MAX,
@@ -100,85 +101,75 @@ export const ChatRequestSchema = z
 export type ChatRequestBody = z.output<typeof ChatRequestSchema>;
 
 /** document_changes of a chat response. */
-export const DocumentChangesSchema = z
-  .object({
-    updated_html: z.string().optional().meta({ description: "Full HTML after the turn; omitted in compact mode." }),
-    version_id: z.string(),
-    changes_summary: z.string(),
-    requires_approval: z.boolean(),
-    pending_changes: z.array(ChangeRecordSchema),
-    changes: z.array(ChangeRecordSchema),
-    chunk_diffs: z.array(ChangeRecordSchema),
-    document_id: z.string().meta({ description: "Durable id of the document." }),
-    concurrent_merges: z
-      .array(
-        z.object({
-          chunk_id: z.string(),
-          status: z.enum(["merged", "conflict"]),
-          conflict_id: z.string().nullable(),
-          document_id: z.string(),
-        }),
-      )
-      .optional()
-      .meta({
-        description:
-          "Chunks where this turn met another session's commit: merged around, or (conflict) this turn's edit was not applied; resolve it with re-edit.",
+export const DocumentChangesSchema = component("DocumentChanges", {
+  updated_html: z.string().optional().meta({ description: "Full HTML after the turn; omitted in compact mode." }),
+  version_id: z.string(),
+  changes_summary: z.string(),
+  requires_approval: z.boolean(),
+  pending_changes: z.array(ChangeRecordSchema),
+  changes: z.array(ChangeRecordSchema),
+  chunk_diffs: z.array(ChangeRecordSchema),
+  document_id: z.string().meta({ description: "Durable id of the document." }),
+  concurrent_merges: z
+    .array(
+      z.object({
+        chunk_id: z.string(),
+        status: z.enum(["merged", "conflict"]),
+        conflict_id: z.string().nullable(),
+        document_id: z.string(),
       }),
-  })
-  .register(apiSchemas, { id: "DocumentChanges" });
+    )
+    .optional()
+    .meta({
+      description:
+        "Chunks where this turn met another session's commit: merged around, or (conflict) this turn's edit was not applied; resolve it with re-edit.",
+    }),
+});
 
 export type DocumentChangesJson = z.output<typeof DocumentChangesSchema>;
 
 /** POST /v1/chat 200. */
-export const ChatResponseSchema = z
-  .object({
-    response: z.string().meta({ description: "The AI's reply text." }),
-    session_id: z.string(),
-    document_changes: DocumentChangesSchema.optional(),
-    usage: UsageSchema,
-  })
-  .register(apiSchemas, { id: "ChatResponse" });
+export const ChatResponseSchema = component("ChatResponse", {
+  response: z.string().meta({ description: "The AI's reply text." }),
+  session_id: z.string(),
+  document_changes: DocumentChangesSchema.optional(),
+  usage: UsageSchema,
+});
 
 export type ChatResponseJson = z.output<typeof ChatResponseSchema>;
 
 /** POST /v1/sessions/{session_id}/revert body. */
-export const RevertRequestSchema = z
-  .object({
-    turn_index: z
-      .number()
-      .int()
-      .min(0)
-      .max(INT32_MAX)
-      .meta({ description: "Rewind to just before this turn's user message (an int32)." }),
-    dry_run: z.boolean().default(false).meta({ description: "Report without changing anything." }),
-  })
-  .register(apiSchemas, { id: "RevertRequest" });
+export const RevertRequestSchema = component("RevertRequest", {
+  turn_index: z
+    .number()
+    .int()
+    .min(0)
+    .max(INT32_MAX)
+    .meta({ description: "Rewind to just before this turn's user message (an int32)." }),
+  dry_run: z.boolean().default(false).meta({ description: "Report without changing anything." }),
+});
 
 /** POST /v1/sessions/{session_id}/redo-revert body. */
-export const RedoRevertRequestSchema = z
-  .object({
-    turn_index: z.number().int().min(0).max(INT32_MAX).meta({ description: "The turn_index given to the revert." }),
-    redo_checkpoint_id: z.string().min(1).max(MAX_ID_CHARS).meta({ description: "The revert's redo_checkpoint_id." }),
-  })
-  .register(apiSchemas, { id: "RedoRevertRequest" });
+export const RedoRevertRequestSchema = component("RedoRevertRequest", {
+  turn_index: z.number().int().min(0).max(INT32_MAX).meta({ description: "The turn_index given to the revert." }),
+  redo_checkpoint_id: z.string().min(1).max(MAX_ID_CHARS).meta({ description: "The revert's redo_checkpoint_id." }),
+});
 
 /** The revert response (unshown-parts.md, Revert). */
-export const RevertResponseSchema = z
-  .object({
-    session_id: z.string(),
-    reverted_to_turn: z.number().int().meta({ description: "The last turn left active (-1 = empty)." }),
-    compose_text: z.string().meta({ description: "The reverted user message, for the composer." }),
-    archived_turn_count: z.number().int(),
-    document_state: z
-      .object({
-        html_content: z.string(),
-        version_id: z.string(),
-        chunk_count: z.number().int(),
-        last_modified: z.string().nullable(),
-        attachments: z.array(z.unknown()),
-      })
-      .nullable(),
-    editor_action: z.enum(["update", "clear"]),
-    redo_checkpoint_id: z.string().nullable().meta({ description: "Undo token for redo-revert; null for a dry run." }),
-  })
-  .register(apiSchemas, { id: "RevertResponse" });
+export const RevertResponseSchema = component("RevertResponse", {
+  session_id: z.string(),
+  reverted_to_turn: z.number().int().meta({ description: "The last turn left active (-1 = empty)." }),
+  compose_text: z.string().meta({ description: "The reverted user message, for the composer." }),
+  archived_turn_count: z.number().int(),
+  document_state: z
+    .object({
+      html_content: z.string(),
+      version_id: z.string(),
+      chunk_count: z.number().int(),
+      last_modified: z.string().nullable(),
+      attachments: z.array(z.unknown()),
+    })
+    .nullable(),
+  editor_action: z.enum(["update", "clear"]),
+  redo_checkpoint_id: z.string().nullable().meta({ description: "Undo token for redo-revert; null for a dry run." }),
+});

@@ -2,28 +2,10 @@
 import { InputError, required } from "@redline/service-kit";
 import { defineRoute } from "../../route-registry.js";
 import { chunksToHtml, pageSetupFromJson, pageSetupToJson } from "../shared/mappers.js";
-import { endpoint } from "../shared/routes.js";
+import { answers, endpoint } from "../shared/routes.js";
 import { SessionPathSchema } from "../shared/schemas.js";
 import { documentSummaryJson, sessionCounts, versionJson } from "./mappers.js";
-import {
-  ArchiveQuerySchema,
-  ArchiveResponseSchema,
-  DocEventsQuerySchema,
-  DocEventsResponseSchema,
-  DocumentDetailSchema,
-  DocumentInUseSchema,
-  DocumentListResponseSchema,
-  DocumentPathSchema,
-  IncludeHtmlQuerySchema,
-  ListDocumentsQuerySchema,
-  ListVersionsQuerySchema,
-  UnarchiveResponseSchema,
-  UpdateDocumentResponseSchema,
-  UpdateDocumentSchema,
-  VersionDetailSchema,
-  VersionListResponseSchema,
-  VersionPathSchema,
-} from "./schemas.js";
+import * as schemas from "./schemas.js";
 
 /**
  * GET /v1/documents: the caller's documents, most recently updated first, metadata only, with
@@ -32,9 +14,8 @@ import {
  */
 export const listDocumentsRoute = defineRoute({
   ...endpoint("GET /v1/documents", "listDocuments", "List saved documents", "documents"),
-  query: ListDocumentsQuerySchema,
-  response: { description: "Files entries, most recently updated first.", schema: DocumentListResponseSchema },
-  errors: [503],
+  request: { query: schemas.ListDocumentsQuerySchema },
+  ...answers(schemas.DocumentListResponseSchema, "Files entries, most recently updated first.", [503]),
   async handle({ query }, call) {
     const res = await call.ctx.library.listDocuments(
       { limit: query.limit, offset: query.offset, archived: query.archived, includePreview: query.include_preview },
@@ -62,10 +43,8 @@ export const listDocumentsRoute = defineRoute({
 export const documentDetailRoute = defineRoute({
   ...endpoint("GET /v1/documents/{document_id}", "getDocument", "Document detail", "documents"),
   description: "Non-billable. include_html=true adds html, page_setup and version_id.",
-  params: DocumentPathSchema,
-  query: IncludeHtmlQuerySchema,
-  response: { description: "Metadata, structure and the chats that have it open.", schema: DocumentDetailSchema },
-  errors: [404, 503],
+  request: { params: schemas.DocumentPathSchema, query: schemas.IncludeHtmlQuerySchema },
+  ...answers(schemas.DocumentDetailSchema, "Metadata, structure and the chats that have it open.", [404, 503]),
   async handle({ params, query }, call) {
     const res = await call.ctx.library.describeDocument({ documentId: params.document_id }, call.rpc());
     const meta = required(res.document, "document");
@@ -107,10 +86,8 @@ export const documentDetailRoute = defineRoute({
  */
 export const updateDocumentRoute = defineRoute({
   ...endpoint("PATCH /v1/documents/{document_id}", "updateDocument", "Rename and/or update page setup", "documents"),
-  params: DocumentPathSchema,
-  body: UpdateDocumentSchema,
-  response: { description: "The document after the update.", schema: UpdateDocumentResponseSchema },
-  errors: [400, 404, 503],
+  request: { params: schemas.DocumentPathSchema, body: schemas.UpdateDocumentSchema },
+  ...answers(schemas.UpdateDocumentResponseSchema, "The document after the update.", [400, 404, 503]),
   async handle({ params, body }, call) {
     if ("parts" in body) {
       throw new InputError(
@@ -148,14 +125,12 @@ export const updateDocumentRoute = defineRoute({
  */
 export const archiveDocumentRoute = defineRoute({
   ...endpoint("DELETE /v1/documents/{document_id}", "archiveDocument", "Archive", "documents"),
-  params: DocumentPathSchema,
-  query: ArchiveQuerySchema,
-  response: { description: "The document is archived.", schema: ArchiveResponseSchema },
-  errors: [
+  request: { params: schemas.DocumentPathSchema, query: schemas.ArchiveQuerySchema },
+  ...answers(schemas.ArchiveResponseSchema, "The document is archived.", [
     404,
-    { status: 409, description: "Open in another session (document_in_use).", schema: DocumentInUseSchema },
+    { status: 409, description: "Open in another session (document_in_use).", schema: schemas.DocumentInUseSchema },
     503,
-  ],
+  ]),
   async handle({ params, query }, call) {
     // The sessions service owns the workflow: 404, the 409 document_in_use rule, archive, unlink.
     const res = await call.ctx.workspace.archiveDocument(
@@ -178,12 +153,8 @@ export const archiveDocumentRoute = defineRoute({
 export const unarchiveDocumentRoute = defineRoute({
   ...endpoint("POST /v1/documents/{document_id}/unarchive", "unarchiveDocument", "Restore", "documents"),
   description: "Non-billable and idempotent.",
-  params: DocumentPathSchema,
-  response: {
-    description: "The document is active (or was unknown: nothing happened).",
-    schema: UnarchiveResponseSchema,
-  },
-  errors: [503],
+  request: { params: schemas.DocumentPathSchema },
+  ...answers(schemas.UnarchiveResponseSchema, "The document is active (or was unknown: nothing happened).", [503]),
   async handle({ params }, call) {
     const res = await call.ctx.library.unarchiveDocument({ documentId: params.document_id, sessionId: "" }, call.rpc());
     return { body: { document_id: params.document_id, status: "active" as const, unarchived: res.unarchived } };
@@ -201,10 +172,8 @@ export const docEventsRoute = defineRoute({
     "Poll cross-session updates",
     "sessions",
   ),
-  params: SessionPathSchema,
-  query: DocEventsQuerySchema,
-  response: { description: "Events after the cursor.", schema: DocEventsResponseSchema },
-  errors: [404, 503],
+  request: { params: SessionPathSchema, query: schemas.DocEventsQuerySchema },
+  ...answers(schemas.DocEventsResponseSchema, "Events after the cursor.", [404, 503]),
   async handle({ params, query }, call) {
     // Two calls per poll: the session's documents (404 for a foreign session), then the outbox.
     const watched = await call.ctx.workspace.listWatchedDocuments({ sessionId: params.session_id }, call.rpc());
@@ -255,10 +224,8 @@ export const docEventsRoute = defineRoute({
  */
 export const listVersionsRoute = defineRoute({
   ...endpoint("GET /v1/documents/{document_id}/versions", "listDocumentVersions", "Version history", "documents"),
-  params: DocumentPathSchema,
-  query: ListVersionsQuerySchema,
-  response: { description: "Versions, newest first.", schema: VersionListResponseSchema },
-  errors: [404, 503],
+  request: { params: schemas.DocumentPathSchema, query: schemas.ListVersionsQuerySchema },
+  ...answers(schemas.VersionListResponseSchema, "Versions, newest first.", [404, 503]),
   async handle({ params, query }, call) {
     const res = await call.ctx.library.listVersions({ documentId: params.document_id, ...query }, call.rpc());
     return { body: { versions: res.versions.map(versionJson), total: res.total } };
@@ -277,10 +244,8 @@ export const getVersionRoute = defineRoute({
     "One version",
     "documents",
   ),
-  params: VersionPathSchema,
-  query: IncludeHtmlQuerySchema,
-  response: { description: "The version (and its HTML on request).", schema: VersionDetailSchema },
-  errors: [404, 503],
+  request: { params: schemas.VersionPathSchema, query: schemas.IncludeHtmlQuerySchema },
+  ...answers(schemas.VersionDetailSchema, "The version (and its HTML on request).", [404, 503]),
   async handle({ params, query }, call) {
     const { document_id: documentId, version_id: versionId } = params;
     const res = await call.ctx.library.getVersion(

@@ -3,6 +3,7 @@
 import { z } from "zod";
 import {
   apiSchemas,
+  component,
   INT32_MAX,
   INT64_JSON_MAX,
   MAX_ID_CHARS,
@@ -78,36 +79,32 @@ export const UpdateDocumentSchema = z
   .register(apiSchemas, { id: "UpdateDocumentRequest" });
 
 /** A Files entry (metadata only). */
-export const DocumentSummarySchema = z
-  .object({
-    document_id: z.string().meta({ description: "Durable UUID." }),
-    durable_document_id: z.string(),
-    title: z.string(),
-    version_id: z.string(),
-    chunk_count: z.number().int(),
-    section_count: z.number().int(),
-    archived: z.boolean(),
-    status: z.enum(["active", "archived"]),
-    created_at: z.string().nullable(),
-    updated_at: z.string().nullable(),
-    session_count: z.number().int().meta({ description: "Sessions that have it open." }),
-    preview_html: z.string().optional().meta({ description: "Only with include_preview=true." }),
-  })
-  .register(apiSchemas, { id: "DocumentSummary" });
+export const DocumentSummarySchema = component("DocumentSummary", {
+  document_id: z.string().meta({ description: "Durable UUID." }),
+  durable_document_id: z.string(),
+  title: z.string(),
+  version_id: z.string(),
+  chunk_count: z.number().int(),
+  section_count: z.number().int(),
+  archived: z.boolean(),
+  status: z.enum(["active", "archived"]),
+  created_at: z.string().nullable(),
+  updated_at: z.string().nullable(),
+  session_count: z.number().int().meta({ description: "Sessions that have it open." }),
+  preview_html: z.string().optional().meta({ description: "Only with include_preview=true." }),
+});
 
 /** GET /v1/documents 200. */
-export const DocumentListResponseSchema = z
-  .object({
-    documents: z.array(DocumentSummarySchema),
-    total: z.number().int().meta({ description: "Matching documents over all pages." }),
-    limit: z.number().int(),
-    offset: z.number().int(),
-    imported: z.number().int().meta({
-      description:
-        "Documents of earlier chats imported by this call (always 0: chats store documents as they load them).",
-    }),
-  })
-  .register(apiSchemas, { id: "DocumentListResponse" });
+export const DocumentListResponseSchema = component("DocumentListResponse", {
+  documents: z.array(DocumentSummarySchema),
+  total: z.number().int().meta({ description: "Matching documents over all pages." }),
+  limit: z.number().int(),
+  offset: z.number().int(),
+  imported: z.number().int().meta({
+    description:
+      "Documents of earlier chats imported by this call (always 0: chats store documents as they load them).",
+  }),
+});
 
 /** A chat session that has the document open. */
 export const PriorChatSchema = z.object({
@@ -133,71 +130,59 @@ export const DocumentDetailSchema = DocumentSummarySchema.extend({
 }).register(apiSchemas, { id: "DocumentDetail" });
 
 /** PATCH 200. */
-export const UpdateDocumentResponseSchema = z
-  .object({
-    status: z.enum(["renamed", "updated"]).meta({ description: "renamed for a title-only call." }),
-    document: DocumentSummarySchema,
-  })
-  .register(apiSchemas, { id: "UpdateDocumentResponse" });
+export const UpdateDocumentResponseSchema = component("UpdateDocumentResponse", {
+  status: z.enum(["renamed", "updated"]).meta({ description: "renamed for a title-only call." }),
+  document: DocumentSummarySchema,
+});
 
 /** Archive 200. */
-export const ArchiveResponseSchema = z
-  .object({
-    document_id: z.string(),
-    status: z.literal("archived"),
-    archived: z.literal(true),
-    already_archived: z.boolean(),
-    unlinked_sessions: z.number().int().meta({ description: "Sessions the document was closed in (and notified)." }),
-  })
-  .register(apiSchemas, { id: "ArchiveResponse" });
+export const ArchiveResponseSchema = component("ArchiveResponse", {
+  document_id: z.string(),
+  status: z.literal("archived"),
+  archived: z.literal(true),
+  already_archived: z.boolean(),
+  unlinked_sessions: z.number().int().meta({ description: "Sessions the document was closed in (and notified)." }),
+});
 
 /** Unarchive 200 (endpoint 8). */
-export const UnarchiveResponseSchema = z
-  .object({
-    document_id: z.string(),
-    status: z.literal("active"),
-    unarchived: z.boolean().meta({ description: "False when it was already active or is unknown (a no-op)." }),
-  })
-  .register(apiSchemas, { id: "UnarchiveResponse" });
+export const UnarchiveResponseSchema = component("UnarchiveResponse", {
+  document_id: z.string(),
+  status: z.literal("active"),
+  unarchived: z.boolean().meta({ description: "False when it was already active or is unknown (a no-op)." }),
+});
 
 /** 409 document_in_use. */
-export const DocumentInUseSchema = z
-  .object({
-    detail: z.string(),
-    code: z.literal("document_in_use"),
-    open_in_sessions: z.number().int(),
-    suggested_action: z.string(),
-  })
-  .register(apiSchemas, { id: "DocumentInUseError" });
+export const DocumentInUseSchema = component("DocumentInUseError", {
+  detail: z.string(),
+  code: z.literal("document_in_use"),
+  open_in_sessions: z.number().int(),
+  suggested_action: z.string(),
+});
 
 /** One doc-event. */
-export const DocEventSchema = z
-  .object({
-    id: z.number().int(),
-    type: z.literal("document_updated"),
-    document_id: z.string().meta({ description: "Durable id." }),
-    slot_document_id: z
-      .string()
-      .nullable()
-      .meta({ description: "This session's slot id for it; null when no longer open." }),
-    version_id: z.string(),
-    session_id: z.string().nullable().meta({ description: "The committing session." }),
-    change: z.string().meta({ description: "edit, save, replace, re-edit, metadata, archived or unarchived." }),
-    chunk_ids: z.array(z.string()).optional(),
-    title: z.string().optional(),
-    created_at: z.string().nullable(),
-  })
-  .register(apiSchemas, { id: "DocEvent" });
+export const DocEventSchema = component("DocEvent", {
+  id: z.number().int(),
+  type: z.literal("document_updated"),
+  document_id: z.string().meta({ description: "Durable id." }),
+  slot_document_id: z
+    .string()
+    .nullable()
+    .meta({ description: "This session's slot id for it; null when no longer open." }),
+  version_id: z.string(),
+  session_id: z.string().nullable().meta({ description: "The committing session." }),
+  change: z.string().meta({ description: "edit, save, replace, re-edit, metadata, archived or unarchived." }),
+  chunk_ids: z.array(z.string()).optional(),
+  title: z.string().optional(),
+  created_at: z.string().nullable(),
+});
 
 /** GET doc-events 200. */
-export const DocEventsResponseSchema = z
-  .object({
-    session_id: z.string(),
-    events: z.array(DocEventSchema),
-    last_id: z.number().int().meta({ description: "The next after_id." }),
-    has_more: z.boolean(),
-  })
-  .register(apiSchemas, { id: "DocEventsResponse" });
+export const DocEventsResponseSchema = component("DocEventsResponse", {
+  session_id: z.string(),
+  events: z.array(DocEventSchema),
+  last_id: z.number().int().meta({ description: "The next after_id." }),
+  has_more: z.boolean(),
+});
 
 /** Path of /v1/documents/{document_id}/versions/{version_id}. */
 export const VersionPathSchema = DocumentPathSchema.extend({
@@ -218,27 +203,25 @@ export const ListVersionsQuerySchema = z.object({
 });
 
 /** One version of a document: what wrote it, when, and how much it changed. */
-export const VersionSchema = z
-  .object({
-    version_id: z.string(),
-    seq: z.number().int().meta({ description: "1 for the first version, then one more per commit." }),
-    kind: z.string().meta({ description: "What wrote it: create, replace or edit." }),
-    session_id: z.string().optional().meta({ description: "The session that committed it; absent when none." }),
-    created_at: z.string().meta({ description: "ISO 8601." }),
-    chunks_changed: z.number().int().meta({ description: "Chunks this version inserted, changed or deleted." }),
-    summary: z.string().meta({ description: "The commit's summary; empty when none." }),
-  })
-  .register(apiSchemas, { id: "DocumentVersion" });
+const versionFields = {
+  version_id: z.string(),
+  seq: z.number().int().meta({ description: "1 for the first version, then one more per commit." }),
+  kind: z.string().meta({ description: "What wrote it: create, replace or edit." }),
+  session_id: z.string().optional().meta({ description: "The session that committed it; absent when none." }),
+  created_at: z.string().meta({ description: "ISO 8601." }),
+  chunks_changed: z.number().int().meta({ description: "Chunks this version inserted, changed or deleted." }),
+  summary: z.string().meta({ description: "The commit's summary; empty when none." }),
+};
+export const VersionSchema = component("DocumentVersion", versionFields);
 
 /** GET /v1/documents/{id}/versions response. */
-export const VersionListResponseSchema = z
-  .object({
-    versions: z.array(VersionSchema).meta({ description: "Newest first." }),
-    total: z.number().int(),
-  })
-  .register(apiSchemas, { id: "DocumentVersionList" });
+export const VersionListResponseSchema = component("DocumentVersionList", {
+  versions: z.array(VersionSchema).meta({ description: "Newest first." }),
+  total: z.number().int(),
+});
 
 /** GET /v1/documents/{id}/versions/{version_id} response: the version, and its HTML on request. */
-export const VersionDetailSchema = VersionSchema.extend({
+export const VersionDetailSchema = component("DocumentVersionDetail", {
+  ...versionFields,
   html: z.string().optional().meta({ description: "That version's HTML; only with include_html=true." }),
-}).register(apiSchemas, { id: "DocumentVersionDetail" });
+});

@@ -12,17 +12,9 @@ import { z } from "zod";
 import { defineRoute, type RouteCall } from "../../route-registry.js";
 import { pickRosterEntry } from "../sessions/mappers.js";
 import { chunksToHtml, usageHeaders, usageToJson } from "../shared/mappers.js";
-import { endpoint } from "../shared/routes.js";
+import { answers, endpoint } from "../shared/routes.js";
 import { toExportOptions } from "./mappers.js";
-import {
-  DownloadRequestSchema,
-  DownloadResponseSchema,
-  EmailExportResponseSchema,
-  EmailExportSchema,
-  type ExportOptionsJson,
-  type ExportRequestJson,
-  ExportRequestSchema,
-} from "./schemas.js";
+import * as schemas from "./schemas.js";
 
 const EXPORT_TIMEOUT_MS = 120_000;
 
@@ -36,7 +28,7 @@ export interface ExportSource {
 
 /** Resolves the export source: `html`, else the session's document (`document_id` or the focused one). */
 export async function resolveExportSource(
-  body: Pick<ExportRequestJson, "html" | "session_id" | "document_id" | "upload_id">,
+  body: Pick<schemas.ExportRequestJson, "html" | "session_id" | "document_id" | "upload_id">,
   call: RouteCall,
 ): Promise<ExportSource> {
   if (body.html !== undefined) return { html: body.html, title: "" };
@@ -87,7 +79,7 @@ export const exportDocumentRoute = defineRoute({
     "Exports `html`, a session's document (`session_id` + optional `document_id`) or a pre-signed upload as docx " +
     "(default), pdf, html, markdown or txt (`doc` = docx, legacy). Non-fatal losses are listed in X-Export-Warnings " +
     "(base64 of a JSON array of strings). Over the format's cap: 413 whose detail is an object (Errors rule 6). Not billable.",
-  body: ExportRequestSchema,
+  request: { body: schemas.ExportRequestSchema },
   response: {
     description: "The file.",
     schema: z.string().meta({ format: "binary" }),
@@ -139,7 +131,7 @@ const EXTENSIONS: Record<string, string> = {
 function exportMessage(
   source: ExportSource,
   format: string,
-  options: ExportOptionsJson | undefined,
+  options: schemas.ExportOptionsJson | undefined,
   filename: string | undefined,
 ): ingestFilesV1.ExportDocumentRequest {
   return {
@@ -173,9 +165,8 @@ export const emailExportRoute = defineRoute({
     "recipient_email (default: the caller's user id when it is an email address) under a fixed subject. The filename " +
     "is sanitized and takes the format's extension. Each account may request a limited number per hour (default 20): " +
     "past it, 429 `{detail}` with Retry-After in seconds. No size cap. Not billable.",
-  body: EmailExportSchema,
-  response: { status: 202, description: "The queued job.", schema: EmailExportResponseSchema },
-  errors: [400, 404, 429, 503],
+  request: { body: schemas.EmailExportSchema },
+  ...answers(schemas.EmailExportResponseSchema, { status: 202, description: "The queued job." }, [400, 404, 429, 503]),
   async handle({ body }, call) {
     const userId = call.principal?.userId ?? "";
     const recipient = body.recipient_email ?? (/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(userId) ? userId : "");
@@ -213,9 +204,8 @@ export const createDownloadRoute = defineRoute({
   description:
     "Exports html, a session's document or a pre-signed upload, stores the file and returns a link valid 900 seconds. " +
     "No size cap. Not billable.",
-  body: DownloadRequestSchema,
-  response: { description: "The link.", schema: DownloadResponseSchema },
-  errors: [404, 503],
+  request: { body: schemas.DownloadRequestSchema },
+  ...answers(schemas.DownloadResponseSchema, "The link.", [404, 503]),
   async handle({ body }, call) {
     const source = await resolveExportSource(body, call);
     const filename = downloadName(body.filename, source.title, EXTENSIONS[body.format]);

@@ -2,21 +2,10 @@
 // (approve / deny proposed changes, answer a continue prompt).
 import { required } from "@redline/service-kit";
 import { defineRoute } from "../../route-registry.js";
-import { endpoint } from "../shared/routes.js";
+import { answers, endpoint } from "../shared/routes.js";
 import { SessionPathSchema } from "../shared/schemas.js";
 import { attachmentJobToJson, jobToJson } from "./mappers.js";
-import {
-  ApproveRequestSchema,
-  ApproveResponseSchema,
-  CancelJobResponseSchema,
-  ContinueRequestSchema,
-  GetJobQuerySchema,
-  JobListSchema,
-  JobPathSchema,
-  JobSchema,
-  ListJobsQuerySchema,
-  SessionJobsQuerySchema,
-} from "./schemas.js";
+import * as schemas from "./schemas.js";
 
 /**
  * POST /v1/chat/{session_id}/approve: one change (`change_id`), every pending change (neither
@@ -26,10 +15,8 @@ import {
  */
 export const approveRoute = defineRoute({
   ...endpoint("POST /v1/chat/{session_id}/approve", "approveChanges", "Approve or deny proposed changes", "chat"),
-  params: SessionPathSchema,
-  body: ApproveRequestSchema,
-  response: { description: "The decisions applied and the job after them.", schema: ApproveResponseSchema },
-  errors: [400, 404, 409],
+  request: { params: SessionPathSchema, body: schemas.ApproveRequestSchema },
+  ...answers(schemas.ApproveResponseSchema, "The decisions applied and the job after them.", [400, 404, 409]),
   async handle({ params, body }, call) {
     const decisions = body.changes
       ? body.changes.map((c) => ({ changeId: c.change_id, approved: c.approved, feedback: c.feedback ?? "" }))
@@ -52,10 +39,8 @@ export const approveRoute = defineRoute({
 /** POST /v1/chat/{session_id}/continue: answers a continue_prompt pause (409 otherwise). */
 export const continueRoute = defineRoute({
   ...endpoint("POST /v1/chat/{session_id}/continue", "continueJob", "Continue (or finish) a paused long edit", "chat"),
-  params: SessionPathSchema,
-  body: ContinueRequestSchema,
-  response: { description: "The job after the answer.", schema: JobSchema },
-  errors: [404, 409],
+  request: { params: SessionPathSchema, body: schemas.ContinueRequestSchema },
+  ...answers(schemas.JobSchema, "The job after the answer.", [404, 409]),
   async handle({ params, body }, call) {
     const res = await call.ctx.jobs.continueJob(
       { sessionId: params.session_id, jobId: body.job_id, continue: body.continue },
@@ -69,10 +54,8 @@ export const continueRoute = defineRoute({
 export const getJobRoute = defineRoute({
   ...endpoint("GET /v1/jobs/{job_id}", "getJob", "Get one job", "jobs"),
   description: "Jobs are removed 1 hour after they complete; then 404.",
-  params: JobPathSchema,
-  query: GetJobQuerySchema,
-  response: { description: "The job.", schema: JobSchema },
-  errors: [404],
+  request: { params: schemas.JobPathSchema, query: schemas.GetJobQuerySchema },
+  ...answers(schemas.JobSchema, "The job.", [404]),
   async handle({ params, query }, call) {
     // Attachment processing jobs live with their attachments in ingest (att_ ids).
     if (params.job_id.startsWith("att_")) {
@@ -87,8 +70,8 @@ export const getJobRoute = defineRoute({
 /** GET /v1/jobs (endpoint 22). */
 export const listJobsRoute = defineRoute({
   ...endpoint("GET /v1/jobs", "listJobs", "List jobs", "jobs"),
-  query: ListJobsQuerySchema,
-  response: { description: "The caller's jobs, most recent first.", schema: JobListSchema },
+  request: { query: schemas.ListJobsQuerySchema },
+  ...answers(schemas.JobListSchema, "The caller's jobs, most recent first."),
   async handle({ query }, call) {
     const res = await call.ctx.jobs.listJobs(
       { status: query.status ?? "", sessionId: "", limit: query.limit, compact: query.compact },
@@ -102,10 +85,8 @@ export const listJobsRoute = defineRoute({
 /** GET /v1/sessions/{session_id}/jobs (endpoint 20); 404 for an unknown or another owner's session. */
 export const sessionJobsRoute = defineRoute({
   ...endpoint("GET /v1/sessions/{session_id}/jobs", "listSessionJobs", "List jobs of a session", "jobs"),
-  params: SessionPathSchema,
-  query: SessionJobsQuerySchema,
-  response: { description: "The session's jobs, most recent first.", schema: JobListSchema },
-  errors: [404],
+  request: { params: SessionPathSchema, query: schemas.SessionJobsQuerySchema },
+  ...answers(schemas.JobListSchema, "The session's jobs, most recent first.", [404]),
   async handle({ params, query }, call) {
     // An unknown or foreign session is 404, like the session's other routes.
     const [, res, attachments] = await Promise.all([
@@ -133,9 +114,8 @@ export const sessionJobsRoute = defineRoute({
  */
 export const cancelJobRoute = defineRoute({
   ...endpoint("POST /v1/jobs/{job_id}/cancel", "cancelJob", "Cancel a job", "jobs"),
-  params: JobPathSchema,
-  response: { description: "The job after the cancel, with stop_state.", schema: CancelJobResponseSchema },
-  errors: [404, 409],
+  request: { params: schemas.JobPathSchema },
+  ...answers(schemas.CancelJobResponseSchema, "The job after the cancel, with stop_state.", [404, 409]),
   async handle({ params }, call) {
     // A cancel of a job running here waits for the worker to let go (at most ~10 s).
     const res = await call.ctx.jobs.cancelJob({ jobId: params.job_id }, call.rpc(20_000));

@@ -5,6 +5,7 @@ import { ChatResponseSchema } from "../chat/schemas.js";
 import {
   apiSchemas,
   ChangeRecordSchema,
+  component,
   INT64_JSON_MAX,
   MAX_ID_CHARS,
   pageLimit,
@@ -32,86 +33,77 @@ export const PendingChangeSchema = ChangeRecordSchema.extend({
 }).register(apiSchemas, { id: "PendingChange" });
 
 /** One stored progress event (metadata.intermediate_responses). */
-export const IntermediateResponseSchema = z
-  .object({
-    type: z.string().meta({ description: "intermediate, document_sync, proposed_change, final, usage, error…" }),
-    content: z.unknown().meta({ description: "Progress text, or the event's data object." }),
-    sequence: z.number().int(),
-    timestamp: z.string(),
-  })
-  .register(apiSchemas, { id: "IntermediateResponse" });
+export const IntermediateResponseSchema = component("IntermediateResponse", {
+  type: z.string().meta({ description: "intermediate, document_sync, proposed_change, final, usage, error…" }),
+  content: z.unknown().meta({ description: "Progress text, or the event's data object." }),
+  sequence: z.number().int(),
+  timestamp: z.string(),
+});
 
 /** The job's metadata object. */
-export const JobMetadataSchema = z
-  .object({
-    message: z.string(),
-    document_html_provided: z.boolean(),
-    filename: z.string().optional(),
-    file_size: z.number().int().optional(),
-    pending_changes: z
-      .array(PendingChangeSchema)
-      .optional()
-      .meta({ description: "Only when status is awaiting_approval (awaiting_kind changes)." }),
-    awaiting_kind: z
-      .enum(["changes", "continue_prompt"])
-      .optional()
-      .meta({ description: "What an awaiting_approval job waits for." }),
-    feedback: z.array(z.string()).optional().meta({ description: "Feedback given with denied changes." }),
-    cancel_requested: z.boolean().optional(),
-    intermediate_responses: z
-      .array(IntermediateResponseSchema)
-      .optional()
-      .meta({ description: "Every stored event in order; omitted with compact=true." }),
-  })
-  .register(apiSchemas, { id: "JobMetadata" });
+export const JobMetadataSchema = component("JobMetadata", {
+  message: z.string(),
+  document_html_provided: z.boolean(),
+  filename: z.string().optional(),
+  file_size: z.number().int().optional(),
+  pending_changes: z
+    .array(PendingChangeSchema)
+    .optional()
+    .meta({ description: "Only when status is awaiting_approval (awaiting_kind changes)." }),
+  awaiting_kind: z
+    .enum(["changes", "continue_prompt"])
+    .optional()
+    .meta({ description: "What an awaiting_approval job waits for." }),
+  feedback: z.array(z.string()).optional().meta({ description: "Feedback given with denied changes." }),
+  cancel_requested: z.boolean().optional(),
+  intermediate_responses: z
+    .array(IntermediateResponseSchema)
+    .optional()
+    .meta({ description: "Every stored event in order; omitted with compact=true." }),
+});
 
 /** The result of a completed attachment_processing job (interface-spec, Job result). */
-export const AttachmentJobResultSchema = z
-  .object({
-    response: z.string().meta({ description: "What processing produced, in words." }),
-    session_id: z.string(),
-    attachment_id: z.string(),
-  })
-  .register(apiSchemas, { id: "AttachmentJobResult" });
+export const AttachmentJobResultSchema = component("AttachmentJobResult", {
+  response: z.string().meta({ description: "What processing produced, in words." }),
+  session_id: z.string(),
+  attachment_id: z.string(),
+});
 
 /** A job (interface-spec, Job). */
-export const JobSchema = z
-  .object({
-    job_id: z.string(),
-    session_id: z.string(),
-    job_type: z.enum(["chat", "attachment_processing"]),
-    status: z.enum(JOB_STATUSES),
-    created_at: z.string(),
-    updated_at: z.string().meta({ description: "Time of the last status change." }),
-    progress: z.number().int().min(0).max(100),
-    organization_id: z.string().nullable(),
-    user_id: z.string().nullable(),
-    result: z
-      .union([ChatResponseSchema, AttachmentJobResultSchema])
-      .optional()
-      .meta({ description: "Only when completed (omitted with compact=true)." }),
-    error: z.string().nullable().optional().meta({ description: "Only when failed." }),
-    metadata: JobMetadataSchema,
-  })
-  .register(apiSchemas, { id: "Job" });
+export const JobSchema = component("Job", {
+  job_id: z.string(),
+  session_id: z.string(),
+  job_type: z.enum(["chat", "attachment_processing"]),
+  status: z.enum(JOB_STATUSES),
+  created_at: z.string(),
+  updated_at: z.string().meta({ description: "Time of the last status change." }),
+  progress: z.number().int().min(0).max(100),
+  organization_id: z.string().nullable(),
+  user_id: z.string().nullable(),
+  result: z
+    .union([ChatResponseSchema, AttachmentJobResultSchema])
+    .optional()
+    .meta({ description: "Only when completed (omitted with compact=true)." }),
+  error: z.string().nullable().optional().meta({ description: "Only when failed." }),
+  metadata: JobMetadataSchema,
+});
 
 export type JobJson = z.output<typeof JobSchema>;
 
 /** `{jobs, total}`. */
-export const JobListSchema = z
-  .object({ jobs: z.array(JobSchema), total: z.number().int().meta({ description: "Jobs returned." }) })
-  .register(apiSchemas, { id: "JobList" });
+export const JobListSchema = component("JobList", {
+  jobs: z.array(JobSchema),
+  total: z.number().int().meta({ description: "Jobs returned." }),
+});
 
 /** POST /v1/chat/async response. */
-export const AsyncChatResponseSchema = z
-  .object({
-    job_id: z.string(),
-    session_id: z.string(),
-    status: z.literal("pending"),
-    message: z.string(),
-    usage: UsageSchema,
-  })
-  .register(apiSchemas, { id: "AsyncChatResponse" });
+export const AsyncChatResponseSchema = component("AsyncChatResponse", {
+  job_id: z.string(),
+  session_id: z.string(),
+  status: z.literal("pending"),
+  message: z.string(),
+  usage: UsageSchema,
+});
 
 /** POST /v1/jobs/{job_id}/cancel response: the job plus stop_state. */
 export const CancelJobResponseSchema = JobSchema.extend({
@@ -159,31 +151,25 @@ export const ChangeDecisionSchema = z.object({
 });
 
 /** POST /v1/chat/{session_id}/approve body. */
-export const ApproveRequestSchema = z
-  .object({
-    job_id: jobId,
-    approved: z.boolean().meta({ description: "The decision for change_id, or for every pending change." }),
-    change_id: z
-      .string()
-      .max(MAX_ID_CHARS)
-      .nullish()
-      .meta({ description: "One change; omitted with no changes: all pending ones." }),
-    feedback: z.string().max(10_000).nullish().meta({ description: "Why; reaches the agent." }),
-    changes: z.array(ChangeDecisionSchema).max(10_000).nullish().meta({ description: "A batch of decisions." }),
-  })
-  .register(apiSchemas, { id: "ApproveRequest" });
+export const ApproveRequestSchema = component("ApproveRequest", {
+  job_id: jobId,
+  approved: z.boolean().meta({ description: "The decision for change_id, or for every pending change." }),
+  change_id: z
+    .string()
+    .max(MAX_ID_CHARS)
+    .nullish()
+    .meta({ description: "One change; omitted with no changes: all pending ones." }),
+  feedback: z.string().max(10_000).nullish().meta({ description: "Why; reaches the agent." }),
+  changes: z.array(ChangeDecisionSchema).max(10_000).nullish().meta({ description: "A batch of decisions." }),
+});
 
 /** POST /v1/chat/{session_id}/approve response. */
-export const ApproveResponseSchema = z
-  .object({
-    job: JobSchema,
-    applied: z.array(z.string()).meta({ description: "Change ids committed by this call." }),
-    denied: z.array(z.string()).meta({ description: "Change ids dropped by this call." }),
-    version_id: z.string().nullable().meta({ description: "The version the applied changes made." }),
-  })
-  .register(apiSchemas, { id: "ApproveResponse" });
+export const ApproveResponseSchema = component("ApproveResponse", {
+  job: JobSchema,
+  applied: z.array(z.string()).meta({ description: "Change ids committed by this call." }),
+  denied: z.array(z.string()).meta({ description: "Change ids dropped by this call." }),
+  version_id: z.string().nullable().meta({ description: "The version the applied changes made." }),
+});
 
 /** POST /v1/chat/{session_id}/continue body. */
-export const ContinueRequestSchema = z
-  .object({ job_id: jobId, continue: z.boolean() })
-  .register(apiSchemas, { id: "ContinueRequest" });
+export const ContinueRequestSchema = component("ContinueRequest", { job_id: jobId, continue: z.boolean() });

@@ -58,8 +58,7 @@ export const streamRoute = defineRoute({
     "the stream starts when the job is unknown, another owner's, or of another session. When the key is revoked, " +
     "an open stream ends with an error event within the auth cache TTL.",
   queryKeyAuth: true,
-  params: SessionPathSchema,
-  query: StreamQuerySchema,
+  request: { params: SessionPathSchema, query: StreamQuerySchema },
   response: {
     description: "text/event-stream",
     schema: z.string().meta({ description: "A text/event-stream body." }),

@@ -5,26 +5,10 @@ import { required } from "@redline/service-kit";
 import { defineRoute, type RouteCall } from "../../route-registry.js";
 import { IncludeHtmlQuerySchema } from "../documents/schemas.js";
 import { usageToJson } from "../shared/mappers.js";
-import { endpoint } from "../shared/routes.js";
+import { answers, endpoint } from "../shared/routes.js";
 import { SessionPathSchema } from "../shared/schemas.js";
 import { editorActionJson, resolveDocumentsToOpen, rosterResponse, UUID } from "./mappers.js";
-import {
-  ChunkConflictSchema,
-  ChunkPathSchema,
-  CloseQuerySchema,
-  EditorActionsResponseSchema,
-  InitSessionSchema,
-  OpenDocumentsSchema,
-  RecordEditorActionsSchema,
-  ReEditChunkResponseSchema,
-  ReEditChunkSchema,
-  RosterQuerySchema,
-  RosterResponseSchema,
-  SaveDocumentSchema,
-  SaveResponseSchema,
-  SessionDocumentPathSchema,
-  UnarchiveBodySchema,
-} from "./schemas.js";
+import * as schemas from "./schemas.js";
 
 type EditorActionBody = {
   action: string;
@@ -94,10 +78,8 @@ export async function recordEditorActions(
 /** POST /v1/sessions/init: a session (minted when no id), optionally with documents opened. */
 export const initSessionRoute = defineRoute({
   ...endpoint("POST /v1/sessions/init", "initSession", "Create a session with documents", "sessions"),
-  query: IncludeHtmlQuerySchema,
-  body: InitSessionSchema,
-  response: { description: "The session and its roster.", schema: RosterResponseSchema },
-  errors: [403, 404, 409, 503],
+  request: { query: IncludeHtmlQuerySchema, body: schemas.InitSessionSchema },
+  ...answers(schemas.RosterResponseSchema, "The session and its roster.", [403, 404, 409, 503]),
   async handle({ query, body }, call) {
     const refs = body.document_ids ?? [];
     // Saved-document ids are checked before the session is created, so a bad id leaves nothing behind.
@@ -120,11 +102,8 @@ export const openDocumentsRoute = defineRoute({
     "Open saved documents in a session",
     "sessions",
   ),
-  params: SessionPathSchema,
-  query: IncludeHtmlQuerySchema,
-  body: OpenDocumentsSchema,
-  response: { description: "The refreshed roster.", schema: RosterResponseSchema },
-  errors: [404, 409, 503],
+  request: { params: SessionPathSchema, query: IncludeHtmlQuerySchema, body: schemas.OpenDocumentsSchema },
+  ...answers(schemas.RosterResponseSchema, "The refreshed roster.", [404, 409, 503]),
   async handle({ params, query, body }, call) {
     const s = await openIn(call, await getSession(call, params.session_id), body.document_ids);
     return { body: await rosterResponse(call, s, { includeHtml: query.include_html }) };
@@ -135,9 +114,8 @@ export const openDocumentsRoute = defineRoute({
 export const blankDocumentRoute = defineRoute({
   ...endpoint("POST /v1/sessions/{session_id}/documents/blank", "openBlankDocument", "New blank tab", "sessions"),
   description: "Non-billable. durable_document_id stays null until the first save.",
-  params: SessionPathSchema,
-  response: { description: "The roster with the new focused tab as `document`.", schema: RosterResponseSchema },
-  errors: [404, 503],
+  request: { params: SessionPathSchema },
+  ...answers(schemas.RosterResponseSchema, "The roster with the new focused tab as `document`.", [404, 503]),
   async handle({ params }, call) {
     const res = await call.ctx.workspace.openBlank({ sessionId: params.session_id, title: "" }, call.rpc());
     const body = await rosterResponse(call, session(res.session), { includeHtml: false });
@@ -148,10 +126,8 @@ export const blankDocumentRoute = defineRoute({
 /** GET /v1/sessions/{session_id}/documents: the roster, focused first. */
 export const listSessionDocumentsRoute = defineRoute({
   ...endpoint("GET /v1/sessions/{session_id}/documents", "listSessionDocuments", "List session documents", "sessions"),
-  params: SessionPathSchema,
-  query: RosterQuerySchema,
-  response: { description: "The roster, focused first.", schema: RosterResponseSchema },
-  errors: [404, 503],
+  request: { params: SessionPathSchema, query: schemas.RosterQuerySchema },
+  ...answers(schemas.RosterResponseSchema, "The roster, focused first.", [404, 503]),
   async handle({ params, query }, call) {
     const s = await getSession(call, params.session_id);
     return {
@@ -179,6 +155,24 @@ function editorActionsOf(actions: EditorActionBody[] | undefined | null): sessio
   }));
 }
 
+/** The session and the document (slot or durable id) of a /v1/sessions/{session_id}/documents/{document_id} route. */
+function slotRef(params: { session_id: string; document_id: string }) {
+  return { sessionId: params.session_id, documentRef: params.document_id };
+}
+
+/** The slot and the edits of a save, or of a session unarchive (without html it only restores). */
+function slotEdit(
+  params: { session_id: string; document_id: string },
+  body: { html?: string; base_version_id?: string | null; editor_actions?: EditorActionBody[] | null } | undefined,
+): sessionsWorkspaceV1.UnarchiveInSessionRequest {
+  return {
+    ...slotRef(params),
+    html: body?.html,
+    baseVersionId: body?.base_version_id ?? "",
+    editorActions: editorActionsOf(body?.editor_actions),
+  };
+}
+
 /**
  * POST .../documents/{document_id}/save `{html, base_version_id?, editor_actions?}`: human
  * autosave. Updates the same Files entry (other sessions see a document_updated event);
@@ -192,26 +186,16 @@ export const saveDocumentRoute = defineRoute({
     "Human autosave",
     "sessions",
   ),
-  params: SessionDocumentPathSchema,
-  body: SaveDocumentSchema,
-  response: { description: "The new head.", schema: SaveResponseSchema },
-  errors: [
+  request: { params: schemas.SessionDocumentPathSchema, body: schemas.SaveDocumentSchema },
+  ...answers(schemas.SaveResponseSchema, "The new head.", [
     400,
     404,
-    { status: 409, description: "Same chunk changed concurrently.", schema: ChunkConflictSchema },
+    { status: 409, description: "Same chunk changed concurrently.", schema: schemas.ChunkConflictSchema },
     503,
-  ],
+  ]),
   async handle({ params, body }, call) {
-    const saved = await call.ctx.workspace.saveToSlot(
-      {
-        sessionId: params.session_id,
-        documentRef: params.document_id,
-        html: body.html,
-        baseVersionId: body.base_version_id ?? "",
-        editorActions: editorActionsOf(body.editor_actions),
-      },
-      call.rpc(DOCUMENT_WRITE_TIMEOUT_MS),
-    );
+    const edit = { ...slotEdit(params, body), html: body.html };
+    const saved = await call.ctx.workspace.saveToSlot(edit, call.rpc(DOCUMENT_WRITE_TIMEOUT_MS));
     return {
       body: {
         session_id: params.session_id,
@@ -240,19 +224,11 @@ export const sessionUnarchiveRoute = defineRoute({
     "sessions",
   ),
   description: "Non-billable and idempotent.",
-  params: SessionDocumentPathSchema,
-  body: UnarchiveBodySchema,
-  response: { description: "The roster with the re-linked document.", schema: RosterResponseSchema },
-  errors: [404, 409, 503],
+  request: { params: schemas.SessionDocumentPathSchema, body: schemas.UnarchiveBodySchema },
+  ...answers(schemas.RosterResponseSchema, "The roster with the re-linked document.", [404, 409, 503]),
   async handle({ params, body }, call) {
     const res = await call.ctx.workspace.unarchiveInSession(
-      {
-        sessionId: params.session_id,
-        documentRef: params.document_id,
-        html: body?.html,
-        baseVersionId: body?.base_version_id ?? "",
-        editorActions: editorActionsOf(body?.editor_actions),
-      },
+      slotEdit(params, body),
       call.rpc(DOCUMENT_WRITE_TIMEOUT_MS),
     );
     const current = required(res.session, "session");
@@ -271,6 +247,11 @@ export const sessionUnarchiveRoute = defineRoute({
   },
 });
 
+/** The roster answer of focus and close: `html` and the focused entry's `html` hold the focused document. */
+function focusedRoster(call: RouteCall, s: sessionsV1.Session | undefined, includeHtml: boolean) {
+  return rosterResponse(call, session(s), { includeHtml, focusedHtml: true });
+}
+
 /** POST .../documents/{document_id}/focus: focuses it and returns its HTML. */
 export const focusDocumentRoute = defineRoute({
   ...endpoint(
@@ -279,22 +260,15 @@ export const focusDocumentRoute = defineRoute({
     "Focus a document",
     "sessions",
   ),
-  params: SessionDocumentPathSchema,
-  query: IncludeHtmlQuerySchema,
-  response: {
-    description: "The roster; `html` and `document.html` hold the focused document.",
-    schema: RosterResponseSchema,
-  },
-  errors: [404, 503],
+  request: { params: schemas.SessionDocumentPathSchema, query: IncludeHtmlQuerySchema },
+  ...answers(
+    schemas.RosterResponseSchema,
+    "The roster; `html` and `document.html` hold the focused document.",
+    [404, 503],
+  ),
   async handle({ params, query }, call) {
-    const res = await call.ctx.workspace.focusDocument(
-      { sessionId: params.session_id, documentRef: params.document_id },
-      call.rpc(),
-    );
-    const out = await rosterResponse(call, session(res.session), {
-      includeHtml: query.include_html,
-      focusedHtml: true,
-    });
+    const res = await call.ctx.workspace.focusDocument(slotRef(params), call.rpc());
+    const out = await focusedRoster(call, res.session, query.include_html);
     return { body: { ...out, document: out.documents.find((d) => d.focused) } };
   },
 });
@@ -307,22 +281,16 @@ export const closeDocumentRoute = defineRoute({
     "Close a document in a session",
     "sessions",
   ),
-  params: SessionDocumentPathSchema,
-  query: CloseQuerySchema,
-  response: {
-    description: "The remaining roster and the focused document's HTML (null when empty).",
-    schema: RosterResponseSchema,
-  },
-  errors: [404, 503],
+  request: { params: schemas.SessionDocumentPathSchema, query: schemas.CloseQuerySchema },
+  ...answers(
+    schemas.RosterResponseSchema,
+    "The remaining roster and the focused document's HTML (null when empty).",
+    [404, 503],
+  ),
   async handle({ params, query }, call) {
-    const res = await call.ctx.workspace.closeDocument(
-      { sessionId: params.session_id, documentRef: params.document_id, nextFocus: query.next_focus ?? "" },
-      call.rpc(),
-    );
-    const out = await rosterResponse(call, session(res.session), {
-      includeHtml: query.include_html,
-      focusedHtml: true,
-    });
+    const closing = { ...slotRef(params), nextFocus: query.next_focus ?? "" };
+    const res = await call.ctx.workspace.closeDocument(closing, call.rpc());
+    const out = await focusedRoster(call, res.session, query.include_html);
     return { body: { ...out, closed_document_id: res.closed?.documentId ?? params.document_id } };
   },
 });
@@ -339,10 +307,8 @@ export const reEditChunkRoute = defineRoute({
     "sessions",
   ),
   description: "One billable operation. redo re-applies the AI's change on the user's current text; merge blends both.",
-  params: ChunkPathSchema,
-  body: ReEditChunkSchema,
-  response: { description: "The rewritten section HTML.", schema: ReEditChunkResponseSchema },
-  errors: [404, 429, 503, 504],
+  request: { params: schemas.ChunkPathSchema, body: schemas.ReEditChunkSchema },
+  ...answers(schemas.ReEditChunkResponseSchema, "The rewritten section HTML.", [404, 429, 503, 504]),
   async handle({ params, body }, call) {
     const res = await call.ctx.agent.reEditChunk(
       {
@@ -374,10 +340,8 @@ export const recordEditorActionsRoute = defineRoute({
     "sessions",
   ),
   description: "Font, colour and alignment changes made in the editor; history returns them as editor_actions.",
-  params: SessionPathSchema,
-  body: RecordEditorActionsSchema,
-  response: { description: "The stored actions.", schema: EditorActionsResponseSchema },
-  errors: [404, 503],
+  request: { params: SessionPathSchema, body: schemas.RecordEditorActionsSchema },
+  ...answers(schemas.EditorActionsResponseSchema, "The stored actions.", [404, 503]),
   async handle({ params, body }, call) {
     await getSession(call, params.session_id);
     const actions = await recordEditorActions(call, params.session_id, body.actions);

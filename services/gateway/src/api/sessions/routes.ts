@@ -3,24 +3,16 @@ import type { documentsV1 } from "@redline/grpc-stubs";
 import { RedlineError } from "@redline/service-kit";
 import { defineRoute } from "../../route-registry.js";
 import { editorActionJson } from "../roster/mappers.js";
-import { endpoint } from "../shared/routes.js";
+import { answers, endpoint } from "../shared/routes.js";
 import { SessionPathSchema } from "../shared/schemas.js";
 import { documentStateToJson, historyMessageToJson, pickRosterEntry, sessionSummaryToJson } from "./mappers.js";
-import {
-  ClearMemoryResponseSchema,
-  HistoryQuerySchema,
-  HistoryResponseSchema,
-  ListSessionsQuerySchema,
-  MemoryQuerySchema,
-  SessionListResponseSchema,
-} from "./schemas.js";
+import * as schemas from "./schemas.js";
 
 /** GET /v1/sessions → `{sessions, total}`, most recent activity first. */
 export const listSessionsRoute = defineRoute({
   ...endpoint("GET /v1/sessions", "listSessions", "List sessions", "sessions"),
-  query: ListSessionsQuerySchema,
-  response: { description: "The caller's sessions, most recent activity first.", schema: SessionListResponseSchema },
-  errors: [503],
+  request: { query: schemas.ListSessionsQuerySchema },
+  ...answers(schemas.SessionListResponseSchema, "The caller's sessions, most recent activity first.", [503]),
   async handle({ query }, call) {
     const res = await call.ctx.sessions.listSessions({ limit: query.limit }, call.rpc());
     const sessions = res.sessions.map(sessionSummaryToJson);
@@ -40,13 +32,12 @@ export const sessionHistoryRoute = defineRoute({
     "Restore conversation and document state",
     "sessions",
   ),
-  params: SessionPathSchema,
-  query: HistoryQuerySchema,
-  response: {
-    description: "Message history, the document HTML with chunk ids kept, attachments and editor actions.",
-    schema: HistoryResponseSchema,
-  },
-  errors: [404, 503],
+  request: { params: SessionPathSchema, query: schemas.HistoryQuerySchema },
+  ...answers(
+    schemas.HistoryResponseSchema,
+    "Message history, the document HTML with chunk ids kept, attachments and editor actions.",
+    [404, 503],
+  ),
   async handle({ params, query }, call) {
     const [history, editorActions] = await Promise.all([
       call.ctx.sessions.getHistory({ sessionId: params.session_id }, call.rpc()),
@@ -85,9 +76,8 @@ export const sessionHistoryRoute = defineRoute({
 /** `{removed, memory_key}`; removed is 0 when nothing existed. */
 export const clearMemoryRoute = defineRoute({
   ...endpoint("DELETE /v1/users/me/cross-session-memory", "clearCrossSessionMemory", "Clear memory note", "memory"),
-  query: MemoryQuerySchema,
-  response: { description: "How many notes were removed.", schema: ClearMemoryResponseSchema },
-  errors: [503],
+  request: { query: schemas.MemoryQuerySchema },
+  ...answers(schemas.ClearMemoryResponseSchema, "How many notes were removed.", [503]),
   async handle({ query }, call) {
     const res = await call.ctx.workspace.clearMemoryNote({ memoryKey: query.memory_key ?? "" }, call.rpc());
     return { body: { removed: res.removed, memory_key: query.memory_key ?? null } };

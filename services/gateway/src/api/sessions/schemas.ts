@@ -1,7 +1,7 @@
 // Sessions (interface-spec endpoints 2, 4 and 19): the session list, a session's history and
 // document state, and clearing the cross-session memory note.
 import { z } from "zod";
-import { apiSchemas, deprecatedUserId, MAX_ID_CHARS, pageLimit, queryFlag } from "../shared/schemas.js";
+import { component, deprecatedUserId, MAX_ID_CHARS, pageLimit, queryFlag } from "../shared/schemas.js";
 
 /** GET /v1/sessions query. */
 export const ListSessionsQuerySchema = z.object({
@@ -20,73 +20,63 @@ export const HistoryQuerySchema = z.object({
 });
 
 /** One entry of GET /v1/sessions. */
-export const SessionSummarySchema = z
-  .object({
-    session_id: z.string(),
-    title: z.string(),
-    created_at: z.string().nullable().meta({ description: "ISO 8601." }),
-    last_updated: z.string().nullable().meta({ description: "ISO 8601 time of the last activity." }),
-    message_count: z.number().int(),
-    document_count: z.number().int(),
-  })
-  .register(apiSchemas, { id: "SessionSummary" });
+export const SessionSummarySchema = component("SessionSummary", {
+  session_id: z.string(),
+  title: z.string(),
+  created_at: z.string().nullable().meta({ description: "ISO 8601." }),
+  last_updated: z.string().nullable().meta({ description: "ISO 8601 time of the last activity." }),
+  message_count: z.number().int(),
+  document_count: z.number().int(),
+});
 
 export type SessionSummaryJson = z.output<typeof SessionSummarySchema>;
 
 /** GET /v1/sessions 200. */
-export const SessionListResponseSchema = z
-  .object({
-    sessions: z.array(SessionSummarySchema).meta({ description: "Most recent activity first." }),
-    total: z.number().int().meta({ description: "Number of sessions returned." }),
-  })
-  .register(apiSchemas, { id: "SessionListResponse" });
+export const SessionListResponseSchema = component("SessionListResponse", {
+  sessions: z.array(SessionSummarySchema).meta({ description: "Most recent activity first." }),
+  total: z.number().int().meta({ description: "Number of sessions returned." }),
+});
 
 export type SessionListResponseJson = z.output<typeof SessionListResponseSchema>;
 
 /** A history message (unshown-parts.md, Revert). */
-export const HistoryMessageSchema = z
-  .object({
-    id: z.string(),
-    sender: z.enum(["user", "ai"]),
-    content: z.string(),
-    timestamp: z.string().nullable().meta({ description: "ISO 8601." }),
-    turn_index: z.number().int().meta({ description: "From 0; a user message and its reply share it." }),
-    checkpoint_id: z.string().nullable().meta({ description: "Restore point of the turn; null when none." }),
-  })
-  .register(apiSchemas, { id: "HistoryMessage" });
+export const HistoryMessageSchema = component("HistoryMessage", {
+  id: z.string(),
+  sender: z.enum(["user", "ai"]),
+  content: z.string(),
+  timestamp: z.string().nullable().meta({ description: "ISO 8601." }),
+  turn_index: z.number().int().meta({ description: "From 0; a user message and its reply share it." }),
+  checkpoint_id: z.string().nullable().meta({ description: "Restore point of the turn; null when none." }),
+});
 
 export type HistoryMessageJson = z.output<typeof HistoryMessageSchema>;
 
 /** document_state of the history response. */
-export const DocumentStateSchema = z
-  .object({
-    document_id: z.string().meta({ description: "Session-local slot id." }),
-    durable_document_id: z.string().nullable().meta({ description: "Permanent UUID; null until first save." }),
-    title: z.string(),
-    html_content: z
-      .string()
-      .optional()
-      .meta({ description: "The HTML with chunk ids kept; omitted when include_document_html=false." }),
-    version_id: z.string().nullable(),
-    chunk_count: z.number().int(),
-    last_modified: z.string().nullable().meta({ description: "ISO 8601." }),
-    attachments: z.array(z.record(z.string(), z.unknown())),
-  })
-  .register(apiSchemas, { id: "DocumentState" });
+export const DocumentStateSchema = component("DocumentState", {
+  document_id: z.string().meta({ description: "Session-local slot id." }),
+  durable_document_id: z.string().nullable().meta({ description: "Permanent UUID; null until first save." }),
+  title: z.string(),
+  html_content: z
+    .string()
+    .optional()
+    .meta({ description: "The HTML with chunk ids kept; omitted when include_document_html=false." }),
+  version_id: z.string().nullable(),
+  chunk_count: z.number().int(),
+  last_modified: z.string().nullable().meta({ description: "ISO 8601." }),
+  attachments: z.array(z.record(z.string(), z.unknown())),
+});
 
 export type DocumentStateJson = z.output<typeof DocumentStateSchema>;
 
 /** GET /v1/sessions/{session_id}/history 200. */
-export const HistoryResponseSchema = z
-  .object({
-    session_id: z.string(),
-    messages: z.array(HistoryMessageSchema),
-    document_state: DocumentStateSchema.nullable(),
-    attachments: z.array(z.record(z.string(), z.unknown())),
-    editor_actions: z.array(z.record(z.string(), z.unknown())),
-    editor_action: z.enum(["update", "clear"]).meta({ description: "clear when the session holds no document." }),
-  })
-  .register(apiSchemas, { id: "HistoryResponse" });
+export const HistoryResponseSchema = component("HistoryResponse", {
+  session_id: z.string(),
+  messages: z.array(HistoryMessageSchema),
+  document_state: DocumentStateSchema.nullable(),
+  attachments: z.array(z.record(z.string(), z.unknown())),
+  editor_actions: z.array(z.record(z.string(), z.unknown())),
+  editor_action: z.enum(["update", "clear"]).meta({ description: "clear when the session holds no document." }),
+});
 
 export type HistoryResponseJson = z.output<typeof HistoryResponseSchema>;
 
@@ -100,6 +90,7 @@ export const MemoryQuerySchema = z.object({
 });
 
 /** DELETE memory 200. */
-export const ClearMemoryResponseSchema = z
-  .object({ removed: z.number().int(), memory_key: z.string().nullable() })
-  .register(apiSchemas, { id: "ClearMemoryResponse" });
+export const ClearMemoryResponseSchema = component("ClearMemoryResponse", {
+  removed: z.number().int(),
+  memory_key: z.string().nullable(),
+});

@@ -11,6 +11,11 @@ import { issueType } from "../../validation.js";
  */
 export const apiSchemas = z.registry<{ id: string }>();
 
+/** An object schema registered as the OpenAPI component `id` (`#/components/schemas/<id>`). */
+export function component<Shape extends z.core.$ZodLooseShape>(id: string, shape: Shape) {
+  return z.object(shape).register(apiSchemas, { id });
+}
+
 /** Session ids chosen by callers: letters, digits, `_`, `-`, `.`; at most 256 (Limits). */
 export const SESSION_ID_PATTERN = /^[a-zA-Z0-9_\-.]+$/;
 
@@ -112,15 +117,13 @@ export const ChangeRecordSchema = z
 export type ChangeRecordJson = z.output<typeof ChangeRecordSchema>;
 
 /** A promotion entry of the usage object. */
-export const PromotionSchema = z
-  .object({
-    redemption_id: z.string(),
-    name: z.string(),
-    ops_remaining: z.number().int(),
-    ops_granted: z.number().int(),
-    expires_at: z.string(),
-  })
-  .register(apiSchemas, { id: "Promotion" });
+export const PromotionSchema = component("Promotion", {
+  redemption_id: z.string(),
+  name: z.string(),
+  ops_remaining: z.number().int(),
+  ops_granted: z.number().int(),
+  expires_at: z.string(),
+});
 
 /** The usage object (interface-spec, Resources). */
 export const UsageSchema = z
@@ -149,50 +152,40 @@ export const ErrorSchema = z
   .register(apiSchemas, { id: "HTTPError" });
 
 /** One validation item. */
-export const ValidationIssueSchema = z
-  .object({
-    type: z.string(),
-    loc: z.array(z.union([z.string(), z.number().int()])),
-    msg: z.string(),
-  })
-  .register(apiSchemas, { id: "ValidationError" });
+export const ValidationIssueSchema = component("ValidationError", {
+  type: z.string(),
+  loc: z.array(z.union([z.string(), z.number().int()])),
+  msg: z.string(),
+});
 
 /** 422 body. */
-export const ValidationErrorSchema = z
-  .object({ detail: z.array(ValidationIssueSchema) })
-  .register(apiSchemas, { id: "HTTPValidationError" });
+export const ValidationErrorSchema = component("HTTPValidationError", { detail: z.array(ValidationIssueSchema) });
 
 /** 413 body (Errors rule 5). */
-export const RequestTooLargeSchema = z
-  .object({
-    detail: z.string(),
-    error_code: z.literal("request_too_large"),
-    message_user: z.string(),
-    request_size_mb: z.number(),
-    max_size_mb: z.number(),
-    suggested_action: z.literal("split_request"),
-    contact_email: z.string(),
-    support_event_id: z.string(),
-  })
-  .register(apiSchemas, { id: "RequestTooLargeError" });
+export const RequestTooLargeSchema = component("RequestTooLargeError", {
+  detail: z.string(),
+  error_code: z.literal("request_too_large"),
+  message_user: z.string(),
+  request_size_mb: z.number(),
+  max_size_mb: z.number(),
+  suggested_action: z.literal("split_request"),
+  contact_email: z.string(),
+  support_event_id: z.string(),
+});
 
 /** 415 body (Errors rule 1). */
-export const UnsupportedMediaTypeSchema = z
-  .object({
-    detail: z.string().meta({ description: "Names the supported extensions." }),
-    code: z.string().optional(),
-    supported_extensions: z.array(z.string()).optional(),
-  })
-  .register(apiSchemas, { id: "UnsupportedMediaTypeError" });
+export const UnsupportedMediaTypeSchema = component("UnsupportedMediaTypeError", {
+  detail: z.string().meta({ description: "Names the supported extensions." }),
+  code: z.string().optional(),
+  supported_extensions: z.array(z.string()).optional(),
+});
 
 /** 429 body (Errors rule 2); Retry-After and X-Usage-* headers come with it. */
-export const QuotaExceededSchema = z
-  .object({
-    detail: z.string(),
-    code: z.string().optional(),
-    usage: z.record(z.string(), z.unknown()).optional(),
-  })
-  .register(apiSchemas, { id: "QuotaExceededError" });
+export const QuotaExceededSchema = component("QuotaExceededError", {
+  detail: z.string(),
+  code: z.string().optional(),
+  usage: z.record(z.string(), z.unknown()).optional(),
+});
 
 /** Largest serialized JSON of one free-form object (editor action details, page setup), in bytes. */
 export const MAX_DETAILS_JSON_BYTES = 4096;

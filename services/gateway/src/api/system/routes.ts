@@ -6,7 +6,7 @@ import { z } from "zod";
 import { SERVICE_NAMES } from "../../context.js";
 import { buildOpenApi } from "../../openapi.js";
 import { defineRoute, type Route } from "../../route-registry.js";
-import { endpoint } from "../shared/routes.js";
+import { answers, endpoint } from "../shared/routes.js";
 import { HealthResponseSchema } from "./schemas.js";
 
 /** Deadline of each service's health check. */
@@ -15,8 +15,9 @@ export const HEALTH_CHECK_TIMEOUT_MS = 2000;
 /** 200 `{status: "healthy"}`, or 503 `{status: "unhealthy", failing: [service, ...]}`. */
 export const healthRoute = defineRoute({
   ...endpoint("GET /health", "health", "Service health", "health"),
-  response: { description: "Every service reports SERVING.", schema: HealthResponseSchema },
-  errors: [{ status: 503, description: "At least one service is not serving.", schema: HealthResponseSchema }],
+  ...answers(HealthResponseSchema, "Every service reports SERVING.", [
+    { status: 503, description: "At least one service is not serving.", schema: HealthResponseSchema },
+  ]),
   async handle(_input, call) {
     const checks = Object.fromEntries(
       SERVICE_NAMES.map((name) => [

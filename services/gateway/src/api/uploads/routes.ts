@@ -4,21 +4,10 @@ import type { ingestV1 } from "@redline/grpc-stubs";
 import { InputError, mediaResponseHeaders, required } from "@redline/service-kit";
 import { z } from "zod";
 import { defineRoute, type RouteCall } from "../../route-registry.js";
-import { endpoint } from "../shared/routes.js";
+import { answers, endpoint } from "../shared/routes.js";
 import { normalizeBase64 } from "../shared/schemas.js";
 import { pageSetup, rosterToJson } from "./mappers.js";
-import {
-  CreateUploadResponseSchema,
-  CreateUploadSchema,
-  MediaPathSchema,
-  type OpenMode,
-  ProcessUploadSchema,
-  UploadDocumentBase64Schema,
-  UploadDocumentFormSchema,
-  type UploadDocumentResponseJson,
-  UploadDocumentResponseSchema,
-  UploadPathSchema,
-} from "./schemas.js";
+import * as schemas from "./schemas.js";
 
 // Big files take longer to convert than the default RPC deadline.
 const CONVERT_TIMEOUT_MS = 120_000;
@@ -42,9 +31,9 @@ export async function loadIntoSession(
   call: RouteCall,
   converted: ingestV1.ConvertDocumentResponse,
   sessionId: string,
-  openMode: OpenMode,
+  openMode: schemas.OpenMode,
   returnHtml: boolean,
-): Promise<UploadDocumentResponseJson> {
+): Promise<schemas.UploadDocumentResponseJson> {
   const res = await call.ctx.workspace.storeAndAttach(
     {
       sessionId,
@@ -78,13 +67,13 @@ export const uploadDocumentRoute = defineRoute({
   description:
     "multipart/form-data with a `file` part (.pdf .docx .txt .rtf .md .html .htm), optional `session_id` (minted when " +
     "omitted) and `open_mode` (replace | new_focused | background | new_tab). Not billable.",
-  body: UploadDocumentFormSchema,
+  request: { body: schemas.UploadDocumentFormSchema },
   bodyMediaType: "multipart/form-data",
-  response: {
-    description: "The loaded document, the session's roster and the page setup.",
-    schema: UploadDocumentResponseSchema,
-  },
-  errors: [400, 403, 415, 503],
+  ...answers(
+    schemas.UploadDocumentResponseSchema,
+    "The loaded document, the session's roster and the page setup.",
+    [400, 403, 415, 503],
+  ),
   async handle({ body }, call) {
     const converted = await convertUpload(call, body.file.filename, body.file.content);
     return { body: await loadIntoSession(call, converted, body.session_id ?? "", body.open_mode, body.return_html) };
@@ -97,9 +86,8 @@ export const uploadDocumentBase64Route = defineRoute({
   description:
     "With `session_id` the file is loaded into the session (open_mode as for multipart) and the reply has " +
     "chunks_count, version_id, page_setup and, with return_html, the HTML. Without it, the file is only converted.",
-  body: UploadDocumentBase64Schema,
-  response: { description: "The conversion, or the loaded document.", schema: UploadDocumentResponseSchema },
-  errors: [400, 403, 415, 503],
+  request: { body: schemas.UploadDocumentBase64Schema },
+  ...answers(schemas.UploadDocumentResponseSchema, "The conversion, or the loaded document.", [400, 403, 415, 503]),
   async handle({ body }, call) {
     const content = Buffer.from(normalizeBase64(body.file_base64), "base64");
     const converted = await convertUpload(call, body.filename, content);
@@ -114,7 +102,7 @@ export const uploadDocumentBase64Route = defineRoute({
 async function conversionReply(
   call: RouteCall,
   converted: ingestV1.ConvertDocumentResponse,
-  opts: { session_id?: string | null; open_mode: OpenMode; return_html: boolean },
+  opts: { session_id?: string | null; open_mode: schemas.OpenMode; return_html: boolean },
 ) {
   if (!opts.session_id) {
     return {
@@ -134,9 +122,8 @@ export const createUploadRoute = defineRoute({
   description:
     "Returns an upload_url to PUT the file's bytes to (no Authorization header), valid 300 seconds; then call " +
     "POST /v1/uploads/{upload_id}/process. purpose: document (default), attachment or export-html.",
-  body: CreateUploadSchema,
-  response: { description: "The upload slot.", schema: CreateUploadResponseSchema },
-  errors: [400, 415, 503],
+  request: { body: schemas.CreateUploadSchema },
+  ...answers(schemas.CreateUploadResponseSchema, "The upload slot.", [400, 415, 503]),
   async handle({ body }, call) {
     const res = await call.ctx.files.createUpload(
       { filename: body.filename, contentType: body.content_type, sizeBytes: body.size_bytes, purpose: body.purpose },
@@ -160,10 +147,12 @@ export const processUploadRoute = defineRoute({
   description:
     "Converts the file PUT to the upload's URL. With session_id it is loaded into the session like " +
     "POST /v1/documents/upload; without, only converted. 404 when the upload is unknown, expired or was never PUT.",
-  params: UploadPathSchema,
-  body: ProcessUploadSchema,
-  response: { description: "The conversion, or the loaded document.", schema: UploadDocumentResponseSchema },
-  errors: [400, 403, 404, 415, 503],
+  request: { params: schemas.UploadPathSchema, body: schemas.ProcessUploadSchema },
+  ...answers(
+    schemas.UploadDocumentResponseSchema,
+    "The conversion, or the loaded document.",
+    [400, 403, 404, 415, 503],
+  ),
   async handle({ params, body }, call) {
     const res = await call.ctx.files.convertUpload({ uploadId: params.upload_id }, call.rpc(CONVERT_TIMEOUT_MS));
     const converted = required(res.converted, "converted");
@@ -179,9 +168,8 @@ export const getMediaRoute = defineRoute({
     "/v1/media/{sha256}. Only the owner (or their organization) can read them; 404 otherwise. Served with " +
     "Content-Security-Policy `default-src 'none'; sandbox` and nosniff; PNG, JPEG, GIF, WebP, AVIF and BMP inline, " +
     "other image types (EMF, WMF) as attachments. SVG is never stored (its images are removed on upload).",
-  params: MediaPathSchema,
-  response: { description: "The image bytes.", schema: z.string().meta({ format: "binary" }) },
-  errors: [404, 503],
+  request: { params: schemas.MediaPathSchema },
+  ...answers(z.string().meta({ format: "binary" }), "The image bytes.", [404, 503]),
   async handle({ params }, call) {
     const media = await call.ctx.files.getMedia({ mediaId: params.media_id }, call.rpc());
     return {

@@ -1,7 +1,7 @@
 // Document uploads (unshown-parts.md, Uploads): multipart and base64 uploads with their open
 // mode, pre-signed uploads and their processing, and media reads.
 import { z } from "zod";
-import { apiSchemas, base64File, formBool, sessionId, uploadedFile } from "../shared/schemas.js";
+import { apiSchemas, base64File, component, formBool, sessionId, uploadedFile } from "../shared/schemas.js";
 
 /** How an upload opens in the session's roster; `new_tab` is an alias of `new_focused`. */
 export const OPEN_MODES = ["replace", "new_focused", "background", "new_tab"] as const;
@@ -22,21 +22,15 @@ export const UploadDocumentFormSchema = z.object({
 });
 
 /** POST /v1/documents/upload-base64. */
-export const UploadDocumentBase64Schema = z
-  .object({
-    filename: z
-      .string()
-      .min(1)
-      .max(512)
-      .meta({ description: "Original file name; the extension picks the converter." }),
-    file_base64: base64File,
-    session_id: sessionId
-      .optional()
-      .meta({ description: "Load into this session; without it the file is only converted." }),
-    open_mode: z.enum(OPEN_MODES).default("replace"),
-    return_html: z.boolean().default(false),
-  })
-  .register(apiSchemas, { id: "UploadDocumentBase64Request" });
+export const UploadDocumentBase64Schema = component("UploadDocumentBase64Request", {
+  filename: z.string().min(1).max(512).meta({ description: "Original file name; the extension picks the converter." }),
+  file_base64: base64File,
+  session_id: sessionId
+    .optional()
+    .meta({ description: "Load into this session; without it the file is only converted." }),
+  open_mode: z.enum(OPEN_MODES).default("replace"),
+  return_html: z.boolean().default(false),
+});
 
 /** Page setup `{size, orientation, margins}` (docx and pdf only). */
 const PageSetupSchema = z
@@ -49,32 +43,28 @@ const PageSetupSchema = z
   .register(apiSchemas, { id: "PageSetup" });
 
 /** One roster entry as the upload routes report it. */
-export const RosterEntrySchema = z
-  .object({
-    document_id: z.string().meta({ description: "Session-local slot id." }),
-    durable_document_id: z.string().nullable(),
-    title: z.string(),
-    focused: z.boolean(),
-    version_id: z.string().nullable(),
-  })
-  .register(apiSchemas, { id: "RosterEntry" });
+export const RosterEntrySchema = component("RosterEntry", {
+  document_id: z.string().meta({ description: "Session-local slot id." }),
+  durable_document_id: z.string().nullable(),
+  title: z.string(),
+  focused: z.boolean(),
+  version_id: z.string().nullable(),
+});
 
 /** Upload result (both forms). `html` per return_html; session fields only when loaded into a session. */
-export const UploadDocumentResponseSchema = z
-  .object({
-    session_id: z.string().optional(),
-    document_id: z.string().optional().meta({ description: "Slot id of the loaded document." }),
-    durable_document_id: z.string().optional(),
-    version_id: z.string().optional(),
-    chunks_count: z.number().int().optional(),
-    title: z.string(),
-    format: z.string().meta({ description: "Detected format: docx, pdf, html, md, txt, rtf." }),
-    page_setup: PageSetupSchema,
-    html: z.string().optional(),
-    roster: z.array(RosterEntrySchema).optional(),
-    warnings: z.array(z.string()),
-  })
-  .register(apiSchemas, { id: "UploadDocumentResponse" });
+export const UploadDocumentResponseSchema = component("UploadDocumentResponse", {
+  session_id: z.string().optional(),
+  document_id: z.string().optional().meta({ description: "Slot id of the loaded document." }),
+  durable_document_id: z.string().optional(),
+  version_id: z.string().optional(),
+  chunks_count: z.number().int().optional(),
+  title: z.string(),
+  format: z.string().meta({ description: "Detected format: docx, pdf, html, md, txt, rtf." }),
+  page_setup: PageSetupSchema,
+  html: z.string().optional(),
+  roster: z.array(RosterEntrySchema).optional(),
+  warnings: z.array(z.string()),
+});
 
 export type UploadDocumentResponseJson = z.output<typeof UploadDocumentResponseSchema>;
 
@@ -87,41 +77,35 @@ export const MediaPathSchema = z.object({
 });
 
 /** POST /v1/uploads. */
-export const CreateUploadSchema = z
-  .object({
-    filename: z.string().min(1).max(512),
-    content_type: z.string().max(255).default("application/octet-stream"),
-    size_bytes: z.number().int().min(1).max(104_857_600),
-    purpose: z.enum(["document", "attachment", "export-html"]).default("document"),
-  })
-  .register(apiSchemas, { id: "CreateUploadRequest" });
+export const CreateUploadSchema = component("CreateUploadRequest", {
+  filename: z.string().min(1).max(512),
+  content_type: z.string().max(255).default("application/octet-stream"),
+  size_bytes: z.number().int().min(1).max(104_857_600),
+  purpose: z.enum(["document", "attachment", "export-html"]).default("document"),
+});
 
 /** POST /v1/uploads response. */
-export const CreateUploadResponseSchema = z
-  .object({
-    upload_id: z.string(),
-    upload_url: z.string().meta({ description: "PUT the file's bytes here (pre-signed, no Authorization header)." }),
-    expires_at: z.string().meta({ description: "ISO 8601." }),
-    expires_in_seconds: z.number().int(),
-    max_size_bytes: z.number().int(),
-  })
-  .register(apiSchemas, { id: "CreateUploadResponse" });
+export const CreateUploadResponseSchema = component("CreateUploadResponse", {
+  upload_id: z.string(),
+  upload_url: z.string().meta({ description: "PUT the file's bytes here (pre-signed, no Authorization header)." }),
+  expires_at: z.string().meta({ description: "ISO 8601." }),
+  expires_in_seconds: z.number().int(),
+  max_size_bytes: z.number().int(),
+});
 
 /** Path of the per-upload routes. */
 export const UploadPathSchema = z.object({ upload_id: z.string().max(64) });
 
 /** POST /v1/uploads/{upload_id}/process. */
-export const ProcessUploadSchema = z
-  .object({
-    session_id: sessionId
-      .optional()
-      .meta({ description: "Load into this session; without it the file is only converted." }),
-    parse_mode: z
-      .string()
-      .max(32)
-      .default("auto")
-      .meta({ description: "Accepted for compatibility; conversion is by extension." }),
-    return_html: z.boolean().default(false),
-    open_mode: z.enum(OPEN_MODES).default("replace"),
-  })
-  .register(apiSchemas, { id: "ProcessUploadRequest" });
+export const ProcessUploadSchema = component("ProcessUploadRequest", {
+  session_id: sessionId
+    .optional()
+    .meta({ description: "Load into this session; without it the file is only converted." }),
+  parse_mode: z
+    .string()
+    .max(32)
+    .default("auto")
+    .meta({ description: "Accepted for compatibility; conversion is by extension." }),
+  return_html: z.boolean().default(false),
+  open_mode: z.enum(OPEN_MODES).default("replace"),
+});
