@@ -1,6 +1,6 @@
 // The agent service as a library: start it from a config, close it. main.ts is the thin shell.
 import { agentJobsV1, agentRevertV1, agentV1 } from "@redline/grpc-stubs";
-import { bindRpcFiles, migrateLatest, pingDb, pingNats, type RunningService, serveService } from "@redline/service-kit";
+import { migrateLatest, pingDb, pingNats, type RunningService, serveService } from "@redline/service-kit";
 import type { AgentConfig } from "./config.js";
 import { type AgentContext, closeContext, createContext } from "./context.js";
 import { migrations, SCHEMA } from "./db/migrations.js";
@@ -24,20 +24,12 @@ export async function startAgentService(
   await migrateLatest(ctx.db, SCHEMA, migrations);
   const pool = startWorkerPool(ctx);
   ctx.log.info({ engine: ctx.engine.name, instance: ctx.instanceId }, "agent starting");
-  const running = await serveService({
-    name: "agent",
-    address: cfg.grpcAddress,
-    services: await bindRpcFiles(ctx, new URL("./rpc/", import.meta.url), [
-      agentV1.AgentServiceService,
-      agentJobsV1.JobsServiceService,
-      agentRevertV1.RevertServiceService,
-    ]),
-    health: { postgres: () => pingDb(ctx.db), nats: () => pingNats(ctx.nats) },
-    log: ctx.log,
-    async release() {
-      await pool.close();
-      await closeContext(ctx);
-    },
-  });
+  const rpc = {
+    dir: new URL("./rpc/", import.meta.url),
+    definitions: [agentV1.AgentServiceService, agentJobsV1.JobsServiceService, agentRevertV1.RevertServiceService],
+  };
+  const health = { postgres: () => pingDb(ctx.db), nats: () => pingNats(ctx.nats) };
+  const release = () => pool.close().then(() => closeContext(ctx));
+  const running = await serveService("agent", cfg.grpcAddress, ctx, { rpc, health, release });
   return { ...running, context: ctx };
 }

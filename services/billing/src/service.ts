@@ -1,6 +1,6 @@
 // The billing service as a library: tests, the bench and main.ts start it from a config.
 import { billingV1 } from "@redline/grpc-stubs";
-import { bindRpcFiles, migrateLatest, pingDb, type RunningService, serveService } from "@redline/service-kit";
+import { migrateLatest, pingDb, type RunningService, serveService } from "@redline/service-kit";
 import type { BillingConfig } from "./config.js";
 import { type BillingContext, closeContext, createContext } from "./context.js";
 import { migrations, SCHEMA } from "./db/migrations.js";
@@ -14,12 +14,7 @@ export async function startBillingService(cfg: BillingConfig): Promise<RunningSe
     await closeContext(ctx);
     throw err;
   }
-  return serveService({
-    name: "billing",
-    address: cfg.grpcAddress,
-    services: await bindRpcFiles(ctx, new URL("./rpc/", import.meta.url), [billingV1.BillingServiceService]),
-    health: { postgres: () => pingDb(ctx.db) },
-    log: ctx.log,
-    release: () => closeContext(ctx),
-  });
+  const rpc = { dir: new URL("./rpc/", import.meta.url), definitions: [billingV1.BillingServiceService] };
+  const health = { postgres: () => pingDb(ctx.db) };
+  return serveService("billing", cfg.grpcAddress, ctx, { rpc, health, release: () => closeContext(ctx) });
 }

@@ -1,6 +1,6 @@
 // The ingest service as a library: start from a config, close. main.ts is the thin shell.
 import { ingestFilesV1, ingestV1 } from "@redline/grpc-stubs";
-import { bindRpcFiles, type HealthCheck, pingDb, type RunningService, serveService } from "@redline/service-kit";
+import { type HealthCheck, pingDb, type RunningService, serveService } from "@redline/service-kit";
 import type { IngestConfig } from "./config.js";
 import { closeContext, createContext, type IngestContext } from "./context.js";
 
@@ -24,17 +24,12 @@ export async function startIngestService(cfg: IngestConfig): Promise<RunningServ
   const ctx = await createContext(cfg);
   let running: RunningService;
   try {
-    running = await serveService({
-      name: "ingest",
-      address: cfg.grpcAddress,
-      services: await bindRpcFiles(ctx, new URL("./rpc/", import.meta.url), [
-        ingestV1.IngestServiceService,
-        ingestFilesV1.FilesServiceService,
-      ]),
-      health: healthChecks(ctx),
-      log: ctx.log,
-      release: () => closeContext(ctx),
-    });
+    const rpc = {
+      dir: new URL("./rpc/", import.meta.url),
+      definitions: [ingestV1.IngestServiceService, ingestFilesV1.FilesServiceService],
+    };
+    const release = () => closeContext(ctx);
+    running = await serveService("ingest", cfg.grpcAddress, ctx, { rpc, health: healthChecks(ctx), release });
   } catch (err) {
     await closeContext(ctx);
     throw err;

@@ -1,6 +1,6 @@
 // The sessions service as a library: migrate, then serve its three gRPC services. main.ts is the shell.
 import { sessionsCheckpointsV1, sessionsV1, sessionsWorkspaceV1 } from "@redline/grpc-stubs";
-import { bindRpcFiles, migrateLatest, pingDb, type RunningService, serveService } from "@redline/service-kit";
+import { migrateLatest, pingDb, type RunningService, serveService } from "@redline/service-kit";
 import type { SessionsConfig } from "./config.js";
 import { closeContext, createContext, type SessionsContext } from "./context.js";
 import { migrations, SCHEMA } from "./db/migrations.js";
@@ -14,16 +14,18 @@ export interface RunningSessionsService extends RunningService {
 export async function startSessionsService(cfg: SessionsConfig): Promise<RunningSessionsService> {
   const ctx = createContext(cfg);
   await migrateLatest(ctx.db, SCHEMA, migrations);
-  const running = await serveService({
-    name: "sessions",
-    address: cfg.grpcAddress,
-    services: await bindRpcFiles(ctx, new URL("./rpc/", import.meta.url), [
+  const rpc = {
+    dir: new URL("./rpc/", import.meta.url),
+    definitions: [
       sessionsV1.SessionsServiceService,
       sessionsWorkspaceV1.SessionWorkspaceServiceService,
       sessionsCheckpointsV1.SessionCheckpointsServiceService,
-    ]),
-    health: { postgres: () => pingDb(ctx.db) },
-    log: ctx.log,
+    ],
+  };
+  const health = { postgres: () => pingDb(ctx.db) };
+  const running = await serveService("sessions", cfg.grpcAddress, ctx, {
+    rpc,
+    health,
     release: () => closeContext(ctx),
   });
   return { ...running, context: ctx };

@@ -1,19 +1,14 @@
-import type { ingestFilesV1 as pb } from "@redline/grpc-stubs";
-import { type CallContext, requirePrincipal } from "@redline/service-kit";
+import { requirePrincipal } from "@redline/service-kit";
 import { exportForCaller } from "../commands/exports.js";
-import type { IngestContext } from "../context.js";
 import { exportJobFromRequest } from "../mappers.js";
+import type { FilesRpc } from "./call.js";
 
 /**
  * FilesService.ExportDocument (unshown-parts.md, Export): 422 for a format outside
  * docx/pdf/html/markdown/txt/doc or bad options; 413 (rule 6) over the format cap, the element
  * bound or the time bound (cut to the deadline); 503 when PDF export has no Chromium.
  */
-export const exportDocument = async (
-  ctx: IngestContext,
-  req: pb.ExportDocumentRequest,
-  call: CallContext,
-): Promise<pb.ExportDocumentResponse> => {
+export const exportDocument: FilesRpc<"exportDocument"> = async (ctx, req, call) => {
   const caller = { ownerId: requirePrincipal(call).ownerId, deadline: call.deadline };
   const job = exportJobFromRequest(req);
   const started = Date.now();

@@ -1,17 +1,12 @@
-import type { ingestFilesV1 as pb } from "@redline/grpc-stubs";
-import { type CallContext, requirePrincipal } from "@redline/service-kit";
+import { requirePrincipal } from "@redline/service-kit";
 import { searchAttachments as search } from "../commands/attachments.js";
-import type { IngestContext } from "../context.js";
+import type { FilesRpc } from "./call.js";
 
 /**
  * FilesService.SearchAttachments (ARCHITECTURE, Attachments): ranked passages of the session's
  * completed attachments (websearch syntax), its image attachments for vision, and their count.
  */
-export const searchAttachments = async (
-  ctx: IngestContext,
-  req: pb.SearchAttachmentsRequest,
-  call: CallContext,
-): Promise<pb.SearchAttachmentsResponse> => {
+export const searchAttachments: FilesRpc<"searchAttachments"> = async (ctx, req, call) => {
   const found = await search(ctx, { ...req, ownerId: requirePrincipal(call).ownerId });
   return {
     passages: found.passages.map((p) => ({
