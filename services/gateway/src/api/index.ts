@@ -1,107 +1,34 @@
-// Every API route of the gateway, in documentation order. Adding a route here mounts it and
-// adds its OpenAPI entry; each feature area keeps its routes, schemas and mappers in api/<area>/.
+// Every API route of the gateway: each feature area lists its routes in api/<area>/routes.ts
+// (with its schemas and mappers beside it); this file only orders the areas. Adding a route to an
+// area's list mounts it and adds its OpenAPI entry.
 import type { Route } from "../route-registry.js";
-import {
-  attachmentStatusRoute,
-  deleteAttachmentRoute,
-  uploadAttachmentBase64Route,
-  uploadAttachmentRoute,
-} from "./attachments/routes.js";
-import { chatAsyncRoute, chatRoute, redoRevertRoute, revertRoute } from "./chat/routes.js";
-import {
-  archiveDocumentRoute,
-  docEventsRoute,
-  documentDetailRoute,
-  getVersionRoute,
-  listDocumentsRoute,
-  listVersionsRoute,
-  unarchiveDocumentRoute,
-  updateDocumentRoute,
-} from "./documents/routes.js";
-import { createDownloadRoute, emailExportRoute, exportDocumentRoute } from "./exports/routes.js";
-import {
-  approveRoute,
-  cancelJobRoute,
-  continueRoute,
-  getJobRoute,
-  listJobsRoute,
-  sessionJobsRoute,
-} from "./jobs/routes.js";
-import { streamRoute } from "./jobs/stream.js";
-import {
-  blankDocumentRoute,
-  closeDocumentRoute,
-  focusDocumentRoute,
-  initSessionRoute,
-  listSessionDocumentsRoute,
-  openDocumentsRoute,
-  recordEditorActionsRoute,
-  reEditChunkRoute,
-  saveDocumentRoute,
-  sessionUnarchiveRoute,
-} from "./roster/routes.js";
-import { clearMemoryRoute, listSessionsRoute, sessionHistoryRoute } from "./sessions/routes.js";
-import { healthRoute } from "./system/routes.js";
-import { deleteTemplateRoute, listTemplatesRoute, uploadTemplateRoute } from "./templates/routes.js";
-import {
-  createUploadRoute,
-  getMediaRoute,
-  processUploadRoute,
-  uploadDocumentBase64Route,
-  uploadDocumentRoute,
-} from "./uploads/routes.js";
+import { attachmentsRoutes } from "./attachments/routes.js";
+import { chatRoutes } from "./chat/routes.js";
+import { documentsRoutes } from "./documents/routes.js";
+import { exportsRoutes } from "./exports/routes.js";
+import { jobsRoutes } from "./jobs/routes.js";
+import { rosterRoutes } from "./roster/routes.js";
+import { sessionsRoutes } from "./sessions/routes.js";
+import { systemRoutes } from "./system/routes.js";
+import { templatesRoutes } from "./templates/routes.js";
+import { uploadsRoutes } from "./uploads/routes.js";
 
-/** The routes createApp mounts (besides /openapi.json, which documents them). */
+/**
+ * The routes createApp mounts (besides /openapi.json, which documents them), area by area.
+ * Fixed /v1/documents/<verb> paths (uploads, exports, attachments) come before any
+ * /v1/documents/{document_id} route.
+ */
 export function apiRoutes(): Route[] {
   return [
-    // Fixed /v1/documents/<verb> paths go before any /v1/documents/{document_id} route.
-    uploadDocumentRoute,
-    uploadDocumentBase64Route,
-    exportDocumentRoute,
-    emailExportRoute,
-    createDownloadRoute,
-    createUploadRoute,
-    processUploadRoute,
-    getMediaRoute,
-    uploadAttachmentRoute,
-    uploadAttachmentBase64Route,
-    attachmentStatusRoute,
-    deleteAttachmentRoute,
-    uploadTemplateRoute,
-    listTemplatesRoute,
-    deleteTemplateRoute,
-    chatRoute,
-    chatAsyncRoute,
-    approveRoute,
-    continueRoute,
-    streamRoute,
-    getJobRoute,
-    listJobsRoute,
-    sessionJobsRoute,
-    cancelJobRoute,
-    revertRoute,
-    redoRevertRoute,
-    listSessionsRoute,
-    sessionHistoryRoute,
-    listDocumentsRoute,
-    clearMemoryRoute,
-    documentDetailRoute,
-    listVersionsRoute,
-    getVersionRoute,
-    updateDocumentRoute,
-    archiveDocumentRoute,
-    unarchiveDocumentRoute,
-    openDocumentsRoute,
-    initSessionRoute,
-    saveDocumentRoute,
-    sessionUnarchiveRoute,
-    blankDocumentRoute,
-    listSessionDocumentsRoute,
-    docEventsRoute,
-    focusDocumentRoute,
-    closeDocumentRoute,
-    reEditChunkRoute,
-    recordEditorActionsRoute,
-    healthRoute,
+    ...uploadsRoutes,
+    ...exportsRoutes,
+    ...attachmentsRoutes,
+    ...templatesRoutes,
+    ...chatRoutes,
+    ...jobsRoutes,
+    ...sessionsRoutes,
+    ...documentsRoutes,
+    ...rosterRoutes,
+    ...systemRoutes,
   ];
 }

@@ -1,7 +1,7 @@
 // The attachment routes under /v1/attachments.
 import { required } from "@redline/service-kit";
 import type { z } from "zod";
-import { defineRoute, type RouteCall } from "../../route-registry.js";
+import { defineRoute, type Route, type RouteCall } from "../../route-registry.js";
 import { answers, endpoint } from "../shared/routes.js";
 import { normalizeBase64, SessionPathSchema } from "../shared/schemas.js";
 import { attachmentToJson } from "./mappers.js";
@@ -109,3 +109,11 @@ export const deleteAttachmentRoute = defineRoute({
     };
   },
 });
+
+/** The attachments routes, in documentation order (api/index.ts mounts every area's list). */
+export const attachmentsRoutes: Route[] = [
+  uploadAttachmentRoute,
+  uploadAttachmentBase64Route,
+  attachmentStatusRoute,
+  deleteAttachmentRoute,
+];

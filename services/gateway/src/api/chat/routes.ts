@@ -3,7 +3,7 @@
 import { status as GrpcStatus } from "@grpc/grpc-js";
 import { AiTimeoutError, InputError, RedlineError, RemoteError, required } from "@redline/service-kit";
 import { CHAT_DEADLINE_GRACE_MS } from "../../config.js";
-import { defineRoute } from "../../route-registry.js";
+import { defineRoute, type Route } from "../../route-registry.js";
 import { AsyncChatResponseSchema } from "../jobs/schemas.js";
 import { usageHeaders, usageToJson } from "../shared/mappers.js";
 import { answers, endpoint } from "../shared/routes.js";
@@ -112,3 +112,6 @@ export const redoRevertRoute = defineRoute({
     return { body: revertToJson(res) };
   },
 });
+
+/** The chat routes, in documentation order (api/index.ts mounts every area's list). */
+export const chatRoutes: Route[] = [chatRoute, chatAsyncRoute, revertRoute, redoRevertRoute];

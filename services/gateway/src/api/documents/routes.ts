@@ -1,6 +1,6 @@
 // The library routes under /v1/documents/{document_id} and GET /v1/sessions/{session_id}/doc-events.
 import { InputError, required } from "@redline/service-kit";
-import { defineRoute } from "../../route-registry.js";
+import { defineRoute, type Route } from "../../route-registry.js";
 import { chunksToHtml, pageSetupFromJson, pageSetupToJson } from "../shared/mappers.js";
 import { answers, endpoint } from "../shared/routes.js";
 import { SessionPathSchema } from "../shared/schemas.js";
@@ -257,3 +257,15 @@ export const getVersionRoute = defineRoute({
     };
   },
 });
+
+/** The documents routes, in documentation order (api/index.ts mounts every area's list). */
+export const documentsRoutes: Route[] = [
+  listDocumentsRoute,
+  documentDetailRoute,
+  listVersionsRoute,
+  getVersionRoute,
+  updateDocumentRoute,
+  archiveDocumentRoute,
+  unarchiveDocumentRoute,
+  docEventsRoute,
+];

@@ -9,7 +9,7 @@ import {
   SchemaError,
 } from "@redline/service-kit";
 import { z } from "zod";
-import { defineRoute, type RouteCall } from "../../route-registry.js";
+import { defineRoute, type Route, type RouteCall } from "../../route-registry.js";
 import { pickRosterEntry } from "../sessions/mappers.js";
 import { chunksToHtml, usageHeaders, usageToJson } from "../shared/mappers.js";
 import { answers, endpoint } from "../shared/routes.js";
@@ -224,3 +224,6 @@ export const createDownloadRoute = defineRoute({
     };
   },
 });
+
+/** The exports routes, in documentation order (api/index.ts mounts every area's list). */
+export const exportsRoutes: Route[] = [exportDocumentRoute, emailExportRoute, createDownloadRoute];

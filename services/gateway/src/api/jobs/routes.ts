@@ -1,11 +1,12 @@
 // The job routes: get, list (all or a session's), cancel, and the decisions a job waits for
 // (approve / deny proposed changes, answer a continue prompt).
 import { required } from "@redline/service-kit";
-import { defineRoute } from "../../route-registry.js";
+import { defineRoute, type Route } from "../../route-registry.js";
 import { answers, endpoint } from "../shared/routes.js";
 import { SessionPathSchema } from "../shared/schemas.js";
 import { attachmentJobToJson, jobToJson } from "./mappers.js";
 import * as schemas from "./schemas.js";
+import { streamRoute } from "./stream.js";
 
 /**
  * POST /v1/chat/{session_id}/approve: one change (`change_id`), every pending change (neither
@@ -125,3 +126,14 @@ export const cancelJobRoute = defineRoute({
     };
   },
 });
+
+/** The jobs routes, in documentation order (api/index.ts mounts every area's list). */
+export const jobsRoutes: Route[] = [
+  approveRoute,
+  continueRoute,
+  streamRoute,
+  getJobRoute,
+  listJobsRoute,
+  sessionJobsRoute,
+  cancelJobRoute,
+];

@@ -2,7 +2,7 @@
 // POST /v1/sessions/init.
 import type { sessionsV1, sessionsWorkspaceV1 } from "@redline/grpc-stubs";
 import { required } from "@redline/service-kit";
-import { defineRoute, type RouteCall } from "../../route-registry.js";
+import { defineRoute, type Route, type RouteCall } from "../../route-registry.js";
 import { IncludeHtmlQuerySchema } from "../documents/schemas.js";
 import { usageToJson } from "../shared/mappers.js";
 import { answers, endpoint } from "../shared/routes.js";
@@ -348,3 +348,17 @@ export const recordEditorActionsRoute = defineRoute({
     return { body: { session_id: params.session_id, actions: actions.map(editorActionJson) } };
   },
 });
+
+/** The roster routes, in documentation order (api/index.ts mounts every area's list). */
+export const rosterRoutes: Route[] = [
+  openDocumentsRoute,
+  initSessionRoute,
+  saveDocumentRoute,
+  sessionUnarchiveRoute,
+  blankDocumentRoute,
+  listSessionDocumentsRoute,
+  focusDocumentRoute,
+  closeDocumentRoute,
+  reEditChunkRoute,
+  recordEditorActionsRoute,
+];

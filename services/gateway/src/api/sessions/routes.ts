@@ -1,7 +1,7 @@
 // The session routes: list sessions, a session's history, and clearing the memory note.
 import type { documentsV1 } from "@redline/grpc-stubs";
 import { RedlineError } from "@redline/service-kit";
-import { defineRoute } from "../../route-registry.js";
+import { defineRoute, type Route } from "../../route-registry.js";
 import { editorActionJson } from "../roster/mappers.js";
 import { answers, endpoint } from "../shared/routes.js";
 import { SessionPathSchema } from "../shared/schemas.js";
@@ -83,3 +83,6 @@ export const clearMemoryRoute = defineRoute({
     return { body: { removed: res.removed, memory_key: query.memory_key ?? null } };
   },
 });
+
+/** The sessions routes, in documentation order (api/index.ts mounts every area's list). */
+export const sessionsRoutes: Route[] = [listSessionsRoute, sessionHistoryRoute, clearMemoryRoute];

@@ -60,3 +60,6 @@ export function openApiRoute(routes: Route[]): Route {
   });
   return self;
 }
+
+/** The system routes, in documentation order (api/index.ts mounts every area's list). */
+export const systemRoutes: Route[] = [healthRoute];

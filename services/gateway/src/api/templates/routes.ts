@@ -1,6 +1,6 @@
 // The template routes under /v1/templates.
 import { required } from "@redline/service-kit";
-import { defineRoute } from "../../route-registry.js";
+import { defineRoute, type Route } from "../../route-registry.js";
 import { answers, endpoint } from "../shared/routes.js";
 import { normalizeBase64 } from "../shared/schemas.js";
 import { templateToJson } from "./mappers.js";
@@ -43,3 +43,6 @@ export const deleteTemplateRoute = defineRoute({
     return { body: { template_id: params.template_id, deleted: true as const } };
   },
 });
+
+/** The templates routes, in documentation order (api/index.ts mounts every area's list). */
+export const templatesRoutes: Route[] = [uploadTemplateRoute, listTemplatesRoute, deleteTemplateRoute];

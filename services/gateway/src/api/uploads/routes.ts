@@ -3,7 +3,7 @@
 import type { ingestV1 } from "@redline/grpc-stubs";
 import { InputError, mediaResponseHeaders, required } from "@redline/service-kit";
 import { z } from "zod";
-import { defineRoute, type RouteCall } from "../../route-registry.js";
+import { defineRoute, type Route, type RouteCall } from "../../route-registry.js";
 import { answers, endpoint } from "../shared/routes.js";
 import { normalizeBase64 } from "../shared/schemas.js";
 import { pageSetup, rosterToJson } from "./mappers.js";
@@ -188,3 +188,12 @@ export const getMediaRoute = defineRoute({
     };
   },
 });
+
+/** The uploads routes, in documentation order (api/index.ts mounts every area's list). */
+export const uploadsRoutes: Route[] = [
+  uploadDocumentRoute,
+  uploadDocumentBase64Route,
+  createUploadRoute,
+  processUploadRoute,
+  getMediaRoute,
+];
