@@ -9,16 +9,10 @@ export function ownerOf(call: CallContext): string {
   return requirePrincipal(call).ownerId;
 }
 
+type DocumentsDef = typeof documentsV1.DocumentsServiceService;
 /** One RPC of documents.v1.DocumentsService, in `rpc/<verb-noun>.ts` (bound by file name). */
-export type DocumentsRpc<K extends keyof typeof documentsV1.DocumentsServiceService> = Rpc<
-  DocumentsContext,
-  typeof documentsV1.DocumentsServiceService,
-  K
->;
+export type DocumentsRpc<K extends keyof DocumentsDef> = Rpc<DocumentsContext, DocumentsDef, K>;
 
+type LibraryDef = typeof documentsLibraryV1.DocumentLibraryServiceService;
 /** One RPC of documents.v1.DocumentLibraryService, in `rpc/<verb-noun>.ts` (bound by file name). */
-export type LibraryRpc<K extends keyof typeof documentsLibraryV1.DocumentLibraryServiceService> = Rpc<
-  DocumentsContext,
-  typeof documentsLibraryV1.DocumentLibraryServiceService,
-  K
->;
+export type LibraryRpc<K extends keyof LibraryDef> = Rpc<DocumentsContext, LibraryDef, K>;
