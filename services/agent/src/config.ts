@@ -1,5 +1,5 @@
 // The agent's configuration and the only code that reads its environment variables.
-import { DEFAULT_ADDRS, numberFromEnv, readAddrs, type ServiceAddrs } from "@redline/service-kit";
+import { DEFAULT_ADDRS, numberFromEnv, readAddrs, requireEnv, type ServiceAddrs } from "@redline/service-kit";
 import type { OpenAiEngineConfig } from "./engines/index.js";
 
 type Env = Record<string, string | undefined>;
@@ -52,12 +52,6 @@ export const DEFAULT_JOBS_CONFIG: JobsConfig = {
   sweepMs: 30_000,
 };
 
-function requiredEnv(env: Env, name: string): string {
-  const value = env[name];
-  if (!value) throw new Error(`${name} is not set (pnpm start sets it; see README, Configuration)`);
-  return value;
-}
-
 /**
  * The agent's config from the environment: DATABASE_URL and NATS_URL (required; the agent uses
  * no S3), AGENT_ADDR and the other *_ADDR, AI_TIMEOUT_MS (default 30 minutes),
@@ -72,8 +66,8 @@ export function loadConfig(env: Env): AgentConfig {
     openai: readOpenAiEnv(env),
     historyTurns: numberFromEnv(env, "AGENT_HISTORY_TURNS", (n) => n >= 0, "a number >= 0") ?? 10,
     logLevel: env.LOG_LEVEL,
-    databaseUrl: requiredEnv(env, "DATABASE_URL"),
-    natsUrl: requiredEnv(env, "NATS_URL"),
+    databaseUrl: requireEnv(env, "DATABASE_URL"),
+    natsUrl: requireEnv(env, "NATS_URL"),
     jobs: readJobsEnv(env),
   };
 }

@@ -1,5 +1,5 @@
 // Reading the documents service's environment into typed config: the only code that reads env vars.
-import { readAddrs, readInfraEnv } from "@redline/service-kit";
+import { readAddrs, requireEnv } from "@redline/service-kit";
 
 /** Documents configuration. */
 export interface DocumentsConfig {
@@ -13,15 +13,14 @@ export interface DocumentsConfig {
 }
 
 /**
- * DocumentsConfig from DOCUMENTS_ADDR (default 127.0.0.1:50061), DATABASE_URL, NATS_URL (the
- * infrastructure variables are required; throws naming the missing one) and LOG_LEVEL.
+ * DocumentsConfig from DOCUMENTS_ADDR (default 127.0.0.1:50061), DATABASE_URL, NATS_URL (both
+ * required; throws naming the missing one) and LOG_LEVEL.
  */
 export function loadConfig(env: Record<string, string | undefined>): DocumentsConfig {
-  const infra = readInfraEnv(env);
   return {
     grpcAddress: readAddrs(env).documents,
-    databaseUrl: infra.databaseUrl,
-    natsUrl: infra.natsUrl,
+    databaseUrl: requireEnv(env, "DATABASE_URL"),
+    natsUrl: requireEnv(env, "NATS_URL"),
     logLevel: env.LOG_LEVEL,
   };
 }

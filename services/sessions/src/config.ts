@@ -1,5 +1,5 @@
 // Reading the sessions service's environment into typed config (only main.ts calls this).
-import { readAddrs, readInfraEnv, type ServiceAddrs } from "@redline/service-kit";
+import { readAddrs, requireEnv, type ServiceAddrs } from "@redline/service-kit";
 
 type Env = Record<string, string | undefined>;
 
@@ -19,7 +19,7 @@ export function loadConfig(env: Env): SessionsConfig {
   const addrs = readAddrs(env);
   return {
     grpcAddress: addrs.sessions,
-    databaseUrl: readInfraEnv(env).databaseUrl,
+    databaseUrl: requireEnv(env, "DATABASE_URL"),
     addrs: { documents: addrs.documents },
     logLevel: env.LOG_LEVEL,
   };
