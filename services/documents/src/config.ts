@@ -17,10 +17,6 @@ export interface DocumentsConfig {
  * required; throws naming the missing one) and LOG_LEVEL.
  */
 export function loadConfig(env: Record<string, string | undefined>): DocumentsConfig {
-  return {
-    grpcAddress: readAddrs(env).documents,
-    databaseUrl: requireEnv(env, "DATABASE_URL"),
-    natsUrl: requireEnv(env, "NATS_URL"),
-    logLevel: env.LOG_LEVEL,
-  };
+  const [databaseUrl, natsUrl] = [requireEnv(env, "DATABASE_URL"), requireEnv(env, "NATS_URL")];
+  return { grpcAddress: readAddrs(env).documents, databaseUrl, natsUrl, logLevel: env.LOG_LEVEL };
 }
