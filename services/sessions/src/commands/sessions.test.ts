@@ -91,12 +91,12 @@ describe("listSessions", () => {
     await ensureSession(db, owner, "older");
     await ensureSession(db, owner, "newer");
     await appendTurn(db, owner, turn("newer", 0));
-    const list = await listSessions(db, owner, 0);
+    const list = await listSessions(db, owner, { limit: 0 });
     expect(list.map((s) => [s.row.id, s.messageCount])).toEqual([
       ["newer", 2],
       ["older", 0],
     ]);
-    expect(await listSessions(db, newOwner(), 10)).toEqual([]);
+    expect(await listSessions(db, newOwner(), { limit: 10 })).toEqual([]);
   });
 });
 

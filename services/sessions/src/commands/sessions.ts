@@ -76,9 +76,17 @@ export async function getTurnContext(
   return { ...ensured(res?.session), messages: res?.messages ?? [], memoryNote: res?.memoryNote ?? "" };
 }
 
-/** The owner's sessions, most recent activity first, at most `limit` (1..200, default 50). */
-export async function listSessions(db: Knex, ownerId: string, limit: number): Promise<SessionView[]> {
-  const rows = await recentSessions(db, ownerId, Math.min(200, Math.max(1, limit || 50)));
+/**
+ * The owner's sessions, most recent activity first: at most `page.limit` (default 50, clamped to
+ * 1..200) after the first `page.offset` (negative reads as 0).
+ */
+export async function listSessions(
+  db: Knex,
+  ownerId: string,
+  page: { limit: number; offset?: number },
+): Promise<SessionView[]> {
+  const limit = Math.min(200, Math.max(1, page.limit || 50));
+  const rows = await recentSessions(db, ownerId, limit, Math.max(0, page.offset ?? 0));
   if (rows.length === 0) return [];
   const ids = rows.map((r) => r.id);
   // Two grouped queries instead of two per session.

@@ -3,12 +3,14 @@
 import { z } from "zod";
 import {
   apiSchemas,
+  clampedPageLimit,
   component,
   INT32_MAX,
   INT64_JSON_MAX,
   MAX_ID_CHARS,
   MAX_NAME_CHARS,
   pageLimit,
+  pageOffset,
   queryFlag,
   queryInt,
   sessionId,
@@ -191,15 +193,8 @@ export const VersionPathSchema = DocumentPathSchema.extend({
 
 /** GET /v1/documents/{id}/versions query: a limit over 200 is clamped to 200, not refused. */
 export const ListVersionsQuerySchema = z.object({
-  limit: z
-    .preprocess((v) => {
-      const n = queryInt(v);
-      return typeof n === "number" && n > 200 ? 200 : n;
-    }, z.number().int().min(1).max(200).default(50))
-    .meta({ description: "1 to 200 (larger values are clamped to 200); default 50." }),
-  offset: z
-    .preprocess(queryInt, z.number().int().min(0).max(INT32_MAX).default(0))
-    .meta({ description: "At least 0 (an int32)." }),
+  limit: clampedPageLimit(50).meta({ description: "1 to 200 (larger values are clamped to 200); default 50." }),
+  offset: pageOffset,
 });
 
 /** One version of a document: what wrote it, when, and how much it changed. */

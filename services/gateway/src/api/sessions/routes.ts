@@ -14,7 +14,7 @@ export const listSessionsRoute = defineRoute({
   request: { query: schemas.ListSessionsQuerySchema },
   ...answers(schemas.SessionListResponseSchema, "The caller's sessions, most recent activity first.", [503]),
   async handle({ query }, call) {
-    const res = await call.ctx.sessions.listSessions({ limit: query.limit }, call.rpc());
+    const res = await call.ctx.sessions.listSessions({ limit: query.limit, offset: query.offset }, call.rpc());
     const sessions = res.sessions.map(sessionSummaryToJson);
     return { body: { sessions, total: sessions.length } };
   },

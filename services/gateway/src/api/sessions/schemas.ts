@@ -1,11 +1,19 @@
 // Sessions (interface-spec endpoints 2, 4 and 19): the session list, a session's history and
 // document state, and clearing the cross-session memory note.
 import { z } from "zod";
-import { component, deprecatedUserId, MAX_ID_CHARS, pageLimit, queryFlag } from "../shared/schemas.js";
+import {
+  clampedPageLimit,
+  component,
+  deprecatedUserId,
+  MAX_ID_CHARS,
+  pageOffset,
+  queryFlag,
+} from "../shared/schemas.js";
 
 /** GET /v1/sessions query. */
 export const ListSessionsQuerySchema = z.object({
-  limit: pageLimit(50).meta({ description: "Page size, 1 to 200." }),
+  limit: clampedPageLimit(50).meta({ description: "Page size, 1 to 200 (larger values are clamped to 200)." }),
+  offset: pageOffset,
   user_id: deprecatedUserId(false),
 });
 

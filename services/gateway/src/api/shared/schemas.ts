@@ -208,6 +208,21 @@ export const queryFlag = (fallback: boolean, description: string) =>
 export const pageLimit = (fallback: number, max = 200) =>
   z.preprocess(queryInt, z.number().int().min(1).max(max).default(fallback));
 
+/**
+ * A page-size query parameter where the spec sets no bound: an integer 1..`max`, `fallback` when
+ * absent; a larger value is clamped to `max` instead of refused (0, negatives, non-integers: 422).
+ */
+export const clampedPageLimit = (fallback: number, max = 200) =>
+  z.preprocess((v) => {
+    const n = queryInt(v);
+    return typeof n === "number" && n > max ? max : n;
+  }, z.number().int().min(1).max(max).default(fallback));
+
+/** An offset query parameter: an int32 of at least 0, default 0. */
+export const pageOffset = z
+  .preprocess(queryInt, z.number().int().min(0).max(INT32_MAX).default(0))
+  .meta({ description: "At least 0 (an int32)." });
+
 /** The old `user_id` field, still accepted and ignored: the API key decides scope (interface-spec, Authentication). */
 export const deprecatedUserId = (nullable: boolean) =>
   (nullable ? z.string().max(MAX_ID_CHARS).nullish() : z.string().max(MAX_ID_CHARS).optional()).meta({

@@ -47,15 +47,16 @@ export async function activeMessageCount(db: Db, ownerId: string, sessionId: str
   return Number(row?.count ?? 0);
 }
 
-/** The owner's sessions by most recent activity, at most `limit`. */
-export async function recentSessions(db: Db, ownerId: string, limit: number): Promise<SessionRow[]> {
+/** The owner's sessions by most recent activity: `limit` of them after the first `offset`. */
+export async function recentSessions(db: Db, ownerId: string, limit: number, offset = 0): Promise<SessionRow[]> {
   return db<SessionRow>(T.sessions)
     .where({ owner_id: ownerId })
     .orderBy([
       { column: "updated_at", order: "desc" },
       { column: "id", order: "asc" },
     ])
-    .limit(limit);
+    .limit(limit)
+    .offset(offset);
 }
 
 /** Active message counts of several sessions, by session id (one grouped query). */
