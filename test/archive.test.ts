@@ -72,6 +72,19 @@ const rows: Row[] = [
     },
   },
   {
+    name: "archived → archived: DELETE of an archived document archives nothing → 409 already_archived",
+    from: "archived",
+    others: 0,
+    trigger: (d) => jsonCall(stack, "DELETE", `/v1/documents/${d.documentId}?force=true`, key),
+    status: 409,
+    next: "archived",
+    effects: async (d, res) => {
+      expect(res.body.code).toBe("already_archived");
+      expect(res.body.detail).toMatch(/already archived/);
+      expect(await listed(d.documentId, true)).toBe(true);
+    },
+  },
+  {
     name: "active → archived: DELETE with force=true while open elsewhere; every session unlinked and notified",
     from: "active",
     others: 2,

@@ -100,6 +100,12 @@ describe("archiveDocument and unarchiveInSession", () => {
     await expect(refused).rejects.toBeInstanceOf(ConflictError);
     const done = await archiveDocument(ctx, owner, fwd, { documentId: id, fromSession: "a1", force: true });
     expect([done.alreadyArchived, done.unlinkedSessions]).toEqual([false, 2]);
+    // Rule 10: archiving it again archives nothing, so it is a 409 naming why, never a success.
+    const again = await archiveDocument(ctx, owner, fwd, { documentId: id, fromSession: "a1", force: true }).catch(
+      (e: unknown) => e,
+    );
+    expect(again).toBeInstanceOf(ConflictError);
+    expect((again as ConflictError).toPayload().body).toMatchObject({ code: "already_archived" });
     const restored = await unarchiveInSession(ctx, owner, fwd, {
       sessionId: "a2",
       documentRef: id,

@@ -166,8 +166,10 @@ export async function unarchiveInSession(
 
 /**
  * Archive (endpoint 7): NotFoundError when not the caller's; ConflictError 409 document_in_use
- * when other sessions than `fromSession` hold it open, unless `force` or already archived (a retry
- * after the unlink failed); then archives and unlinks it from every session.
+ * when other sessions than `fromSession` hold it open, unless `force`; then archives and unlinks
+ * it from every session. An archive that archives nothing never answers 2xx (interface-spec
+ * rule 10): an already archived document gets ConflictError 409 `already_archived`, after its
+ * leftover session links (an archive interrupted before the unlink) are removed.
  */
 export async function archiveDocument(
   deps: Deps,
@@ -178,12 +180,13 @@ export async function archiveDocument(
   const { documents } = await deps.library.getDocumentsMeta({ documentIds: [input.documentId] }, fwd);
   const meta = documents[0];
   if (!meta) throw new NotFoundError("Document not found");
+  if (meta.archived) return alreadyArchived(deps, ownerId, meta.documentId);
   const holders = await listDocumentHolders(deps.db, ownerId, {
     documentIds: [meta.documentId],
     excludeSessionId: input.fromSession,
   });
   const openElsewhere = holders.filter((h) => h.document_id === meta.documentId).length;
-  if (openElsewhere > 0 && !input.force && !meta.archived) {
+  if (openElsewhere > 0 && !input.force) {
     throw new ConflictError(`The document is open in ${openElsewhere} other session(s)`, {
       code: "document_in_use",
       open_in_sessions: openElsewhere,
@@ -194,8 +197,18 @@ export async function archiveDocument(
     { documentId: meta.documentId, sessionId: input.fromSession },
     fwd,
   );
+  // A concurrent archive won the race: this call archived nothing.
+  if (archived.alreadyArchived) return alreadyArchived(deps, ownerId, meta.documentId);
   const unlinked = await unlinkDocument(deps.db, ownerId, meta.documentId);
-  return { documentId: meta.documentId, alreadyArchived: archived.alreadyArchived, unlinkedSessions: unlinked.length };
+  return { documentId: meta.documentId, alreadyArchived: false, unlinkedSessions: unlinked.length };
+}
+
+/** Finishes an interrupted archive's unlink, then refuses: nothing was archived by this call. */
+async function alreadyArchived(deps: Deps, ownerId: string, documentId: string): Promise<never> {
+  await unlinkDocument(deps.db, ownerId, documentId);
+  throw new ConflictError("The document is already archived; restore it with POST /v1/documents/{id}/unarchive", {
+    code: "already_archived",
+  });
 }
 
 /** Converted upload content to store and open. */

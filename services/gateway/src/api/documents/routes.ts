@@ -1,5 +1,6 @@
 // The library routes under /v1/documents/{document_id} and GET /v1/sessions/{session_id}/doc-events.
 import { InputError, required } from "@redline/service-kit";
+import { z } from "zod";
 import { defineRoute, type Route } from "../../route-registry.js";
 import { chunksToHtml, pageSetupFromJson, pageSetupToJson } from "../shared/mappers.js";
 import { answers, endpoint } from "../shared/routes.js";
@@ -128,7 +129,11 @@ export const archiveDocumentRoute = defineRoute({
   request: { params: schemas.DocumentPathSchema, query: schemas.ArchiveQuerySchema },
   ...answers(schemas.ArchiveResponseSchema, "The document is archived.", [
     404,
-    { status: 409, description: "Open in another session (document_in_use).", schema: schemas.DocumentInUseSchema },
+    {
+      status: 409,
+      description: "Open in another session (document_in_use), or already archived (already_archived).",
+      schema: z.union([schemas.DocumentInUseSchema, schemas.AlreadyArchivedSchema]),
+    },
     503,
   ]),
   async handle({ params, query }, call) {

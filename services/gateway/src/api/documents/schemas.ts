@@ -161,6 +161,12 @@ export const DocumentInUseSchema = component("DocumentInUseError", {
   suggested_action: z.string(),
 });
 
+/** 409 already_archived: an archive that would archive nothing (interface-spec rule 10). */
+export const AlreadyArchivedSchema = component("AlreadyArchivedError", {
+  detail: z.string(),
+  code: z.literal("already_archived"),
+});
+
 /** One doc-event. */
 export const DocEventSchema = component("DocEvent", {
   id: z.number().int(),
