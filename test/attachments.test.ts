@@ -135,6 +135,21 @@ describe("attachments", () => {
     expect((await stack.call("DELETE", `/v1/attachments/${id}`, { key })).status).toBe(404);
   });
 
+  it("lists the session's attachments in its history and restored document state", async () => {
+    const created = await attachBase64("agenda.md", Buffer.from("# Agenda\n\nBudget first."), "att-history");
+    expect(created.status).toBe(200);
+    await settled("att-history");
+    const res = await stack.call("GET", "/v1/sessions/att-history/history", { key });
+    expect(res.status).toBe(200);
+    const history = (await res.json()) as { attachments: AttachmentStatus[]; document_state: unknown };
+    expect(history.attachments.map((a) => [a.attachment_id, a.filename, a.status])).toEqual([
+      [created.body.attachment_id, "agenda.md", "completed"],
+    ]);
+    // Session ids are per owner: the other owner has no such session, so nothing of it shows.
+    const theirs = await stack.call("GET", "/v1/sessions/att-history/history", { key: otherKey });
+    expect(theirs.status).toBe(404);
+  });
+
   it("keeps other owners out: the same session id is their own session, their attachment 404", async () => {
     const mine = await attachBase64("a.txt", Buffer.from("secret"), "att-private");
     expect((await statusOf("att-private", otherKey)).status).toBe(404);

@@ -52,6 +52,7 @@ export function documentStateToJson(
   entry: sessionsV1.RosterEntry,
   doc: documentsV1.GetDocumentResponse | undefined,
   includeHtml: boolean,
+  attachments: Record<string, unknown>[] = [],
 ): DocumentStateJson {
   const meta = doc?.document;
   return {
@@ -62,6 +63,6 @@ export function documentStateToJson(
     version_id: meta?.versionId || entry.lastSeenVersionId || null,
     chunk_count: meta?.chunkCount ?? 0,
     last_modified: iso(meta?.updatedAt ?? entry.openedAt),
-    attachments: [],
+    attachments,
   };
 }

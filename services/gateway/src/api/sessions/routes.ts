@@ -2,6 +2,7 @@
 import type { documentsV1 } from "@redline/grpc-stubs";
 import { RedlineError } from "@redline/service-kit";
 import { defineRoute, type Route } from "../../route-registry.js";
+import { attachmentToJson } from "../attachments/mappers.js";
 import { editorActionJson } from "../roster/mappers.js";
 import { answers, endpoint } from "../shared/routes.js";
 import { SessionPathSchema } from "../shared/schemas.js";
@@ -39,10 +40,13 @@ export const sessionHistoryRoute = defineRoute({
     [404, 503],
   ),
   async handle({ params, query }, call) {
-    const [history, editorActions] = await Promise.all([
+    const [history, editorActions, files] = await Promise.all([
       call.ctx.sessions.getHistory({ sessionId: params.session_id }, call.rpc()),
       call.ctx.workspace.listEditorActions({ sessionId: params.session_id }, call.rpc()),
+      call.ctx.files.listAttachments({ sessionId: params.session_id }, call.rpc()),
     ]);
+    // The session's attachments (upload order), in the history and in the restored document state.
+    const attachments = files.attachments.map(attachmentToJson);
     const roster = history.session?.roster ?? [];
     const entry = pickRosterEntry(roster, query.focus_document_id);
     let doc: documentsV1.GetDocumentResponse | undefined;
@@ -59,13 +63,15 @@ export const sessionHistoryRoute = defineRoute({
       }
     }
     const documentState =
-      entry && (doc || !entry.durableDocumentId) ? documentStateToJson(entry, doc, query.include_document_html) : null;
+      entry && (doc || !entry.durableDocumentId)
+        ? documentStateToJson(entry, doc, query.include_document_html, attachments)
+        : null;
     return {
       body: {
         session_id: history.session?.sessionId || params.session_id,
         messages: history.messages.map(historyMessageToJson),
         document_state: documentState,
-        attachments: [],
+        attachments,
         editor_actions: editorActions.actions.map(editorActionJson),
         editor_action: documentState ? ("update" as const) : ("clear" as const),
       },
