@@ -201,6 +201,23 @@ describe("history and memory", () => {
     expect(history.body.editor_actions[2].details).toEqual({ target: "text" });
   });
 
+  it("restoring with focus_document_id also moves the session's focus to that document", async () => {
+    const a = await createSavedDocument(stack, key, "<h1>Alpha</h1><p>a</p>");
+    const b = await createSavedDocument(stack, key, "<h1>Beta</h1><p>b</p>");
+    const init = await jsonCall(stack, "POST", "/v1/sessions/init", key, {
+      document_ids: [b.documentId, a.documentId],
+    });
+    const sid = init.body.session_id;
+    const history = await jsonCall(stack, "GET", `/v1/sessions/${sid}/history?focus_document_id=${a.documentId}`, key);
+    expect(history.status).toBe(200);
+    expect(history.body.document_state.durable_document_id).toBe(a.documentId);
+    const roster = await jsonCall(stack, "GET", `/v1/sessions/${sid}/documents`, key);
+    expect(roster.body.documents.find((d: Body) => d.focused).durable_document_id).toBe(a.documentId);
+    // A focus_document_id that is not open changes nothing.
+    const unknown = await jsonCall(stack, "GET", `/v1/sessions/${sid}/history?focus_document_id=nope`, key);
+    expect(unknown.body.document_state.durable_document_id).toBe(a.documentId);
+  });
+
   it("keeps memory notes per account and per key; DELETE reports removed and is idempotent", async () => {
     const k = await stack.createKey("memo");
     const doc = "<p>Acme pays.</p>";

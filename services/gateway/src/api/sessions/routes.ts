@@ -49,6 +49,13 @@ export const sessionHistoryRoute = defineRoute({
     const attachments = files.attachments.map(attachmentToJson);
     const roster = history.session?.roster ?? [];
     const entry = pickRosterEntry(roster, query.focus_document_id);
+    // Restoring onto a named document makes it the session's focus too, so the next turn edits it.
+    if (query.focus_document_id && entry && !entry.focused) {
+      await call.ctx.workspace.focusDocument(
+        { sessionId: params.session_id, documentRef: entry.documentId },
+        call.rpc(),
+      );
+    }
     let doc: documentsV1.GetDocumentResponse | undefined;
     if (entry?.durableDocumentId) {
       try {
