@@ -196,10 +196,12 @@ describe("human approval", () => {
       timeoutMs: 5000,
     });
     const proposals = stream.events.filter((e) => e.event === "proposed_change");
-    expect(proposals.map((e) => e.data.change_id).sort()).toEqual(pending.map((c) => c.change_id).sort());
+    // Clients read the record from the envelope's content (test/sse-contract.test.ts has the details).
+    const proposed = proposals.map((e) => JSON.parse(String(e.data.content)) as { change_id: string });
+    expect(proposed.map((c) => c.change_id).sort()).toEqual(pending.map((c) => c.change_id).sort());
     const batch = stream.events.at(-1);
     expect(batch?.event).toBe("proposed_change_batch");
-    expect(batch?.data.changes).toHaveLength(2);
+    expect((JSON.parse(String(batch?.data.content)) as { changes: unknown[] }).changes).toHaveLength(2);
     expect(stream.ended).toBe(false);
     // While the job waits, the open stream carries comment heartbeats only.
     const idle = await readSse(stack, `/v1/chat/${sid}/stream?job_id=${waiting.job_id}&last_sequence=${batch?.id}`, {

@@ -19,6 +19,21 @@ export interface JobEvent {
   created_at: string;
 }
 
+/**
+ * Events whose SSE `data` is the envelope `{type, content, sequence, timestamp}` (unshown-parts.md,
+ * "Progress stream (SSE)", wire envelope): `type` is the event name and `content` a string (the
+ * HTML with chunk ids, the progress text, or the JSON-encoded change record / batch). The agent
+ * stores `type` and `content` (plus the record's own fields at the top level for proposals); the
+ * stream adds `sequence` and `timestamp` from the stored row, which the data cannot know before
+ * it is inserted.
+ */
+export const ENVELOPE_EVENT_TYPES: readonly string[] = [
+  "document_sync",
+  "intermediate",
+  "proposed_change",
+  "proposed_change_batch",
+];
+
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 

@@ -8,7 +8,8 @@ import type { RequestHandler, Response } from "express";
 import type { GatewayContext } from "./context.js";
 import { requestState } from "./request-context.js";
 
-const BEARER = /^Bearer (\S+)$/;
+/** `<scheme> <key>`: the scheme is case-insensitive (RFC 7235; unshown-parts.md), one space, one token. */
+const BEARER = /^bearer (\S+)$/i;
 /** Keys are `sk_` + 32 hex; anything far longer cannot be one and is not sent to billing. */
 const MAX_KEY_CHARS = 512;
 const RESOLVE_TIMEOUT_MS = 5000;
@@ -103,8 +104,8 @@ export function recheckKey(res: Response): Promise<ResolvedKey> | null {
 }
 
 /**
- * Middleware for every /v1 route: requires `Authorization: Bearer <key>` exactly (scheme case
- * and a single space included); missing, malformed, unknown or revoked → 401 `{detail}`.
+ * Middleware for every /v1 route: requires `Authorization: Bearer <key>` (the scheme in any case:
+ * `Bearer`, `bearer`, `BEARER`; a single space); missing, malformed, unknown or revoked → 401 `{detail}`.
  * On success the principal is on the request state for the handler and the gRPC metadata.
  * With `queryKey` (the progress stream), a request without the header may carry the key as the
  * `api_key` or `token` query parameter.

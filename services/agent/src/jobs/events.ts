@@ -3,7 +3,8 @@
 import { encodeJobEvent, type JobEvent, jobSubject } from "@redline/event-contracts";
 import { agentV1, type billingV1 } from "@redline/grpc-stubs";
 import type { AgentContext } from "../context.js";
-import type { JobEventRow } from "../db/tables.js";
+import type { NewEvent } from "../db/store/jobs.js";
+import type { JobEventRow, StagedChange } from "../db/tables.js";
 
 /** Publishes stored events to NATS; a lost message is recovered by the reader's replay. */
 export function publishEvents(ctx: AgentContext, rows: JobEventRow[]): void {
@@ -37,4 +38,46 @@ export function usageEvent(usage: billingV1.Usage | undefined): Record<string, u
     monthly_limit: usage?.monthlyLimit ?? 0,
     monthly_remaining: usage?.monthlyRemaining ?? 0,
   };
+}
+
+/** The document_sync event's data: `{type, content}` with `content` the HTML with chunk ids. */
+export function documentSyncEvent(html: string): NewEvent {
+  return { type: "document_sync", data: { type: "document_sync", content: html } };
+}
+
+/** A progress event's data: `{type: "intermediate", content, timestamp}` (timestamp ISO 8601). */
+export function intermediateEvent(text: string, type = "intermediate"): NewEvent {
+  return { type: "intermediate", data: { type, content: text, timestamp: new Date().toISOString() } };
+}
+
+/**
+ * A staged change as the wire's change record, the same fields as REST's pending_changes:
+ * change_id, operation, chunk_id, document_id, old_html, new_html, ai_explanation, batch_id,
+ * batch_total, and insert_after_chunk_id only for an insert that has an anchor (unshown-parts.md:
+ * `insert_after_chunk_id?`; string fields are left out rather than empty or null).
+ */
+export function changeRecordWire(c: StagedChange): Record<string, unknown> {
+  const { insert_after_chunk_id, ...rest } = c;
+  return { ...rest, ...(c.operation === "create" && insert_after_chunk_id && { insert_after_chunk_id }) };
+}
+
+/**
+ * The events of a staged turn (unshown-parts.md, Progress stream, wire envelope): one
+ * `proposed_change` per change with `content` = the JSON-encoded change record, then one
+ * `proposed_change_batch` with `content` = the JSON-encoded `{batch_id, batch_total, changes}`.
+ * The record's (batch's) fields are repeated at the top level for readers that look there.
+ */
+export function proposedChangeEvents(records: StagedChange[]): NewEvent[] {
+  const changes = records.map(changeRecordWire);
+  const batch = { batch_id: records[0]?.batch_id ?? "", batch_total: records.length, changes };
+  return [
+    ...changes.map((c) => ({
+      type: "proposed_change",
+      data: { ...c, type: "proposed_change", content: JSON.stringify(c) },
+    })),
+    {
+      type: "proposed_change_batch",
+      data: { ...batch, type: "proposed_change_batch", content: JSON.stringify(batch) },
+    },
+  ];
 }

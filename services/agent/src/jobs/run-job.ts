@@ -13,6 +13,7 @@ import { commitTurn, stageTurn } from "../turn/persist.js";
 import { type PreparedTurn, prepareTurn, type TurnActor, turnCheckpoint } from "../turn/prepare.js";
 import { aiTimeoutText, runTurn } from "../turn/run.js";
 import { jobActor } from "./actor.js";
+import { documentSyncEvent, intermediateEvent, proposedChangeEvents } from "./events.js";
 import { emit, type Guard, markAwaiting, markCompleted } from "./lifecycle.js";
 
 /** What the engine is told when a caller answers a continue_prompt with continue=true. */
@@ -126,11 +127,10 @@ function progressEvents(ctx: AgentContext, jobId: string, claimed: Promise<unkno
     chain = chain.then(() => emit(ctx, jobId, events, p)).catch((err) => log.warn({ err }, `recording ${what} failed`));
   };
   return {
-    documentSync: (content: string) => append("document_sync", [{ type: "document_sync", data: { content } }], 10),
+    documentSync: (content: string) => append("document_sync", [documentSyncEvent(content)], 10),
     step: (content: string) => {
       progress = Math.min(90, progress + 5);
-      const data = { type: "intermediate", content, timestamp: new Date().toISOString() };
-      append("a progress event", [{ type: "intermediate", data }], progress);
+      append("a progress event", [intermediateEvent(content)], progress);
     },
     flush: () => chain,
   };
@@ -219,10 +219,13 @@ async function stageForApproval(
 ): Promise<void> {
   const { records, staged } = await stageTurn(ctx, job.actor, prepared, reply, timedOut);
   const metadata = { pending_changes: records, awaiting_kind: "changes" as const };
-  await markAwaiting(ctx, job.row.id, job.worker, { progress: 90, metadata, state: { staged } }, [
-    ...records.map((r) => ({ type: "proposed_change", data: { ...r } })),
-    { type: "proposed_change_batch", data: { batch_id: records[0]?.batch_id ?? "", changes: records } },
-  ]);
+  await markAwaiting(
+    ctx,
+    job.row.id,
+    job.worker,
+    { progress: 90, metadata, state: { staged } },
+    proposedChangeEvents(records),
+  );
 }
 
 /**
@@ -240,9 +243,8 @@ async function pauseForContinue(ctx: AgentContext, job: JobRun, prepared: Prepar
     documentChanges: documentChanges ? agentV1.DocumentChanges.toJSON(documentChanges) : before?.documentChanges,
     checkpointVersionId: before?.checkpointVersionId ?? turnCheckpoint(prepared),
   };
-  const data = { type: "continue_prompt", content: reply, timestamp: new Date().toISOString() };
   const metadata = { awaiting_kind: "continue_prompt" as const };
   await markAwaiting(ctx, job.row.id, job.worker, { progress: 50, metadata, state: { paused } }, [
-    { type: "intermediate", data },
+    intermediateEvent(reply, "continue_prompt"),
   ]);
 }

@@ -1,4 +1,5 @@
 // Agent jobs and ingest attachment jobs as the spec's job object.
+import { ENVELOPE_EVENT_TYPES, type JobEvent } from "@redline/event-contracts";
 import type { agentJobsV1, ingestFilesV1 } from "@redline/grpc-stubs";
 import type { Principal } from "@redline/service-kit";
 import { chatResponseToJson } from "../chat/mappers.js";
@@ -16,6 +17,36 @@ function status(value: string): JobJson["status"] {
 /** The data object of a stored event ({} when it has none). */
 export function eventData(event: agentJobsV1.JobEvent): Record<string, unknown> {
   return event.data ?? {};
+}
+
+/** The envelope's `content` of stored data: its string `content`, else (events stored before the envelope) the data JSON-encoded. */
+function envelopeContent(type: string, data: Record<string, unknown>): string {
+  if (typeof data.content === "string") return data.content;
+  const { type: _type, sequence: _sequence, timestamp: _timestamp, ...rest } = data;
+  if (type === "proposed_change_batch") {
+    const changes = Array.isArray(rest.changes) ? rest.changes : [];
+    return JSON.stringify({ batch_id: rest.batch_id ?? "", batch_total: changes.length, changes });
+  }
+  return JSON.stringify(rest);
+}
+
+/**
+ * The SSE `data` of an event (unshown-parts.md, "Progress stream (SSE)", wire envelope). For
+ * document_sync, intermediate, proposed_change and proposed_change_batch: the stored data (whose
+ * top-level fields current readers may use) with `{type, content, sequence, timestamp}` set —
+ * `type` the event name, `content` a string (for proposals the JSON-encoded change record or
+ * batch), `sequence` the event's sequence (also its SSE id), `timestamp` its creation time ISO
+ * 8601. Other events (final, usage, error, status) keep their data as stored.
+ */
+export function sseEventData(e: JobEvent): Record<string, unknown> {
+  if (!ENVELOPE_EVENT_TYPES.includes(e.type)) return e.data;
+  return {
+    ...e.data,
+    type: e.type,
+    content: envelopeContent(e.type, e.data),
+    sequence: e.sequence,
+    timestamp: e.created_at,
+  };
 }
 
 const ATTACHMENT_STATUS: Record<string, JobJson["status"]> = {
@@ -97,10 +128,19 @@ export function jobToJson(job: agentJobsV1.Job, plan: string, compact: boolean):
       ...(!compact && {
         intermediate_responses: job.events.map((e) => {
           const data = eventData(e);
+          const envelope = ENVELOPE_EVENT_TYPES.includes(e.type);
           return {
             type: typeof data.type === "string" ? data.type : e.type,
-            // The final event's result is the job's `result`; it is not repeated here.
-            content: e.type === "final" ? null : typeof data.content === "string" ? data.content : data,
+            // The final event's result is the job's `result`; it is not repeated here. Envelope
+            // events carry the same string content as on the stream.
+            content:
+              e.type === "final"
+                ? null
+                : envelope
+                  ? envelopeContent(e.type, data)
+                  : typeof data.content === "string"
+                    ? data.content
+                    : data,
             sequence: e.sequence,
             timestamp: iso(e.createdAt),
           };

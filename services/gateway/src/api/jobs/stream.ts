@@ -10,7 +10,7 @@ import { defineRoute, type RouteCall } from "../../route-registry.js";
 import { chatResponseToJson } from "../chat/mappers.js";
 import { endpoint } from "../shared/routes.js";
 import { SessionPathSchema } from "../shared/schemas.js";
-import { eventData } from "./mappers.js";
+import { eventData, sseEventData } from "./mappers.js";
 import { StreamQuerySchema } from "./schemas.js";
 
 /** Default comment heartbeat period (GatewayConfig.streamHeartbeatMs). */
@@ -276,15 +276,7 @@ class JobStream {
       this.send("final", { result: await this.finalResult(e) }, e.sequence);
       return;
     }
-    if (e.type === "intermediate") {
-      this.send(
-        "intermediate",
-        { type: "intermediate", ...e.data, sequence: e.sequence, timestamp: e.created_at },
-        e.sequence,
-      );
-      return;
-    }
-    this.send(e.type, e.data, e.sequence);
+    this.send(e.type, sseEventData(e), e.sequence);
     if (e.type === "usage" || e.type === "error") this.finished = true;
   }
 
