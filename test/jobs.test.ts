@@ -234,6 +234,9 @@ describe("human approval", () => {
     expect(finished.metadata.feedback).toEqual(["Say which liability"]);
     expect(finished.metadata.pending_changes).toBeUndefined();
     expect(finished.result?.response).toContain("Say which liability");
+    expect(finished.result?.response).toMatch(
+      /^1 of the 2 changes I proposed was applied; 1 was declined and not made/,
+    );
     expect(finished.result?.document_changes?.requires_approval).toBe(true);
     expect(finished.result?.document_changes?.chunk_diffs.map((d) => d.chunk_id)).toEqual([heading?.chunk_id]);
     expect(finished.result?.usage.ops_charged).toBe(1);
@@ -272,6 +275,18 @@ describe("human approval", () => {
     const finished = await waitForJob(stack, key, waiting.job_id, ["completed"]);
     expect(finished.result?.document_changes?.version_id).toBe(res.body.version_id);
     expect(await historyHtml(sid)).toContain("Liability is capped.");
+  });
+
+  it("after every change is declined, the reply says nothing was applied instead of describing the edits as done", async () => {
+    const { sid, waiting } = await startJobAwaitingApproval(stack, key);
+    const res = await approve(sid, { job_id: waiting.job_id, approved: false, feedback: "Keep the old terms" });
+    expect(res.status).toBe(200);
+    const finished = await waitForJob(stack, key, waiting.job_id, ["completed"]);
+    const reply = String(finished.result?.response);
+    expect(reply).toMatch(/^I proposed \d+ changes? and none was applied/);
+    expect(reply).toContain("Keep the old terms");
+    expect(reply).toContain("What I had proposed:");
+    expect(await historyHtml(sid)).not.toContain("Liability is capped.");
   });
 
   it("applies changes once when the same decision arrives twice at the same time", async () => {

@@ -170,6 +170,26 @@ async function decideLocked(
   return { row: done, applied: ids(approved), denied: ids(denied), versionId };
 }
 
+const changes = (n: number) => `${n} change${n === 1 ? "" : "s"}`;
+
+/**
+ * The AI's reply once every change is decided. The engine wrote its reply as if every proposed
+ * change were made, so when some were declined it must not read as done: it says how many were
+ * proposed and not applied, with the user's feedback, and keeps the engine's text as the proposal.
+ */
+export function approvalReply(staged: Staged, feedback: string[]): string {
+  const proposed = Object.keys(staged.operations).length;
+  const declined = Math.max(0, proposed - staged.applied.length);
+  const why = feedback.length > 0 ? ` Your feedback: ${feedback.join(" | ")}` : "";
+  if (declined === 0) return why ? `${staged.reply}\n\n(${why.trim()})` : staged.reply;
+  if (staged.applied.length === 0) {
+    const summary = `I proposed ${changes(proposed)} and none was applied: you declined ${proposed === 1 ? "it" : "them"}, so the document is unchanged.`;
+    return `${summary}${why}\n\nWhat I had proposed: ${staged.reply}`;
+  }
+  const summary = `${staged.applied.length} of the ${changes(proposed)} I proposed ${staged.applied.length === 1 ? "was" : "were"} applied; ${declined} ${declined === 1 ? "was" : "were"} declined and not made.`;
+  return `${summary}${why}\n\nWhat I had proposed: ${staged.reply}`;
+}
+
 /** Everything decided: bill what was applied, record the turn, complete the job (final, usage). */
 async function completeApproval(
   ctx: AgentContext,
@@ -178,8 +198,7 @@ async function completeApproval(
   feedback: string[],
 ): Promise<JobRow | null> {
   const applied = staged.applied;
-  const reply =
-    feedback.length > 0 ? `${staged.reply}\n\n(Declined with feedback: ${feedback.join(" | ")})` : staged.reply;
+  const reply = approvalReply(staged, feedback);
   const { usage, turnIndex } = await recordApprovalTurn(ctx, row, staged, reply, jobMemory(row));
   const compact = row.metadata.response_mode === "compact" || applied.length === 0;
   const html = compact ? undefined : await headHtml(ctx, { opts: jobOpts(row) }, staged.durableId);
