@@ -95,8 +95,13 @@ describe("async chat jobs", () => {
 
     const none = await stack.call("GET", "/v1/jobs?status=failed", { key });
     expect(((await none.json()) as { jobs: JobJson[] }).jobs.map((j) => j.job_id)).not.toContain(done.job_id);
-    const bad = await stack.call("GET", "/v1/jobs?status=exploded", { key });
-    expect(bad.status).toBe(422);
+    // A status outside the vocabulary matches nothing (#11): an empty list, not a 422.
+    const unknown = await stack.call("GET", "/v1/jobs?status=exploded", { key });
+    expect(unknown.status).toBe(200);
+    expect(await unknown.json()).toEqual({ jobs: [], total: 0 });
+    const clamped = await stack.call("GET", "/v1/jobs?limit=100000&compact=true", { key });
+    expect(clamped.status).toBe(200);
+    expect((await stack.call("GET", "/v1/jobs?limit=0", { key })).status).toBe(422);
 
     const bySession = await stack.call("GET", `/v1/sessions/${done.session_id}/jobs?limit=5`, { key });
     const sessionList = (await bySession.json()) as { jobs: JobJson[]; total: number };

@@ -153,10 +153,11 @@ describe("chat request schema", () => {
 });
 
 describe("query and path schemas", () => {
-  it("parses limit as an integer 1..200 with default 50", () => {
-    expect(parseOrThrow(ListSessionsQuerySchema, {}, "query")).toEqual({ limit: 50 });
+  it("parses limit as an integer 1..200 with default 50, clamping larger values (no bound in the spec)", () => {
+    expect(parseOrThrow(ListSessionsQuerySchema, {}, "query")).toEqual({ limit: 50, offset: 0 });
     expect(parseOrThrow(ListSessionsQuerySchema, { limit: "7", user_id: "x" }, "query")).toEqual({
       limit: 7,
+      offset: 0,
       user_id: "x",
     });
     expect(issues(() => parseOrThrow(ListSessionsQuerySchema, { limit: "abc" }, "query"))).toEqual([
@@ -170,8 +171,9 @@ describe("query and path schemas", () => {
     expect(issues(() => parseOrThrow(ListSessionsQuerySchema, { limit: "0" }, "query"))).toEqual([
       { type: "greater_than_equal", loc: ["query", "limit"], msg: "Input should be greater than or equal to 1" },
     ]);
-    expect(issues(() => parseOrThrow(ListSessionsQuerySchema, { limit: "201" }, "query"))).toEqual([
-      { type: "less_than_equal", loc: ["query", "limit"], msg: "Input should be less than or equal to 200" },
+    expect(parseOrThrow(ListSessionsQuerySchema, { limit: "201" }, "query")).toEqual({ limit: 200, offset: 0 });
+    expect(issues(() => parseOrThrow(ListSessionsQuerySchema, { offset: "-1" }, "query"))).toEqual([
+      { type: "greater_than_equal", loc: ["query", "offset"], msg: "Input should be greater than or equal to 0" },
     ]);
   });
 

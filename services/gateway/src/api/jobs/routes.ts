@@ -74,6 +74,10 @@ export const listJobsRoute = defineRoute({
   request: { query: schemas.ListJobsQuerySchema },
   ...answers(schemas.JobListSchema, "The caller's jobs, most recent first."),
   async handle({ query }, call) {
+    // A status outside the spec's vocabulary matches no job: an empty list, not a 422 (#11).
+    if (query.status && !(schemas.JOB_STATUSES as readonly string[]).includes(query.status)) {
+      return { body: { jobs: [], total: 0 } };
+    }
     const res = await call.ctx.jobs.listJobs(
       { status: query.status ?? "", sessionId: "", limit: query.limit, compact: query.compact },
       call.rpc(),

@@ -5,10 +5,10 @@ import { ChatResponseSchema } from "../chat/schemas.js";
 import {
   apiSchemas,
   ChangeRecordSchema,
+  clampedPageLimit,
   component,
   INT64_JSON_MAX,
   MAX_ID_CHARS,
-  pageLimit,
   queryFlag,
   queryInt,
   UsageSchema,
@@ -126,14 +126,18 @@ export const GetJobQuerySchema = z.object({ compact });
 
 /** GET /v1/jobs query. */
 export const ListJobsQuerySchema = z.object({
-  status: z.enum(JOB_STATUSES).nullish().meta({ description: "Only jobs in this status." }),
-  limit: pageLimit(50),
+  status: z
+    .string()
+    .max(64)
+    .nullish()
+    .meta({ description: `Only jobs in this status (${JOB_STATUSES.join(", ")}); any other value lists none.` }),
+  limit: clampedPageLimit(50).meta({ description: "1 to 200 (larger values are clamped to 200)." }),
   compact,
 });
 
 /** GET /v1/sessions/{session_id}/jobs query. */
 export const SessionJobsQuerySchema = z.object({
-  limit: pageLimit(20),
+  limit: clampedPageLimit(20).meta({ description: "1 to 200 (larger values are clamped to 200)." }),
   compact,
 });
 
