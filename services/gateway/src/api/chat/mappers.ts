@@ -62,7 +62,7 @@ export function documentChangesToJson(
       concurrent_merges: changes.concurrentMerges.map((m) => ({
         chunk_id: m.chunkId,
         status: m.status === "conflict" ? ("conflict" as const) : ("merged" as const),
-        conflict_id: m.conflictId || null,
+        conflict_id: m.conflictId || undefined,
         document_id: m.documentId,
       })),
     }),
@@ -96,11 +96,11 @@ export function revertToJson(res: agentRevertV1.RevertSessionResponse): z.output
           html_content: state.htmlContent,
           version_id: state.versionId,
           chunk_count: state.chunkCount,
-          last_modified: state.lastModified ? state.lastModified.toISOString() : null,
+          last_modified: state.lastModified ? state.lastModified.toISOString() : undefined,
           attachments: [],
         }
       : null,
     editor_action: res.editorAction === "update" ? "update" : "clear",
-    redo_checkpoint_id: res.redoCheckpointId || null,
+    redo_checkpoint_id: res.redoCheckpointId || undefined,
   };
 }

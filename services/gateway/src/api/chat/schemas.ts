@@ -115,7 +115,7 @@ export const DocumentChangesSchema = component("DocumentChanges", {
       z.object({
         chunk_id: z.string(),
         status: z.enum(["merged", "conflict"]),
-        conflict_id: z.string().nullable(),
+        conflict_id: z.string().optional(),
         document_id: z.string(),
       }),
     )
@@ -166,10 +166,13 @@ export const RevertResponseSchema = component("RevertResponse", {
       html_content: z.string(),
       version_id: z.string(),
       chunk_count: z.number().int(),
-      last_modified: z.string().nullable(),
+      last_modified: z.string().optional(),
       attachments: z.array(z.unknown()),
     })
     .nullable(),
   editor_action: z.enum(["update", "clear"]),
-  redo_checkpoint_id: z.string().nullable().meta({ description: "Undo token for redo-revert; null for a dry run." }),
+  redo_checkpoint_id: z
+    .string()
+    .optional()
+    .meta({ description: "Undo token for redo-revert; left out for a dry run." }),
 });
