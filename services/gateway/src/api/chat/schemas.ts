@@ -86,7 +86,7 @@ export const ChatRequestSchema = z
     response_mode: z
       .enum(["full", "compact"])
       .default("full")
-      .meta({ description: "compact omits updated_html; only chunk_diffs are returned." }),
+      .meta({ description: "compact omits updated_html and changes; only chunk_diffs are returned." }),
     cursor_context: CursorContextSchema.nullish(),
     cross_session_memory_key: z
       .string()
@@ -107,7 +107,10 @@ export const DocumentChangesSchema = component("DocumentChanges", {
   changes_summary: z.string(),
   requires_approval: z.boolean(),
   pending_changes: z.array(ChangeRecordSchema),
-  changes: z.array(ChangeRecordSchema),
+  changes: z
+    .array(ChangeRecordSchema)
+    .optional()
+    .meta({ description: "The same records as chunk_diffs; omitted in compact mode." }),
   chunk_diffs: z.array(ChangeRecordSchema),
   document_id: z.string().meta({ description: "Durable id of the document." }),
   concurrent_merges: z
