@@ -36,7 +36,7 @@ async function approve(sessionId: string, body: Record<string, unknown>) {
       job: JobJson;
       applied: string[];
       denied: string[];
-      version_id: string | null;
+      version_id?: string;
       detail?: string;
     },
   };
@@ -255,6 +255,9 @@ describe("human approval", () => {
     });
     expect(second.status).toBe(200);
     expect(second.body.denied).toEqual([paragraph?.change_id]);
+    // Nothing applied: no version to report, and no null in its place.
+    expect(second.body.applied).toEqual([]);
+    expect(second.body).not.toHaveProperty("version_id");
     const finished = await waitForJob(stack, key, waiting.job_id, ["completed"]);
     expect(finished.metadata.feedback).toEqual(["Say which liability"]);
     expect(finished.metadata.pending_changes).toBeUndefined();
