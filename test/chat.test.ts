@@ -21,7 +21,7 @@ interface ChatBody {
     updated_html?: string;
     version_id: string;
     changes_summary: string;
-    changes: ChangeRecord[];
+    changes?: ChangeRecord[];
     chunk_diffs: ChangeRecord[];
     document_id: string;
   };
@@ -64,6 +64,9 @@ describe("chat on the sample contract", () => {
     expect(diff.old_html).toContain("Acme Corporation");
     expect(diff.new_html).toContain("Globex Inc");
     expect(diff.new_html).toContain("<strong>");
+    // full (the default): the HTML after the turn and the records as `changes` too
+    expect(changes?.updated_html).toContain("Globex Inc");
+    expect(changes?.changes).toEqual(changes?.chunk_diffs);
     expect(first.body.usage.was_billable).toBe(true);
     expect(first.body.usage.ops_charged).toBe(1);
     expect(first.body.usage.subscription_tier).toBe("free");
@@ -102,7 +105,9 @@ describe("chat on the sample contract", () => {
       response_mode: "compact",
     });
     expect(rename.status).toBe(200);
-    expect(rename.body.document_changes?.updated_html).toBeUndefined();
+    // compact: only chunk_diffs, neither the full HTML nor the same records again as `changes`
+    expect(rename.body.document_changes).not.toHaveProperty("updated_html");
+    expect(rename.body.document_changes).not.toHaveProperty("changes");
     expect(rename.body.document_changes?.chunk_diffs[0].new_html).toContain("3. Confidential Information");
 
     const history = await stack.call("GET", `/v1/sessions/${sid}/history`, { key });

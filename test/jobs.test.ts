@@ -36,7 +36,7 @@ async function approve(sessionId: string, body: Record<string, unknown>) {
       job: JobJson;
       applied: string[];
       denied: string[];
-      version_id: string | null;
+      version_id?: string;
       detail?: string;
     },
   };
@@ -175,6 +175,33 @@ describe("async chat jobs", () => {
     };
     expect(usage.usage.monthly_used).toBe(0);
   });
+
+  it("reports the 202's hold as no charge, and the real charge in the job's result", async () => {
+    const k = await stack.createKey("rita");
+    const created = await startJob(stack, k, {
+      message: 'replace "Acme Corporation" with "Globex Inc"',
+      document_html: sampleContract(),
+    });
+    expect(created.status).toBe(202);
+    // The hold counts against the quota (the figures that decide the next 429), but is not a charge.
+    expect(created.body.usage).toMatchObject({
+      was_billable: false,
+      ops_charged: 0,
+      bucket_used: "none",
+      monthly_used: 1,
+      monthly_limit: 500,
+      monthly_remaining: 499,
+    });
+    expect(created.body.usage).not.toHaveProperty("redemption_id");
+    const job = await waitForJob(stack, k, created.body.job_id, ["completed", "failed"]);
+    expect(job.status).toBe("completed");
+    expect(job.result?.usage).toMatchObject({
+      was_billable: true,
+      ops_charged: 1,
+      monthly_used: 1,
+      monthly_remaining: 499,
+    });
+  });
 });
 
 describe("human approval", () => {
@@ -235,6 +262,9 @@ describe("human approval", () => {
     });
     expect(second.status).toBe(200);
     expect(second.body.denied).toEqual([paragraph?.change_id]);
+    // Nothing applied: no version to report, and no null in its place.
+    expect(second.body.applied).toEqual([]);
+    expect(second.body).not.toHaveProperty("version_id");
     const finished = await waitForJob(stack, key, waiting.job_id, ["completed"]);
     expect(finished.metadata.feedback).toEqual(["Say which liability"]);
     expect(finished.metadata.pending_changes).toBeUndefined();

@@ -133,8 +133,10 @@ describe("doc-events", () => {
     expect(theirs.status).toBe(200);
     expect(theirs.body.events.map((e: Body) => [e.change, e.session_id])).toEqual([
       ["save", a.sessionId],
-      ["metadata", null],
+      ["metadata", undefined],
     ]);
+    // A metadata change has no committing session: the field is left out, never null.
+    expect(theirs.body.events[1]).not.toHaveProperty("session_id");
     expect(theirs.body.events[0]).toMatchObject({
       type: "document_updated",
       document_id: a.documentId,

@@ -14,7 +14,7 @@ interface RosterEntry {
   durable_document_id: string | null;
   title: string;
   focused: boolean;
-  version_id: string | null;
+  version_id?: string;
 }
 interface UploadBody {
   session_id?: string;

@@ -18,7 +18,7 @@ import { jobOpts } from "../jobs/actor.js";
 import { markCancelled, requestCancel } from "../jobs/lifecycle.js";
 import { recordApprovalTurn, recordPausedTurn } from "../jobs/records.js";
 import { jobChargeKey, newJobId } from "../turn/keys.js";
-import { release, reserve } from "../turn/ledger.js";
+import { heldUsage, release, reserve } from "../turn/ledger.js";
 import { turnHistoryLimit } from "../turn/prepare.js";
 
 /** How long a cancel waits for a job running here to stop before answering. */
@@ -72,7 +72,7 @@ export async function createChatJob(
     // With a worker taken, the session call above was GetTurnContext.
     if (worker) worker.start(row, session as HandedContext);
     else ctx.wake();
-    return { row, usage };
+    return { row, usage: heldUsage(usage) };
   } catch (err) {
     worker?.release();
     throw err;

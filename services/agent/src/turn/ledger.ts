@@ -21,6 +21,16 @@ export async function reserve(ctx: AgentContext, opts: CallOpts, chargeKey: stri
 }
 
 /**
+ * The usage a hold reports (the 202 of POST /v1/chat/async): a reservation is not a charge, so
+ * `was_billable` is false, `ops_charged` 0 and `bucket_used` "none"; the job's result reports the
+ * real charge once it is settled. The monthly figures stay billing's as they stand, the hold
+ * counted: they decide the next 429 and fill the X-Usage-* headers of the same answer.
+ */
+export function heldUsage(usage: billingV1.Usage): billingV1.Usage {
+  return { ...usage, wasBillable: false, opsCharged: 0, bucketUsed: "none" };
+}
+
+/**
  * Settles the hold at `operations` (0 releases it); never throws, a failure is logged. A no-op
  * once the key is settled (billing is idempotent per key), so it is safe on any failure path.
  */

@@ -18,7 +18,7 @@ export function attachmentToJson(a: ingestFilesV1.Attachment): z.output<typeof A
     size_bytes: a.sizeBytes,
     text_length: done ? a.textLength : null,
     chunk_count: done ? a.chunkCount : null,
-    error: a.status === "failed" ? a.error : null,
+    error: a.status === "failed" ? a.error : undefined,
     created_at: (a.createdAt ?? new Date()).toISOString(),
     updated_at: (a.updatedAt ?? new Date()).toISOString(),
   };

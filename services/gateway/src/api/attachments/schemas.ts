@@ -36,7 +36,7 @@ export const AttachmentStatusSchema = component("AttachmentStatus", {
   size_bytes: z.number().int(),
   text_length: z.number().int().nullable().meta({ description: "Characters extracted; null until completed." }),
   chunk_count: z.number().int().nullable().meta({ description: "Chunks extracted; null until completed." }),
-  error: z.string().nullable().meta({ description: "Actionable message when failed." }),
+  error: z.string().optional().meta({ description: "Actionable message; only when failed." }),
   created_at: z.string(),
   updated_at: z.string(),
 });

@@ -41,8 +41,9 @@ export function toChatRpcRequest(body: ChatRequestBody): agentV1.ChatRequest {
 }
 
 /**
- * `document_changes` of a chat response or job result. `updated_html` is left out in compact
- * mode even if the agent sent it; `requires_approval` is true for an approval job's result, whose
+ * `document_changes` of a chat response or job result. Compact mode returns only `chunk_diffs`
+ * (unshown-parts.md, Chat request): `updated_html` is left out even if the agent sent it, and so
+ * is `changes`, the same records again; `requires_approval` is true for an approval job's result, whose
  * changes are all decided by then, so `pending_changes` is empty.
  */
 export function documentChangesToJson(
@@ -55,14 +56,14 @@ export function documentChangesToJson(
     changes_summary: changes.changesSummary,
     requires_approval: changes.requiresApproval,
     pending_changes: [],
-    changes: changes.changes.map(changeRecordToJson),
+    ...(responseMode === "full" && { changes: changes.changes.map(changeRecordToJson) }),
     chunk_diffs: changes.chunkDiffs.map(changeRecordToJson),
     document_id: changes.documentId,
     ...(changes.concurrentMerges.length > 0 && {
       concurrent_merges: changes.concurrentMerges.map((m) => ({
         chunk_id: m.chunkId,
         status: m.status === "conflict" ? ("conflict" as const) : ("merged" as const),
-        conflict_id: m.conflictId || null,
+        conflict_id: m.conflictId || undefined,
         document_id: m.documentId,
       })),
     }),
@@ -96,11 +97,11 @@ export function revertToJson(res: agentRevertV1.RevertSessionResponse): z.output
           html_content: state.htmlContent,
           version_id: state.versionId,
           chunk_count: state.chunkCount,
-          last_modified: state.lastModified ? state.lastModified.toISOString() : null,
+          last_modified: state.lastModified ? state.lastModified.toISOString() : undefined,
           attachments: [],
         }
       : null,
     editor_action: res.editorAction === "update" ? "update" : "clear",
-    redo_checkpoint_id: res.redoCheckpointId || null,
+    redo_checkpoint_id: res.redoCheckpointId || undefined,
   };
 }

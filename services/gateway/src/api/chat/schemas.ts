@@ -86,7 +86,7 @@ export const ChatRequestSchema = z
     response_mode: z
       .enum(["full", "compact"])
       .default("full")
-      .meta({ description: "compact omits updated_html; only chunk_diffs are returned." }),
+      .meta({ description: "compact omits updated_html and changes; only chunk_diffs are returned." }),
     cursor_context: CursorContextSchema.nullish(),
     cross_session_memory_key: z
       .string()
@@ -107,7 +107,10 @@ export const DocumentChangesSchema = component("DocumentChanges", {
   changes_summary: z.string(),
   requires_approval: z.boolean(),
   pending_changes: z.array(ChangeRecordSchema),
-  changes: z.array(ChangeRecordSchema),
+  changes: z
+    .array(ChangeRecordSchema)
+    .optional()
+    .meta({ description: "The same records as chunk_diffs; omitted in compact mode." }),
   chunk_diffs: z.array(ChangeRecordSchema),
   document_id: z.string().meta({ description: "Durable id of the document." }),
   concurrent_merges: z
@@ -115,7 +118,7 @@ export const DocumentChangesSchema = component("DocumentChanges", {
       z.object({
         chunk_id: z.string(),
         status: z.enum(["merged", "conflict"]),
-        conflict_id: z.string().nullable(),
+        conflict_id: z.string().optional(),
         document_id: z.string(),
       }),
     )
@@ -166,10 +169,13 @@ export const RevertResponseSchema = component("RevertResponse", {
       html_content: z.string(),
       version_id: z.string(),
       chunk_count: z.number().int(),
-      last_modified: z.string().nullable(),
+      last_modified: z.string().optional(),
       attachments: z.array(z.unknown()),
     })
     .nullable(),
   editor_action: z.enum(["update", "clear"]),
-  redo_checkpoint_id: z.string().nullable().meta({ description: "Undo token for redo-revert; null for a dry run." }),
+  redo_checkpoint_id: z
+    .string()
+    .optional()
+    .meta({ description: "Undo token for redo-revert; left out for a dry run." }),
 });

@@ -72,7 +72,7 @@ export const documentDetailRoute = defineRoute({
           session_id: h.sessionId,
           title: h.sessionTitle,
           document_id: h.slotId,
-          last_updated: h.updatedAt?.toISOString() ?? null,
+          last_updated: h.updatedAt?.toISOString(),
         })),
         ...(query.include_html && { html: chunksToHtml(res.chunks), page_setup: pageSetupToJson(meta.pageSetup) }),
       },
@@ -203,13 +203,13 @@ export const docEventsRoute = defineRoute({
         id: e.id,
         type: "document_updated" as const,
         document_id: e.documentId,
-        slot_document_id: slotOf.get(e.documentId) || null,
+        slot_document_id: slotOf.get(e.documentId) || undefined,
         version_id: e.versionId,
-        session_id: e.sessionId || null,
+        session_id: e.sessionId || undefined,
         change: payload?.kind ?? "edit",
         ...(chunkIds && { chunk_ids: chunkIds }),
         ...(payload?.title !== undefined && { title: payload.title }),
-        created_at: e.createdAt?.toISOString() ?? null,
+        created_at: e.createdAt?.toISOString(),
       };
     });
     return {

@@ -90,8 +90,8 @@ export const DocumentSummarySchema = component("DocumentSummary", {
   section_count: z.number().int(),
   archived: z.boolean(),
   status: z.enum(["active", "archived"]),
-  created_at: z.string().nullable(),
-  updated_at: z.string().nullable(),
+  created_at: z.string().optional(),
+  updated_at: z.string().optional(),
   session_count: z.number().int().meta({ description: "Sessions that have it open." }),
   preview_html: z.string().optional().meta({ description: "Only with include_preview=true." }),
 });
@@ -113,7 +113,7 @@ export const PriorChatSchema = z.object({
   session_id: z.string(),
   title: z.string(),
   document_id: z.string().meta({ description: "The slot id in that session." }),
-  last_updated: z.string().nullable(),
+  last_updated: z.string().optional(),
 });
 
 /** GET /v1/documents/{id} 200. */
@@ -174,14 +174,14 @@ export const DocEventSchema = component("DocEvent", {
   document_id: z.string().meta({ description: "Durable id." }),
   slot_document_id: z
     .string()
-    .nullable()
-    .meta({ description: "This session's slot id for it; null when no longer open." }),
+    .optional()
+    .meta({ description: "This session's slot id for it; left out when no longer open." }),
   version_id: z.string(),
-  session_id: z.string().nullable().meta({ description: "The committing session." }),
+  session_id: z.string().optional().meta({ description: "The committing session." }),
   change: z.string().meta({ description: "edit, save, replace, re-edit, metadata, archived or unarchived." }),
   chunk_ids: z.array(z.string()).optional(),
   title: z.string().optional(),
-  created_at: z.string().nullable(),
+  created_at: z.string().optional(),
 });
 
 /** GET doc-events 200. */

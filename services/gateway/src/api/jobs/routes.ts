@@ -31,7 +31,7 @@ export const approveRoute = defineRoute({
         job: jobToJson(required(res.job, "job"), call.principal?.plan ?? "", true),
         applied: res.applied,
         denied: res.denied,
-        version_id: res.versionId || null,
+        version_id: res.versionId || undefined,
       },
     };
   },

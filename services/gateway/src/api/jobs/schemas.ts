@@ -176,7 +176,10 @@ export const ApproveResponseSchema = component("ApproveResponse", {
   job: JobSchema,
   applied: z.array(z.string()).meta({ description: "Change ids committed by this call." }),
   denied: z.array(z.string()).meta({ description: "Change ids dropped by this call." }),
-  version_id: z.string().nullable().meta({ description: "The version the applied changes made." }),
+  version_id: z
+    .string()
+    .optional()
+    .meta({ description: "The version the applied changes made; left out when nothing applied." }),
 });
 
 /** POST /v1/chat/{session_id}/continue body. */

@@ -15,7 +15,7 @@ export interface RosterEntryJson {
   section_count: number;
   focused: boolean;
   page_setup: PageSetupJson | null;
-  version_id: string | null;
+  version_id?: string;
   archived: boolean;
   html?: string;
   changed_since_seen?: boolean;
@@ -48,7 +48,7 @@ export async function rosterJson(
         section_count: meta?.sectionCount ?? 0,
         focused: entry.focused,
         page_setup: pageSetupToJson(meta?.pageSetup),
-        version_id: meta?.versionId || null,
+        version_id: meta?.versionId || undefined,
         archived: meta?.archived ?? false,
       };
       if (opts.reportChanged)
@@ -86,8 +86,8 @@ export async function rosterResponse(
   return {
     session_id: session.sessionId,
     documents,
-    focused_document_id: focused?.document_id ?? null,
-    ...(opts.focusedHtml && { html: focused ? (focused.html ?? "") : null }),
+    focused_document_id: focused?.document_id,
+    ...(opts.focusedHtml && focused && { html: focused.html ?? "" }),
   };
 }
 
@@ -131,9 +131,9 @@ export function editorActionJson(a: sessionsWorkspaceV1.EditorAction) {
     id: a.id,
     action: a.action,
     value: a.value,
-    document_id: a.documentId || null,
+    document_id: a.documentId || undefined,
     chunk_ids: a.chunkIds,
     details,
-    timestamp: a.createdAt?.toISOString() ?? null,
+    timestamp: a.createdAt?.toISOString(),
   };
 }

@@ -284,7 +284,7 @@ export const closeDocumentRoute = defineRoute({
   request: { params: schemas.SessionDocumentPathSchema, query: schemas.CloseQuerySchema },
   ...answers(
     schemas.RosterResponseSchema,
-    "The remaining roster and the focused document's HTML (null when empty).",
+    "The remaining roster and the focused document's HTML (left out when empty).",
     [404, 503],
   ),
   async handle({ params, query }, call) {

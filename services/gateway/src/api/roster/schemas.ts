@@ -102,7 +102,7 @@ export const RosterEntrySchema = component("SessionRosterEntry", {
   section_count: z.number().int(),
   focused: z.boolean(),
   page_setup: z.record(z.string(), z.unknown()).nullable(),
-  version_id: z.string().nullable(),
+  version_id: z.string().optional(),
   archived: z.boolean(),
   html: z.string().optional(),
   changed_since_seen: z.boolean().optional(),
@@ -113,9 +113,9 @@ export const RosterResponseSchema = component("RosterResponse", {
   session_id: z.string(),
   created: z.boolean().optional(),
   documents: z.array(RosterEntrySchema).meta({ description: "Focused first." }),
-  focused_document_id: z.string().nullable(),
+  focused_document_id: z.string().optional().meta({ description: "Left out when the roster is empty." }),
   document: RosterEntrySchema.optional().meta({ description: "The document the call was about." }),
-  html: z.string().nullable().optional().meta({ description: "HTML of the focused document (focus, close)." }),
+  html: z.string().optional().meta({ description: "HTML of the focused document (focus, close); left out when none." }),
   closed_document_id: z.string().optional(),
   unarchived: z.boolean().optional(),
 });
@@ -157,10 +157,10 @@ export const EditorActionSchema = component("EditorAction", {
   id: z.string(),
   action: z.string(),
   value: z.string(),
-  document_id: z.string().nullable(),
+  document_id: z.string().optional(),
   chunk_ids: z.array(z.string()),
   details: z.record(z.string(), z.unknown()).nullable(),
-  timestamp: z.string().nullable(),
+  timestamp: z.string().optional(),
 });
 
 /** POST editor-actions 200. */

@@ -15,7 +15,7 @@ export function sessionSummaryToJson(session: sessionsV1.Session): SessionSummar
   };
 }
 
-/** One history message; an empty checkpoint id becomes null. */
+/** One history message; an empty checkpoint id is left out. */
 export function historyMessageToJson(message: sessionsV1.Message): HistoryMessageJson {
   return {
     id: message.id,
@@ -23,7 +23,7 @@ export function historyMessageToJson(message: sessionsV1.Message): HistoryMessag
     content: message.content,
     timestamp: iso(message.timestamp),
     turn_index: message.turnIndex,
-    checkpoint_id: message.checkpointId || null,
+    checkpoint_id: message.checkpointId || undefined,
   };
 }
 
@@ -57,10 +57,10 @@ export function documentStateToJson(
   const meta = doc?.document;
   return {
     document_id: entry.documentId,
-    durable_document_id: entry.durableDocumentId || null,
+    durable_document_id: entry.durableDocumentId || undefined,
     title: meta?.title || entry.title,
     ...(includeHtml && { html_content: doc ? chunksToHtml(doc.chunks) : "" }),
-    version_id: meta?.versionId || entry.lastSeenVersionId || null,
+    version_id: meta?.versionId || entry.lastSeenVersionId || undefined,
     chunk_count: meta?.chunkCount ?? 0,
     last_modified: iso(meta?.updatedAt ?? entry.openedAt),
     attachments,

@@ -93,7 +93,7 @@ export const clearMemoryRoute = defineRoute({
   ...answers(schemas.ClearMemoryResponseSchema, "How many notes were removed.", [503]),
   async handle({ query }, call) {
     const res = await call.ctx.workspace.clearMemoryNote({ memoryKey: query.memory_key ?? "" }, call.rpc());
-    return { body: { removed: res.removed, memory_key: query.memory_key ?? null } };
+    return { body: { removed: res.removed, memory_key: query.memory_key ?? undefined } };
   },
 });
 

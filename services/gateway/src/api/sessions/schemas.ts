@@ -31,8 +31,8 @@ export const HistoryQuerySchema = z.object({
 export const SessionSummarySchema = component("SessionSummary", {
   session_id: z.string(),
   title: z.string(),
-  created_at: z.string().nullable().meta({ description: "ISO 8601." }),
-  last_updated: z.string().nullable().meta({ description: "ISO 8601 time of the last activity." }),
+  created_at: z.string().optional().meta({ description: "ISO 8601." }),
+  last_updated: z.string().optional().meta({ description: "ISO 8601 time of the last activity." }),
   message_count: z.number().int(),
   document_count: z.number().int(),
 });
@@ -52,9 +52,9 @@ export const HistoryMessageSchema = component("HistoryMessage", {
   id: z.string(),
   sender: z.enum(["user", "ai"]),
   content: z.string(),
-  timestamp: z.string().nullable().meta({ description: "ISO 8601." }),
+  timestamp: z.string().optional().meta({ description: "ISO 8601." }),
   turn_index: z.number().int().meta({ description: "From 0; a user message and its reply share it." }),
-  checkpoint_id: z.string().nullable().meta({ description: "Restore point of the turn; null when none." }),
+  checkpoint_id: z.string().optional().meta({ description: "Restore point of the turn; left out when none." }),
 });
 
 export type HistoryMessageJson = z.output<typeof HistoryMessageSchema>;
@@ -62,15 +62,15 @@ export type HistoryMessageJson = z.output<typeof HistoryMessageSchema>;
 /** document_state of the history response. */
 export const DocumentStateSchema = component("DocumentState", {
   document_id: z.string().meta({ description: "Session-local slot id." }),
-  durable_document_id: z.string().nullable().meta({ description: "Permanent UUID; null until first save." }),
+  durable_document_id: z.string().optional().meta({ description: "Permanent UUID; left out until first save." }),
   title: z.string(),
   html_content: z
     .string()
     .optional()
     .meta({ description: "The HTML with chunk ids kept; omitted when include_document_html=false." }),
-  version_id: z.string().nullable(),
+  version_id: z.string().optional(),
   chunk_count: z.number().int(),
-  last_modified: z.string().nullable().meta({ description: "ISO 8601." }),
+  last_modified: z.string().optional().meta({ description: "ISO 8601." }),
   attachments: z.array(z.record(z.string(), z.unknown())),
 });
 
@@ -100,5 +100,8 @@ export const MemoryQuerySchema = z.object({
 /** DELETE memory 200. */
 export const ClearMemoryResponseSchema = component("ClearMemoryResponse", {
   removed: z.number().int(),
-  memory_key: z.string().nullable(),
+  memory_key: z
+    .string()
+    .optional()
+    .meta({ description: "The cleared end-customer note; left out for the account note." }),
 });

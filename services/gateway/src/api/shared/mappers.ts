@@ -3,9 +3,9 @@
 import { type billingV1, type commonV1, type documentsV1, NullValue } from "@redline/grpc-stubs";
 import type { ChangeRecordJson, UsageJson } from "./schemas.js";
 
-/** ISO 8601 of a proto timestamp; null when unset. */
-export function iso(date: Date | undefined): string | null {
-  return date && !Number.isNaN(date.getTime()) ? date.toISOString() : null;
+/** ISO 8601 of a proto timestamp; undefined (left out of the JSON) when unset. */
+export function iso(date: Date | undefined): string | undefined {
+  return date && !Number.isNaN(date.getTime()) ? date.toISOString() : undefined;
 }
 
 const OPERATIONS: readonly string[] = ["edit", "create", "delete"];
@@ -14,7 +14,7 @@ function isOperation(value: string): value is ChangeRecordJson["operation"] {
   return OPERATIONS.includes(value);
 }
 
-/** A change record in snake_case; `insert_after_chunk_id` only on creates (null at the start). */
+/** A change record in snake_case; `insert_after_chunk_id` only on creates (left out at the start). */
 export function changeRecordToJson(record: documentsV1.ChangeRecord): ChangeRecordJson {
   const operation = isOperation(record.operation) ? record.operation : "edit";
   return {
@@ -25,7 +25,7 @@ export function changeRecordToJson(record: documentsV1.ChangeRecord): ChangeReco
     old_html: record.oldHtml,
     new_html: record.newHtml,
     ai_explanation: record.aiExplanation,
-    ...(operation === "create" && { insert_after_chunk_id: record.insertAfterChunkId || null }),
+    ...(operation === "create" && { insert_after_chunk_id: record.insertAfterChunkId || undefined }),
   };
 }
 
@@ -40,7 +40,6 @@ export function usageToJson(usage: billingV1.Usage | undefined, plan: string): U
     quota_exhausted: usage?.quotaExhausted ?? false,
     subscription_tier: usage?.subscriptionTier || plan,
     bucket_used: usage?.bucketUsed || "none",
-    redemption_id: null,
     promotions: [],
   };
 }

@@ -107,9 +107,8 @@ export const ChangeRecordSchema = z
     ai_explanation: z.string(),
     insert_after_chunk_id: z
       .string()
-      .nullable()
       .optional()
-      .meta({ description: "For create: the chunk the new one follows; null at the start of the document." }),
+      .meta({ description: "For create: the chunk the new one follows; left out at the start of the document." }),
   })
   .meta({ description: "One applied or proposed chunk change." })
   .register(apiSchemas, { id: "ChangeRecord" });
@@ -136,7 +135,7 @@ export const UsageSchema = z
     quota_exhausted: z.boolean(),
     subscription_tier: z.string(),
     bucket_used: z.string(),
-    redemption_id: z.string().nullable(),
+    redemption_id: z.string().optional().meta({ description: "Only when a promotion paid for the operation." }),
     promotions: z.array(PromotionSchema),
   })
   .meta({ description: "Monthly operations usage after the request." })

@@ -19,6 +19,6 @@ export function rosterToJson(roster: sessionsV1.RosterEntry[]): NonNullable<Uplo
     durable_document_id: e.durableDocumentId || null,
     title: e.title,
     focused: e.focused,
-    version_id: e.lastSeenVersionId || null,
+    version_id: e.lastSeenVersionId || undefined,
   }));
 }

@@ -48,7 +48,7 @@ export const RosterEntrySchema = component("RosterEntry", {
   durable_document_id: z.string().nullable(),
   title: z.string(),
   focused: z.boolean(),
-  version_id: z.string().nullable(),
+  version_id: z.string().optional(),
 });
 
 /** Upload result (both forms). `html` per return_html; session fields only when loaded into a session. */
