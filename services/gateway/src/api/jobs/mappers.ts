@@ -131,11 +131,12 @@ export function jobToJson(job: agentJobsV1.Job, plan: string, compact: boolean):
           const envelope = ENVELOPE_EVENT_TYPES.includes(e.type);
           return {
             type: typeof data.type === "string" ? data.type : e.type,
-            // The final event's result is the job's `result`; it is not repeated here. Envelope
-            // events carry the same string content as on the stream.
+            // The final event's result is the job's `result`; it is not repeated here (an empty
+            // string, never null: typed clients reject null strings). Envelope events carry the
+            // same string content as on the stream.
             content:
               e.type === "final"
-                ? null
+                ? ""
                 : envelope
                   ? envelopeContent(e.type, data)
                   : typeof data.content === "string"
