@@ -156,13 +156,27 @@ export function canConnect(port: number, host = "127.0.0.1", timeoutMs = 500): P
 }
 
 /** True when we can bind host:port right now (nobody listens there). */
-export function isPortFree(port: number, host = "127.0.0.1"): Promise<boolean> {
+function canBind(port: number, host: string): Promise<boolean> {
   return new Promise((resolve) => {
     const server = net.createServer();
     server.unref();
     server.once("error", () => resolve(false));
     server.listen({ port, host, exclusive: true }, () => server.close(() => resolve(true)));
   });
+}
+
+/**
+ * True when host:port can be bound, checking again every 100 ms for up to `graceMs`: a server of
+ * a killed run that was just stopped (or is dying of its death signal) may take a moment to
+ * release its port, and refusing to start then would be a false "in use".
+ */
+export async function isPortFree(port: number, host = "127.0.0.1", graceMs = 2_000): Promise<boolean> {
+  const deadline = Date.now() + graceMs;
+  for (;;) {
+    if (await canBind(port, host)) return true;
+    if (Date.now() >= deadline) return false;
+    await new Promise((r) => setTimeout(r, 100));
+  }
 }
 
 /** Finds an executable on PATH (plus `extraDirs`); null when absent. */
