@@ -67,7 +67,7 @@ export async function withReservation<T>(
   chargeKey: string,
   run: () => Promise<T>,
 ): Promise<T> {
-  await ctx.billing.reserveOperations({ chargeKey, operations: 1 }, actor.opts);
+  await reserve(ctx, actor.opts, chargeKey);
   try {
     return await run();
   } catch (err) {
