@@ -64,6 +64,11 @@ export function requirePrincipal(ctx: CallContext): Principal {
   return ctx.principal;
 }
 
+/** The owner id (user or organization) every read and write of the call is scoped to; UnauthenticatedError without a principal. */
+export function ownerOf(ctx: CallContext): string {
+  return requirePrincipal(ctx).ownerId;
+}
+
 /** Async handlers, one per RPC of a ts-proto service definition. */
 export type RpcHandlers<D> = {
   [K in keyof D]: (request: ReqOf<D[K]>, ctx: CallContext) => Promise<ResOf<D[K]>>;

@@ -1,6 +1,7 @@
+import { ownerOf } from "@redline/service-kit";
 import * as library from "../commands/library.js";
 import { documentMeta } from "../mappers.js";
-import { type LibraryRpc, ownerOf } from "./call.js";
+import type { LibraryRpc } from "./call.js";
 
 /** ArchiveDocument (endpoint 7, after the gateway's in-use check): `already_archived` when nothing changed; 404 when not the caller's. */
 export const archiveDocument: LibraryRpc<"archiveDocument"> = async (ctx, req, call) => {

@@ -1,13 +1,7 @@
-// The shape of an RPC file of the documents service, and what every RPC needs from its call:
-// the owner the gateway vouched for.
+// The shape of an RPC file of the documents service (bound by file name).
 import type { documentsLibraryV1, documentsV1 } from "@redline/grpc-stubs";
-import { type CallContext, type Rpc, requirePrincipal } from "@redline/service-kit";
+import type { Rpc } from "@redline/service-kit";
 import type { DocumentsContext } from "../context.js";
-
-/** The caller's owner id (user or organization); UnauthenticatedError when the call has no principal. */
-export function ownerOf(call: CallContext): string {
-  return requirePrincipal(call).ownerId;
-}
 
 type DocumentsDef = typeof documentsV1.DocumentsServiceService;
 /** One RPC of documents.v1.DocumentsService, in `rpc/<verb-noun>.ts` (bound by file name). */

@@ -1,6 +1,7 @@
+import { ownerOf } from "@redline/service-kit";
 import * as commit from "../commands/commit.js";
 import { commitResponse } from "../mappers.js";
-import { type DocumentsRpc, ownerOf } from "./call.js";
+import type { DocumentsRpc } from "./call.js";
 import { toOperations } from "./operations.js";
 
 /**

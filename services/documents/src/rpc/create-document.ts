@@ -1,6 +1,7 @@
+import { ownerOf } from "@redline/service-kit";
 import * as load from "../commands/load.js";
 import { documentMeta, pageSetupFromProto } from "../mappers.js";
-import { type DocumentsRpc, ownerOf } from "./call.js";
+import type { DocumentsRpc } from "./call.js";
 
 /**
  * CreateDocument: stores raw HTML (sanitized, chunked) as a new document at version 1 with a

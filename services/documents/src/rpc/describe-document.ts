@@ -1,6 +1,7 @@
+import { ownerOf } from "@redline/service-kit";
 import * as library from "../commands/library.js";
 import { documentMeta } from "../mappers.js";
-import { type LibraryRpc, ownerOf } from "./call.js";
+import type { LibraryRpc } from "./call.js";
 
 /** DescribeDocument (endpoint 5): metadata, structure and chunks at head; NotFoundError (404) when not the caller's. */
 export const describeDocument: LibraryRpc<"describeDocument"> = async (ctx, req, call) => {

@@ -1,6 +1,7 @@
+import { ownerOf } from "@redline/service-kit";
 import * as conflicts from "../commands/conflicts.js";
 import { conflictRecord } from "../mappers.js";
-import { type LibraryRpc, ownerOf } from "./call.js";
+import type { LibraryRpc } from "./call.js";
 
 /** FindConflicts (endpoint 18): open conflicts of one chunk, newest first, or the document holding the chunk. */
 export const findConflicts: LibraryRpc<"findConflicts"> = async (ctx, req, call) => {

@@ -1,6 +1,7 @@
+import { ownerOf } from "@redline/service-kit";
 import * as read from "../commands/read.js";
 import { documentMeta } from "../mappers.js";
-import { type DocumentsRpc, ownerOf } from "./call.js";
+import type { DocumentsRpc } from "./call.js";
 
 /**
  * GetDocument: the caller's document (archived ones too) at head or at `version_id`, with its

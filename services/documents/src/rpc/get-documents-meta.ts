@@ -1,6 +1,7 @@
+import { ownerOf } from "@redline/service-kit";
 import * as library from "../commands/library.js";
 import { documentMeta } from "../mappers.js";
-import { type LibraryRpc, ownerOf } from "./call.js";
+import type { LibraryRpc } from "./call.js";
 
 /** GetDocumentsMeta: metadata of the caller's documents among `document_ids` (others are left out). */
 export const getDocumentsMeta: LibraryRpc<"getDocumentsMeta"> = async (ctx, req, call) => {

@@ -1,6 +1,7 @@
+import { ownerOf } from "@redline/service-kit";
 import * as versions from "../commands/versions.js";
 import { versionInfo } from "../mappers.js";
-import { type LibraryRpc, ownerOf } from "./call.js";
+import type { LibraryRpc } from "./call.js";
 
 /**
  * GetVersion: one version of the caller's document, and its HTML when `include_html`.

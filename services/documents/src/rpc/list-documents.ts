@@ -1,6 +1,7 @@
+import { ownerOf } from "@redline/service-kit";
 import * as library from "../commands/library.js";
 import { documentMeta } from "../mappers.js";
-import { type LibraryRpc, ownerOf } from "./call.js";
+import type { LibraryRpc } from "./call.js";
 
 /** ListDocuments (endpoint 3): a page of the caller's active or archived documents, most recently updated first. */
 export const listDocuments: LibraryRpc<"listDocuments"> = async (ctx, req, call) => {

@@ -1,6 +1,7 @@
+import { ownerOf } from "@redline/service-kit";
 import * as versions from "../commands/versions.js";
 import { versionInfo } from "../mappers.js";
-import { type LibraryRpc, ownerOf } from "./call.js";
+import type { LibraryRpc } from "./call.js";
 
 /**
  * ListVersions: a page of the caller's document's versions, newest first (`limit` 0 → 50, at

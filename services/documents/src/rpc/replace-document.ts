@@ -1,6 +1,7 @@
+import { ownerOf } from "@redline/service-kit";
 import * as load from "../commands/load.js";
 import { documentMeta, pageSetupFromProto } from "../mappers.js";
-import { type DocumentsRpc, ownerOf } from "./call.js";
+import type { DocumentsRpc } from "./call.js";
 
 /**
  * ReplaceDocument: loads HTML verbatim as a new version of the caller's document (unchanged

@@ -1,6 +1,7 @@
+import { ownerOf } from "@redline/service-kit";
 import * as conflicts from "../commands/conflicts.js";
 import { documentMeta } from "../mappers.js";
-import { type LibraryRpc, ownerOf } from "./call.js";
+import type { LibraryRpc } from "./call.js";
 
 /** ResolveConflict (endpoint 18): writes the resolved chunk on head and closes its open conflicts; 404 for an unknown conflict, document or chunk. */
 export const resolveConflict: LibraryRpc<"resolveConflict"> = async (ctx, req, call) => {

@@ -1,6 +1,7 @@
+import { ownerOf } from "@redline/service-kit";
 import * as save from "../commands/save.js";
 import { saveResponse } from "../mappers.js";
-import { type LibraryRpc, ownerOf } from "./call.js";
+import type { LibraryRpc } from "./call.js";
 
 /**
  * SaveDocument (endpoint 11): the user's edited HTML, diffed against its base and merged at chunk

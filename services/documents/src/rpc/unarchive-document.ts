@@ -1,6 +1,7 @@
+import { ownerOf } from "@redline/service-kit";
 import * as library from "../commands/library.js";
 import { documentMeta } from "../mappers.js";
-import { type LibraryRpc, ownerOf } from "./call.js";
+import type { LibraryRpc } from "./call.js";
 
 /** UnarchiveDocument (endpoints 8 and 12): idempotent; `found` false for an unknown or foreign id (nothing revealed). */
 export const unarchiveDocument: LibraryRpc<"unarchiveDocument"> = async (ctx, req, call) => {

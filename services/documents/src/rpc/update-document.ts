@@ -1,7 +1,7 @@
-import { InputError } from "@redline/service-kit";
+import { InputError, ownerOf } from "@redline/service-kit";
 import * as library from "../commands/library.js";
 import { documentMeta, pageSetupFromProto } from "../mappers.js";
-import { type LibraryRpc, ownerOf } from "./call.js";
+import type { LibraryRpc } from "./call.js";
 
 /**
  * UpdateDocument (endpoint 6): renames (trimmed, at most 500 characters) and/or sets the page

@@ -1,10 +1,10 @@
-import { requirePrincipal } from "@redline/service-kit";
+import { ownerOf } from "@redline/service-kit";
 import { convertUpload as convert } from "../commands/uploads.js";
 import { convertedToMessage } from "../mappers.js";
 import type { FilesRpc } from "./call.js";
 
 /** FilesService.ConvertUpload (unshown-parts.md, Uploads): the upload converted; 404 unknown/expired, 413 too big. */
 export const convertUpload: FilesRpc<"convertUpload"> = async (ctx, req, call) => {
-  const done = await convert(ctx, requirePrincipal(call).ownerId, req.uploadId, call.requestId);
+  const done = await convert(ctx, ownerOf(call), req.uploadId, call.requestId);
   return { converted: convertedToMessage(done.converted), filename: done.filename, purpose: done.purpose };
 };

@@ -1,4 +1,4 @@
-import { requirePrincipal } from "@redline/service-kit";
+import { ownerOf } from "@redline/service-kit";
 import { exportForCaller } from "../commands/exports.js";
 import { exportJobFromRequest } from "../mappers.js";
 import type { FilesRpc } from "./call.js";
@@ -9,7 +9,7 @@ import type { FilesRpc } from "./call.js";
  * bound or the time bound (cut to the deadline); 503 when PDF export has no Chromium.
  */
 export const exportDocument: FilesRpc<"exportDocument"> = async (ctx, req, call) => {
-  const caller = { ownerId: requirePrincipal(call).ownerId, deadline: call.deadline };
+  const caller = { ownerId: ownerOf(call), deadline: call.deadline };
   const job = exportJobFromRequest(req);
   const started = Date.now();
   const file = await exportForCaller(ctx, caller, job);

@@ -1,4 +1,4 @@
-import { requirePrincipal } from "@redline/service-kit";
+import { ownerOf } from "@redline/service-kit";
 import { queueEmailExport as queue } from "../commands/deliveries.js";
 import { exportJobFromRequest } from "../mappers.js";
 import type { FilesRpc } from "./call.js";
@@ -9,5 +9,5 @@ import type { FilesRpc } from "./call.js";
  */
 export const queueEmailExport: FilesRpc<"queueEmailExport"> = (ctx, req, call) => {
   const email = { ...req, requestedFormat: req.export?.format ?? "docx" };
-  return queue(ctx, requirePrincipal(call).ownerId, email, () => exportJobFromRequest(req.export));
+  return queue(ctx, ownerOf(call), email, () => exportJobFromRequest(req.export));
 };

@@ -1,4 +1,4 @@
-import { requirePrincipal } from "@redline/service-kit";
+import { ownerOf } from "@redline/service-kit";
 import { searchAttachments as search } from "../commands/attachments.js";
 import type { FilesRpc } from "./call.js";
 
@@ -7,7 +7,7 @@ import type { FilesRpc } from "./call.js";
  * completed attachments (websearch syntax), its image attachments for vision, and their count.
  */
 export const searchAttachments: FilesRpc<"searchAttachments"> = async (ctx, req, call) => {
-  const found = await search(ctx, { ...req, ownerId: requirePrincipal(call).ownerId });
+  const found = await search(ctx, { ...req, ownerId: ownerOf(call) });
   return {
     passages: found.passages.map((p) => ({
       attachmentId: p.attachment_id,

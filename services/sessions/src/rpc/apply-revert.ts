@@ -1,7 +1,8 @@
 import type { sessionsCheckpointsV1 } from "@redline/grpc-stubs";
+import { ownerOf } from "@redline/service-kit";
 import { applyRevert as apply } from "../commands/revert.js";
 import { restoredFromProto } from "../mappers.js";
-import { ownerOf, type Rpc } from "./types.js";
+import type { Rpc } from "./types.js";
 
 /** ApplyRevert: deactivates the turns from one on, closes slots, stores the revert for redo. */
 export const applyRevert: Rpc<

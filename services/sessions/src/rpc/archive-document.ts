@@ -1,6 +1,7 @@
 import type { sessionsWorkspaceV1 } from "@redline/grpc-stubs";
+import { ownerOf } from "@redline/service-kit";
 import { archiveDocument as archive } from "../commands/workflows.js";
-import { downstream, ownerOf, type Rpc } from "./types.js";
+import { downstream, type Rpc } from "./types.js";
 
 /** ArchiveDocument (endpoint 7): NOT_FOUND when not the caller's; 409 document_in_use when open elsewhere without force. */
 export const archiveDocument: Rpc<

@@ -1,6 +1,7 @@
 import type { sessionsWorkspaceV1 } from "@redline/grpc-stubs";
+import { ownerOf } from "@redline/service-kit";
 import { clearMemoryNote as clear } from "../commands/memory.js";
-import { ownerOf, type Rpc } from "./types.js";
+import type { Rpc } from "./types.js";
 
 /** ClearMemoryNote (endpoint 4): deletes one memory note; idempotent. */
 export const clearMemoryNote: Rpc<

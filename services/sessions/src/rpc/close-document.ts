@@ -1,7 +1,8 @@
 import type { sessionsWorkspaceV1 } from "@redline/grpc-stubs";
+import { ownerOf } from "@redline/service-kit";
 import { closeDocument as close } from "../commands/roster.js";
 import { rosterEntry, sessionMessage } from "../mappers.js";
-import { ownerOf, type Rpc } from "./types.js";
+import type { Rpc } from "./types.js";
 
 /** CloseDocument (endpoint 17): closes a document in the session and moves the focus. */
 export const closeDocument: Rpc<

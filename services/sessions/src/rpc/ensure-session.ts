@@ -1,7 +1,8 @@
 import type { sessionsV1 } from "@redline/grpc-stubs";
+import { ownerOf } from "@redline/service-kit";
 import { ensureSession as ensure } from "../commands/sessions.js";
 import { sessionMessage } from "../mappers.js";
-import { ownerOf, type Rpc } from "./types.js";
+import type { Rpc } from "./types.js";
 
 /** EnsureSession: gets or creates the caller's session, minting an id when empty (interface-spec.md, Session). */
 export const ensureSession: Rpc<sessionsV1.EnsureSessionRequest, sessionsV1.EnsureSessionResponse> = async (

@@ -1,7 +1,8 @@
 import type { sessionsWorkspaceV1 } from "@redline/grpc-stubs";
+import { ownerOf } from "@redline/service-kit";
 import { focusDocument as focus } from "../commands/roster.js";
 import { rosterEntry, sessionMessage } from "../mappers.js";
-import { ownerOf, type Rpc } from "./types.js";
+import type { Rpc } from "./types.js";
 
 /** FocusDocument (endpoint 16): focuses an open document. */
 export const focusDocument: Rpc<

@@ -1,7 +1,8 @@
 import type { sessionsV1 } from "@redline/grpc-stubs";
+import { ownerOf } from "@redline/service-kit";
 import { getHistory as history } from "../commands/sessions.js";
 import { chatMessage, sessionMessage } from "../mappers.js";
-import { ownerOf, type Rpc } from "./types.js";
+import type { Rpc } from "./types.js";
 
 /** GetHistory: the session and its active messages in order (interface-spec.md, history endpoint). */
 export const getHistory: Rpc<sessionsV1.GetHistoryRequest, sessionsV1.GetHistoryResponse> = async (ctx, req, call) => {

@@ -1,7 +1,8 @@
 import type { sessionsV1 } from "@redline/grpc-stubs";
+import { ownerOf } from "@redline/service-kit";
 import { getTurnContext as read } from "../commands/sessions.js";
 import { chatMessage, sessionMessage } from "../mappers.js";
-import { ownerOf, type Rpc } from "./types.js";
+import type { Rpc } from "./types.js";
 
 /** GetTurnContext: what a chat turn reads first (session ensured, recent history, memory note), one statement. */
 export const getTurnContext: Rpc<sessionsV1.GetTurnContextRequest, sessionsV1.GetTurnContextResponse> = async (

@@ -1,7 +1,8 @@
 import type { sessionsWorkspaceV1 } from "@redline/grpc-stubs";
+import { ownerOf } from "@redline/service-kit";
 import { listDocumentHolders as holders } from "../commands/roster.js";
 import { documentHolder } from "../mappers.js";
-import { ownerOf, type Rpc } from "./types.js";
+import type { Rpc } from "./types.js";
 
 /** ListDocumentHolders: sessions holding documents open (session_count, prior chats). */
 export const listDocumentHolders: Rpc<

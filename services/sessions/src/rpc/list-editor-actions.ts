@@ -1,7 +1,8 @@
 import type { sessionsWorkspaceV1 } from "@redline/grpc-stubs";
+import { ownerOf } from "@redline/service-kit";
 import { listEditorActions as list } from "../commands/editor-actions.js";
 import { editorAction } from "../mappers.js";
-import { ownerOf, type Rpc } from "./types.js";
+import type { Rpc } from "./types.js";
 
 /** ListEditorActions (endpoint 19): the session's last 500 editor actions, oldest first. */
 export const listEditorActions: Rpc<

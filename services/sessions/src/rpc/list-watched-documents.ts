@@ -1,6 +1,7 @@
 import type { sessionsWorkspaceV1 } from "@redline/grpc-stubs";
+import { ownerOf } from "@redline/service-kit";
 import { listWatchedDocuments as watched } from "../commands/roster.js";
-import { ownerOf, type Rpc } from "./types.js";
+import type { Rpc } from "./types.js";
 
 /** ListWatchedDocuments (endpoint 15): documents whose events the session receives. */
 export const listWatchedDocuments: Rpc<

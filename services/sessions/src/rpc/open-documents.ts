@@ -1,7 +1,8 @@
 import type { sessionsWorkspaceV1 } from "@redline/grpc-stubs";
+import { ownerOf } from "@redline/service-kit";
 import { openDocuments as open } from "../commands/roster.js";
 import { rosterEntry, sessionMessage } from "../mappers.js";
-import { ownerOf, type Rpc } from "./types.js";
+import type { Rpc } from "./types.js";
 
 /** OpenDocuments (endpoints 9, 10, 12): attaches saved documents, the first focused; INVALID_ARGUMENT for non-UUID ids. */
 export const openDocuments: Rpc<

@@ -1,6 +1,7 @@
 import type { sessionsCheckpointsV1 } from "@redline/grpc-stubs";
+import { ownerOf } from "@redline/service-kit";
 import { planRevert as plan } from "../commands/revert.js";
-import { ownerOf, type Rpc } from "./types.js";
+import type { Rpc } from "./types.js";
 
 /** PlanRevert (unshown-parts.md, Revert): the turns, compose text and slots a revert to a turn touches. */
 export const planRevert: Rpc<

@@ -1,7 +1,8 @@
 import type { sessionsWorkspaceV1 } from "@redline/grpc-stubs";
+import { ownerOf } from "@redline/service-kit";
 import { recordEditorActions as record } from "../commands/editor-actions.js";
 import { editorAction, editorActionsFromProto } from "../mappers.js";
-import { ownerOf, type Rpc } from "./types.js";
+import type { Rpc } from "./types.js";
 
 /** RecordEditorActions: stores editor actions in order; INVALID_ARGUMENT when details are not a JSON object. */
 export const recordEditorActions: Rpc<

@@ -1,7 +1,8 @@
 import type { sessionsWorkspaceV1 } from "@redline/grpc-stubs";
+import { ownerOf } from "@redline/service-kit";
 import { resolveDocument as resolve } from "../commands/roster.js";
 import { rosterEntry } from "../mappers.js";
-import { ownerOf, type Rpc } from "./types.js";
+import type { Rpc } from "./types.js";
 
 /** ResolveDocument: the slot a slot id or durable id names; NOT_FOUND when the session does not hold it. */
 export const resolveDocument: Rpc<

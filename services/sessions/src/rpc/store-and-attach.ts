@@ -1,7 +1,8 @@
 import type { sessionsWorkspaceV1 } from "@redline/grpc-stubs";
+import { ownerOf } from "@redline/service-kit";
 import { storeAndAttach as store } from "../commands/workflows.js";
 import { rosterEntry } from "../mappers.js";
-import { downstream, ownerOf, type Rpc } from "./types.js";
+import { downstream, type Rpc } from "./types.js";
 
 /** StoreAndAttach (uploads): stores converted content (new, or replacing the focused document) and opens it. */
 export const storeAndAttach: Rpc<

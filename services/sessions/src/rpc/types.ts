@@ -1,12 +1,9 @@
-// The shape every RPC file shares, and the caller's owner id.
-import { type CallContext, requirePrincipal } from "@redline/service-kit";
+// The shape every RPC file shares, and the call options of a workflow's documents calls.
+import type { CallContext } from "@redline/service-kit";
 import type { SessionsContext } from "../context.js";
 
 /** One RPC: the service context, the request, the call (principal, deadline, forwarding). */
 export type Rpc<Req, Res> = (ctx: SessionsContext, req: Req, call: CallContext) => Promise<Res>;
-
-/** The caller's owner id; every session read and write is scoped to it. UNAUTHENTICATED when absent. */
-export const ownerOf = (call: CallContext): string => requirePrincipal(call).ownerId;
 
 /** Deadline of the documents writes behind a workflow when the caller set none (big documents take seconds). */
 const DOCUMENT_WRITE_TIMEOUT_MS = 120_000;

@@ -1,7 +1,8 @@
 import type { sessionsWorkspaceV1 } from "@redline/grpc-stubs";
+import { ownerOf } from "@redline/service-kit";
 import { unarchiveInSession as unarchive } from "../commands/workflows.js";
 import { editorActionsFromProto, sessionMessage } from "../mappers.js";
-import { downstream, ownerOf, type Rpc } from "./types.js";
+import { downstream, type Rpc } from "./types.js";
 
 /** UnarchiveInSession (endpoint 18, session form): restore, re-open focused, optionally save on top. */
 export const unarchiveInSession: Rpc<

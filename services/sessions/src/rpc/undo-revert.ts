@@ -1,6 +1,7 @@
 import type { sessionsCheckpointsV1 } from "@redline/grpc-stubs";
+import { ownerOf } from "@redline/service-kit";
 import { undoRevert as undo } from "../commands/revert.js";
-import { ownerOf, type Rpc } from "./types.js";
+import type { Rpc } from "./types.js";
 
 /** UndoRevert (redo-revert): reactivates a revert's turns; FAILED_PRECONDITION when undone or superseded. */
 export const undoRevert: Rpc<

@@ -1,6 +1,7 @@
 import type { sessionsWorkspaceV1 } from "@redline/grpc-stubs";
+import { ownerOf } from "@redline/service-kit";
 import { unlinkDocument as unlink } from "../commands/roster.js";
-import { ownerOf, type Rpc } from "./types.js";
+import type { Rpc } from "./types.js";
 
 /** UnlinkDocument: closes a document in every session of the caller (archive). */
 export const unlinkDocument: Rpc<
