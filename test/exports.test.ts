@@ -289,11 +289,17 @@ describe("downloads and email export", () => {
   });
 
   it("requires a valid recipient when the account has no email on file (400)", async () => {
+    // The session and its document exist, so the 400 is about the recipient alone.
+    await stack.call("POST", "/v1/documents/upload-base64", {
+      key: otherKey,
+      body: { filename: "x.md", file_base64: Buffer.from("# X").toString("base64"), session_id: "mail-x" },
+    });
     const res = await stack.call("POST", "/v1/documents/export/email-request", {
       key: otherKey,
       body: { session_id: "mail-x", format: "pdf" },
     });
     expect(res.status).toBe(400);
+    expect(await res.json()).toMatchObject({ code: "no_email_on_file" });
     const bad = await stack.call("POST", "/v1/documents/export/email-request", {
       key,
       body: { session_id: "mail-1", format: "pdf", recipient_email: "not-an-address" },
