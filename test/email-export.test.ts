@@ -4,43 +4,24 @@
 // so many per hour (counted in Postgres): past that, 429 JSON with Retry-After, while another
 // account is unaffected. Without recipient_email the link goes to the email on file of the key's
 // user (PATCH /v1/users/me), and without one the 400 says how to set it.
-import type { AddressInfo } from "node:net";
-import { SMTPServer } from "smtp-server";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { type ScriptedSmtp, startScriptedSmtp } from "./support/scripted-smtp.js";
 import { startTestStack, type TestStack } from "./support/stack.js";
 
 const PER_HOUR = 3;
 let stack: TestStack;
-let smtp: SMTPServer;
-/** Every message the SMTP server accepted: its envelope recipients and raw text. */
-const received: { rcptTo: string[]; raw: string }[] = [];
+let smtp: ScriptedSmtp;
 
 beforeAll(async () => {
-  smtp = new SMTPServer({
-    authOptional: true,
-    disabledCommands: ["STARTTLS"],
-    onData(stream, session, callback) {
-      const parts: Buffer[] = [];
-      stream.on("data", (c: Buffer) => parts.push(c));
-      stream.on("end", () => {
-        received.push({
-          rcptTo: session.envelope.rcptTo.map((r) => r.address),
-          raw: Buffer.concat(parts).toString("utf8"),
-        });
-        callback();
-      });
-    },
-  });
-  await new Promise<void>((resolve) => smtp.listen(0, "127.0.0.1", resolve));
-  const port = (smtp.server.address() as AddressInfo).port;
+  smtp = await startScriptedSmtp();
   stack = await startTestStack(inject("infra"), {
     name: "email_export",
-    ingest: { mail: { smtpUrl: `smtp://127.0.0.1:${port}` }, emailExportsPerHour: PER_HOUR },
+    ingest: { mail: { smtpUrl: smtp.url }, emailExportsPerHour: PER_HOUR },
   });
 });
 afterAll(async () => {
   await stack?.close();
-  await new Promise<void>((resolve) => (smtp ? smtp.close(() => resolve()) : resolve()));
+  await smtp?.close();
 });
 
 /** A key whose account has a session `sid` holding a small document. */
@@ -84,7 +65,7 @@ function parseMail(raw: string, rcptTo: string[]): Mail {
 async function mailsTo(to: string, count: number): Promise<Mail[]> {
   const deadline = Date.now() + 30_000;
   for (;;) {
-    const mails = received.map((m) => parseMail(m.raw, m.rcptTo)).filter((m) => m.headers.get("to")?.[0] === to);
+    const mails = smtp.received.map((m) => parseMail(m.raw, m.to)).filter((m) => m.headers.get("to")?.[0] === to);
     if (mails.length >= count || Date.now() > deadline) return mails;
     await new Promise((r) => setTimeout(r, 100));
   }
