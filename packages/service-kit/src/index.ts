@@ -1,6 +1,7 @@
 export * from "./clients.js";
 export * from "./config.js";
 export * from "./db.js";
+export * from "./email.js";
 export * from "./errors.js";
 export * from "./health.js";
 export * from "./logger.js";

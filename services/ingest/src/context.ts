@@ -1,7 +1,15 @@
 // The ingest service's dependencies, built once from the config: the converter pool, the
-// optional storage (Postgres ingest schema + object store), the mailer and the attachment
-// processor. Absent storage makes the stored-file RPCs answer 503.
-import { createDb, createLogger, createObjectStore, type Logger, migrateLatest } from "@redline/service-kit";
+// optional storage (Postgres ingest schema + object store), the mailer, the attachment
+// processor and the billing client. Absent storage makes the stored-file RPCs answer 503.
+import {
+  type Clients,
+  createClients,
+  createDb,
+  createLogger,
+  createObjectStore,
+  type Logger,
+  migrateLatest,
+} from "@redline/service-kit";
 import { AttachmentProcessor } from "./commands/attachment-processing.js";
 import type { FilesStorage } from "./commands/shared.js";
 import {
@@ -43,6 +51,8 @@ export interface IngestContext {
   publicS3Endpoint?: string;
   /** Runs attachment processing after the reply. */
   attachments: AttachmentProcessor;
+  /** Billing (the caller's email on file); null without IngestConfig.addrs. */
+  billing: Clients<"billing">["billing"] | null;
 }
 
 /** With databaseUrl and s3: migrates the `ingest` schema and ensures the bucket; else null. */
@@ -84,14 +94,16 @@ export async function createContext(cfg: IngestConfig): Promise<IngestContext> {
     mailer: createMailer(cfg.mail ?? {}),
     emailExportsPerHour: cfg.emailExportsPerHour ?? DEFAULT_EMAIL_EXPORTS_PER_HOUR,
     publicS3Endpoint: cfg.s3PublicEndpoint,
+    billing: cfg.addrs ? createClients(cfg.addrs, ["billing"]).billing : null,
   };
   return { ...deps, attachments: new AttachmentProcessor(deps) };
 }
 
-/** Releases the context: stops scheduling attachments, closes mail, workers, Chromium and Postgres. */
+/** Releases the context: stops scheduling attachments, closes mail, billing, workers, Chromium and Postgres. */
 export async function closeContext(ctx: IngestContext): Promise<void> {
   ctx.attachments.close();
   ctx.mailer.close();
+  ctx.billing?.close();
   await Promise.all([ctx.pool.close(), closeBrowser()]);
   await ctx.storage?.db.destroy();
 }
