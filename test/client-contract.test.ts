@@ -357,8 +357,10 @@ describe("a typed client drives one session end to end", () => {
       expect(listed.body.jobs.every((j) => j.status === status)).toBe(true);
     }
     await client.send("GET", "/v1/jobs/job_0000", { status: 404, schema: ErrorBody });
-    // The stream refuses an unknown job before it starts: a JSON 404, not a 200 an EventSource reopens.
-    await client.send("GET", `/v1/chat/${SID}/stream?job_id=job_0000`, { status: 404, schema: ErrorBody });
+    // An unknown job on the stream: the spec's `error` event, which ends it for the client.
+    const unknown = await client.follow(SID, "job_0000");
+    expect(unknown.ended).toBe(true);
+    expect(unknown.events).toEqual([expect.objectContaining({ event: "error", error: expect.any(String) })]);
     await client.send("GET", "/v1/jobs?limit=0", { status: 422, schema: ValidationErrorBody });
   });
 
