@@ -58,6 +58,12 @@ afterAll(async () => {
   await stack?.close();
 });
 
+/** The page's address for the gateway and key, plus `extra` query parameters. */
+function pageUrl(extra: Record<string, string> = {}): string {
+  const query = new URLSearchParams({ api: stack.url, key, ...extra });
+  return `${pageOrigin}/?${query}`;
+}
+
 describe("browser review page", () => {
   it.skipIf(!hasChromium)(
     "approves one card, denies another, renders final; the document has only the approved change",
@@ -75,7 +81,7 @@ describe("browser review page", () => {
       });
       page.on("pageerror", (err) => problems.push(String(err)));
       try {
-        await page.goto(`${pageOrigin}/?api=${encodeURIComponent(stack.url)}&key=${encodeURIComponent(key)}`);
+        await page.goto(pageUrl());
         await page.fill("#document", sampleContract());
         await page.fill("#message", ADD_SECTION);
         await page.click("#start");
@@ -124,4 +130,23 @@ describe("browser review page", () => {
       }
     },
   );
+
+  it.skipIf(!hasChromium)("shows the server's error for a review link to an unknown job and stops there", async () => {
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    const streams: string[] = [];
+    page.on("request", (r) => {
+      if (new URL(r.url()).pathname.endsWith("/stream")) streams.push(r.url());
+    });
+    try {
+      await page.goto(pageUrl({ session_id: "review-s1", job_id: "job_missing" }));
+      await expect.poll(() => page.textContent("#status"), { timeout: 10_000 }).toBe("Failed");
+      // The spec's error event reaches the page as data it can show, not as a dropped connection.
+      expect(await page.textContent("#failure")).toBe("Job not found");
+      expect(await page.locator(".card").count()).toBe(0);
+      expect(streams).toHaveLength(1);
+    } finally {
+      await context.close();
+    }
+  });
 });
