@@ -18,6 +18,7 @@ import {
   Job,
   JobList,
   type StreamEvent,
+  strictParse,
   ValidationErrorBody,
 } from "./support/client-schemas.js";
 import { startScriptedStackWithKey } from "./support/file-stack.js";
@@ -166,6 +167,8 @@ describe("a typed client drives one session end to end", () => {
         message: "Make the term two years, notice ninety days, and add arbitration",
         session_id: SID,
         approval_mode: "ask_every_time",
+        // A compact client: the job's result, on the stream and over REST, has diffs and no full HTML.
+        response_mode: "compact",
       },
     );
     const jobId = created.body.job_id;
@@ -236,8 +239,10 @@ describe("a typed client drives one session end to end", () => {
     const final = stream.events.at(-2) as StreamEvent & { event: "final" };
     expect(final.result.session_id).toBe(SID);
     expect(final.result.response).toContain("No arbitration clause");
+    strictParse(CompactChatResponse, final.result, "final result of a compact job");
 
     const done = await jobIn(jobId, ["completed"]);
+    strictParse(CompactChatResponse, done.result, "result of a compact job");
     expect(done.result?.document_changes?.chunk_diffs?.map((d) => d.chunk_id).sort()).toEqual(["c_notice", "c_term"]);
     const html = await documentHtml();
     expect(html).toContain("twenty-four months");
@@ -299,6 +304,8 @@ describe("a typed client drives one session end to end", () => {
   it("continue: a long edit pauses at a continue prompt, continue=true finishes it on the same stream", async () => {
     const outline = tool("get_outline", {});
     model.push({ toolCalls: [outline] }, { toolCalls: [outline] }, { toolCalls: [outline] });
+    // The client sends its copy of the document back (verbatim load), so the turn opens with document_sync.
+    const current = await documentHtml();
     const created = await client.send(
       "POST",
       "/v1/chat/async",
@@ -306,6 +313,7 @@ describe("a typed client drives one session end to end", () => {
       {
         message: "Review every clause, then retitle the agreement",
         session_id: SID,
+        document_html: current,
       },
     );
     const jobId = created.body.job_id;
@@ -334,6 +342,11 @@ describe("a typed client drives one session end to end", () => {
 
     const stream = await reading;
     expect(stream.ended).toBe(true);
+    expect(names(stream.events).filter((n) => n === "document_sync")).toEqual(["document_sync"]);
+    expect(stream.events[0]).toMatchObject({
+      event: "document_sync",
+      content: expect.stringContaining('data-chunk-id="c_title"'),
+    });
     expect(stream.events).toContainEqual(
       expect.objectContaining({ event: "intermediate", sequence: prompt?.sequence, content: prompt?.content }),
     );
@@ -357,6 +370,8 @@ describe("a typed client drives one session end to end", () => {
       expect(listed.body.jobs.every((j) => j.status === status)).toBe(true);
     }
     await client.send("GET", "/v1/jobs/job_0000", { status: 404, schema: ErrorBody });
+    const stranger = new TypedClient(stack, `sk_${"0".repeat(32)}`);
+    await stranger.send("GET", "/v1/jobs", { status: 401, schema: ErrorBody });
     // An unknown job on the stream: the spec's `error` event, which ends it for the client.
     const unknown = await client.follow(SID, "job_0000");
     expect(unknown.ended).toBe(true);
