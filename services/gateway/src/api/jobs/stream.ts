@@ -1,7 +1,7 @@
 // GET /v1/chat/{session_id}/stream: a job's progress as server-sent events (unshown-parts.md,
 // Progress stream), fed by NATS job events when configured, else by polling the agent.
 import { type agentJobsV1, agentV1 } from "@redline/grpc-stubs";
-import { NotFoundError, RedlineError } from "@redline/service-kit";
+import { RedlineError } from "@redline/service-kit";
 import type { Response } from "express";
 import { z } from "zod";
 import { recheckKey } from "../../auth.js";
@@ -54,9 +54,9 @@ export const streamRoute = defineRoute({
     "Events: document_sync, intermediate, proposed_change, proposed_change_batch, final (then usage), error. " +
     "Each event's id is its sequence; reconnect with Last-Event-ID or last_sequence to replay only later ones. " +
     "Comment lines are heartbeats. The stream ends after usage (which follows final) or error; resumed at or after " +
-    "the end of a finished job, it sends that job's final + usage (or error) again and ends. 404 `{detail}` before " +
-    "the stream starts when the job is unknown, another owner's, or of another session. When the key is revoked, " +
-    "an open stream ends with an error event within the auth cache TTL.",
+    "the end of a finished job, it sends that job's final + usage (or error) again and ends. A job that is unknown, " +
+    "another owner's, or of another session gets an error event `{error}` and the stream ends. When the key is " +
+    "revoked, an open stream ends with an error event within the auth cache TTL.",
   queryKeyAuth: true,
   request: { params: SessionPathSchema, query: StreamQuerySchema },
   response: {
@@ -64,12 +64,22 @@ export const streamRoute = defineRoute({
     schema: z.string().meta({ description: "A text/event-stream body." }),
     headers: { "Cache-Control": "no-cache, no-transform", "X-Accel-Buffering": "no" },
   },
-  errors: [404],
   async handle({ params, query }, call) {
-    // Checked before any byte is sent, so a wrong job is a plain JSON 404 (the agent's NOT_FOUND
-    // covers unknown and other owners' jobs) and not a 200 an EventSource would keep reopening.
-    const { job } = await call.ctx.jobs.getJob({ jobId: query.job_id, compact: true }, call.rpc());
-    if (!job || job.sessionId !== params.session_id) throw new NotFoundError("Job not found in this session");
+    // The spec's answer for an unknown job is the stream's `error` event, which clients read as
+    // the end; another owner's job (the agent's NOT_FOUND) and another session's look the same.
+    const job = await call.ctx.jobs.getJob({ jobId: query.job_id, compact: true }, call.rpc()).then(
+      (r) => r.job,
+      (err: unknown) => {
+        if (err instanceof RedlineError && err.httpStatus === 404) return undefined;
+        throw err;
+      },
+    );
+    if (!job || job.sessionId !== params.session_id) {
+      const send = (res: Response) => {
+        res.end(`event: error\ndata: ${JSON.stringify({ error: "Job not found" })}\n\n`);
+      };
+      return { body: "", headers: SSE_HEADERS, send };
+    }
     return {
       body: "",
       headers: SSE_HEADERS,
