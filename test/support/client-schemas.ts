@@ -130,8 +130,8 @@ function jsonOrUndefined(text: string): unknown {
 export const StoredEvent = z
   .looseObject({
     type: z.string().min(1),
-    // The spec leaves the content of non-envelope events (usage, error) open.
-    content: z.union([z.string(), z.looseObject({})]),
+    // Typed events: content is a string for every event (usage and error JSON-encoded).
+    content: z.string(),
     sequence: int.min(1),
     timestamp: IsoTimestamp,
   })

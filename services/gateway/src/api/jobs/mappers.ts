@@ -135,9 +135,9 @@ export function jobToJson(job: agentJobsV1.Job, plan: string, compact: boolean):
           const envelope = ENVELOPE_EVENT_TYPES.includes(e.type);
           return {
             type: typeof data.type === "string" ? data.type : e.type,
-            // The final event's result is the job's `result`; it is not repeated here (an empty
-            // string, never null: typed clients reject null strings). Envelope events carry the
-            // same string content as on the stream.
+            // content is always a string, as typed clients read it: the final event's result is
+            // the job's `result` (not repeated: ""), envelope events carry the stream's content,
+            // and other events (usage, error) their data object JSON-encoded, like proposals.
             content:
               e.type === "final"
                 ? ""
@@ -145,7 +145,7 @@ export function jobToJson(job: agentJobsV1.Job, plan: string, compact: boolean):
                   ? envelopeContent(e.type, data)
                   : typeof data.content === "string"
                     ? data.content
-                    : data,
+                    : JSON.stringify(data),
             sequence: e.sequence,
             timestamp: iso(e.createdAt),
           };

@@ -35,10 +35,11 @@ export const PendingChangeSchema = ChangeRecordSchema.extend({
 /** One stored progress event (metadata.intermediate_responses). */
 export const IntermediateResponseSchema = component("IntermediateResponse", {
   type: z.string().meta({ description: "intermediate, document_sync, proposed_change, final, usage, error…" }),
-  content: z.unknown().meta({
+  content: z.string().meta({
     description:
       "As on the stream: the HTML (document_sync), the progress text (intermediate), the JSON-encoded change " +
-      "record (proposed_change) or batch (proposed_change_batch); null for final; other events' data object.",
+      "record (proposed_change) or batch (proposed_change_batch); empty for final (see the job's result); " +
+      "other events' data object, JSON-encoded.",
   }),
   sequence: z.number().int(),
   timestamp: z.string(),
