@@ -1,19 +1,17 @@
-import { readFileSync } from "node:fs";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
 import { convertDocument } from "../convert.js";
 import { exportDocument } from "../export/export-document.js";
 import { closeBrowser } from "../export/to-pdf.js";
 import { DEFAULT_LIMITS, type PageMargins, type PageSetup } from "../formats.js";
 import { ConverterPool } from "../sandbox/pool.js";
+import { readCorpus } from "../testing/corpus.js";
 import { convertDocx } from "./docx.js";
 import { convertPdf } from "./pdf.js";
 import { estimateMargins, type PageGeometry, pdfPageSetup, type TextBox } from "./pdf-page-setup.js";
 
 // Copies of /work/shared/corpus files, kept in the repository so a fresh clone runs this alone.
-const FIXTURES = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../../../test/fixtures/corpus");
-const fixture = (relative: string) => readFileSync(path.join(FIXTURES, relative));
+const fixture = readCorpus;
 
 const TOLERANCE_IN = 0.1;
 const SIDES = ["top", "right", "bottom", "left"] as const;
