@@ -5,6 +5,7 @@ export * from "./errors.js";
 export * from "./health.js";
 export * from "./logger.js";
 export * from "./messaging.js";
+export * from "./migrations.js";
 export * from "./object-store.js";
 export * from "./principal.js";
 export * from "./rpc.js";
