@@ -10,3 +10,5 @@ export * from "./object-store.js";
 export * from "./principal.js";
 export * from "./rpc.js";
 export * from "./serve.js";
+export * from "./service-main.js";
+export * from "./shutdown.js";
