@@ -44,13 +44,13 @@ export interface ShutdownOptions {
  * Installs SIGTERM and SIGINT handlers. The first signal runs `close` with the unready window
  * and a drain budget that leaves time to release within `deadlineMs`, then exits 0 (1 when
  * close rejects). If close has not finished at the deadline, logs it and exits 1. A second
- * signal exits at once with 128 + the signal number.
+ * signal exits at once with 128 + the signal number. Returns a function that removes the handlers.
  */
 export function onShutdown(
   close: (opts: CloseOptions) => Promise<void>,
   log: Logger,
   opts: ShutdownOptions = {},
-): void {
+): () => void {
   const deadlineMs = opts.deadlineMs ?? SHUTDOWN_DEADLINE_MS;
   const unreadyMs = Math.min(opts.unreadyMs ?? UNREADY_MS, deadlineMs / 4);
   const exit = opts.exit ?? ((code: number) => process.exit(code));
@@ -83,4 +83,8 @@ export function onShutdown(
   };
   process.on("SIGINT", handler);
   process.on("SIGTERM", handler);
+  return () => {
+    process.off("SIGINT", handler);
+    process.off("SIGTERM", handler);
+  };
 }
