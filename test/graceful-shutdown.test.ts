@@ -215,16 +215,19 @@ describe("SIGTERM to an idle backend", () => {
       const lastNotServing = after.lastIndexOf(NOT_SERVING);
       expect(after.slice(0, lastNotServing + 1).every((s) => s === NOT_SERVING)).toBe(true);
       expect(lastNotServing).toBeGreaterThanOrEqual(5);
-      // Its own account of the steps, in order.
-      const order = [
+      // Its own account of the steps, in order (by time: the process and the service log
+      // through two pino instances, whose buffered lines may reach the pipe out of order).
+      const times = [
         "SIGTERM: shutting down",
         "billing stopping: health NOT_SERVING",
         "billing no longer accepts RPCs; draining 0 in flight",
         "billing stopped",
         "shut down cleanly",
-      ].map((msg) => billing.lines.findIndex((l) => l.msg === msg));
-      expect(order.every((i) => i >= 0)).toBe(true);
-      expect([...order].sort((a, b) => a - b)).toEqual(order);
+      ].map((msg) => billing.lines.find((l) => l.msg === msg)?.time ?? Number.NaN);
+      expect(times.every((t) => t >= sent)).toBe(true);
+      expect([...times].sort((a, b) => a - b)).toEqual(times);
+      // The unready second lies between NOT_SERVING and closing the listener.
+      expect(times[2] - times[1]).toBeGreaterThanOrEqual(990);
     } finally {
       health.close();
     }
@@ -345,9 +348,16 @@ describe("SIGTERM to a gateway with an open progress stream", () => {
         if (sent || e.event !== "intermediate" || Number(e.id) < 3) return;
         sent = Date.now();
         gateway.child.kill("SIGTERM");
-        void fetch(`${replicaA.url}/health`).then(async (res) => {
-          healthWhileStopping = { status: res.status, body: await res.json() };
-        });
+        // The signal lands a moment later; within the unready second /health turns 503.
+        void (async () => {
+          for (let i = 0; i < 40 && !healthWhileStopping; i++) {
+            const res = await fetch(`${replicaA.url}/health`).catch(() => undefined);
+            if (!res) return;
+            if (res.status === 503) healthWhileStopping = { status: res.status, body: await res.json() };
+            else await res.arrayBuffer();
+            await sleep(25);
+          }
+        })();
       },
     });
     const endedAt = Date.now();
