@@ -2,7 +2,7 @@
 // main.ts passes process.env, tests build configs directly.
 import { join } from "node:path";
 import {
-  DEFAULT_ADDRS,
+  listenAddr,
   numberFromEnv as numberVar,
   readAddrs,
   type S3Config,
@@ -62,7 +62,7 @@ export const DEFAULT_EMAIL_EXPORTS_PER_HOUR = 20;
 type Env = Record<string, string | undefined>;
 
 /**
- * Reads INGEST_ADDR (default DEFAULT_ADDRS.ingest), MAX_UPLOAD_MB (100; 1 MB = 1,048,576
+ * Reads LISTEN_ADDR (the bind address; default INGEST_ADDR, else 127.0.0.1:50065), MAX_UPLOAD_MB (100; 1 MB = 1,048,576
  * bytes), SUPPORT_EMAIL (support@redline.local), CONVERT_TIMEOUT_MS (30000), EXPORT_TIMEOUT_MS
  * (60000, the HTML work of one export), MAX_ELEMENTS (500000, per document or export source),
  * CONVERTER_WORKERS (CPU count, at most 4), EXPORT_MAX_MB (100, every export format),
@@ -101,7 +101,7 @@ export function loadConfig(env: Env): IngestConfig {
   const workers = numberVar(env, "CONVERTER_WORKERS", (n) => Number.isInteger(n) && n > 0, "a positive integer");
   const addrs = readAddrs(env);
   return {
-    grpcAddress: addrs.ingest || DEFAULT_ADDRS.ingest,
+    grpcAddress: listenAddr(env, "ingest"),
     addrs: { billing: addrs.billing },
     maxUploadBytes: Math.floor(maxUploadMb * 1024 * 1024),
     logLevel: env.LOG_LEVEL || "info",

@@ -9,6 +9,7 @@ import {
   createObjectStore,
   type Logger,
   migrateLatest,
+  type StartOptions,
 } from "@redline/service-kit";
 import { AttachmentProcessor } from "./commands/attachment-processing.js";
 import type { FilesStorage } from "./commands/shared.js";
@@ -55,13 +56,16 @@ export interface IngestContext {
   billing: Clients<"billing">["billing"] | null;
 }
 
-/** With databaseUrl and s3: migrates the `ingest` schema and ensures the bucket; else null. */
-async function openStorage(cfg: IngestConfig): Promise<FilesStorage | null> {
+/**
+ * With databaseUrl and s3: migrates the `ingest` schema (unless `opts.migrate` is false) and
+ * ensures the bucket; else null.
+ */
+async function openStorage(cfg: IngestConfig, opts: StartOptions, log: Logger): Promise<FilesStorage | null> {
   if (!cfg.databaseUrl || !cfg.s3) return null;
   const db = createDb(cfg.databaseUrl, SCHEMA);
   const store = createObjectStore(cfg.s3, { publicEndpoint: cfg.s3PublicEndpoint });
   try {
-    await migrateLatest(db, SCHEMA, migrations);
+    if (opts.migrate !== false) await migrateLatest(db, SCHEMA, migrations, log);
     await store.ensureBucket();
   } catch (err) {
     await db.destroy();
@@ -74,8 +78,9 @@ async function openStorage(cfg: IngestConfig): Promise<FilesStorage | null> {
  * Builds the context: storage (see openStorage; throws when Postgres or the store refuse), a
  * warm converter pool and the mailer. PDF export's Chromium starts on first use.
  */
-export async function createContext(cfg: IngestConfig): Promise<IngestContext> {
-  const storage = await openStorage(cfg);
+export async function createContext(cfg: IngestConfig, opts: StartOptions = {}): Promise<IngestContext> {
+  const log = createLogger("ingest", cfg.logLevel);
+  const storage = await openStorage(cfg, opts, log);
   const pool = new ConverterPool({ size: cfg.converterWorkers, maxMemoryMb: cfg.converterMemoryMb });
   pool.warm();
   const exportMaxBytes = Object.fromEntries(
@@ -85,7 +90,7 @@ export async function createContext(cfg: IngestConfig): Promise<IngestContext> {
     storage,
     pool,
     limits: { ...DEFAULT_LIMITS, ...cfg.limits },
-    log: createLogger("ingest", cfg.logLevel),
+    log,
     supportEmail: cfg.supportEmail ?? "support@redline.local",
     maxUploadBytes: cfg.maxUploadBytes,
     maxAttachmentBytes: cfg.maxAttachmentBytes ?? DEFAULT_MAX_ATTACHMENT_BYTES,

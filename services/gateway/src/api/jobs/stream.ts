@@ -97,8 +97,10 @@ function resumeCursor(res: Response, lastSequence: number | undefined): number {
 
 /**
  * Writes one job's events to `res` as server-sent events until the job ends (usage or error),
- * the client leaves, or the key is revoked: replays events after the resume cursor, then follows
- * NATS (or polls the agent) with a heartbeat comment, re-checking the key before every event.
+ * the client leaves, the key is revoked, or the gateway stops (the stream then ends after the
+ * event being written, so the client's Last-Event-ID resumes it on another instance with no gap
+ * or repeat): replays events after the resume cursor, then follows NATS (or polls the agent)
+ * with a heartbeat comment, re-checking the key before every event.
  */
 async function streamJob(
   res: Response,
@@ -123,6 +125,7 @@ class JobStream {
   private readonly queue: WireJobEvent[] = [];
   private unsubscribe: () => void = () => {};
   private readonly timers: NodeJS.Timeout[] = [];
+  private readonly onGatewayStop = () => this.gatewayStopping();
 
   constructor(
     private readonly res: Response,
@@ -143,6 +146,7 @@ class JobStream {
       this.send("error", { error: "The stream failed; reconnect to resume" });
     } finally {
       for (const timer of this.timers) clearInterval(timer);
+      this.call.ctx.stopping.removeEventListener("abort", this.onGatewayStop);
       this.unsubscribe();
       if (!this.closed) this.res.end();
     }
@@ -155,6 +159,8 @@ class JobStream {
       this.closed = true;
       this.wake();
     });
+    if (ctx.stopping.aborted) this.gatewayStopping();
+    else ctx.stopping.addEventListener("abort", this.onGatewayStop, { once: true });
     this.timers.push(setInterval(() => this.write(": heartbeat\n\n"), ctx.cfg.streamHeartbeatMs ?? HEARTBEAT_MS));
     const recheckMs = Math.max(MIN_KEY_RECHECK_MS, Math.floor(ctx.cfg.authCacheTtlMs / 2));
     this.timers.push(
@@ -243,6 +249,15 @@ class JobStream {
       this.call.log.warn({ err }, "re-checking the stream's key failed; keeping the stream");
       return true;
     }
+  }
+
+  // The gateway stops: the stream ends (after an event being written, never inside one) with a
+  // comment, and an EventSource reconnects, landing on another instance, with Last-Event-ID.
+  private gatewayStopping(): void {
+    if (this.done) return;
+    this.write(": the server is restarting; reconnect with Last-Event-ID to resume\n\n");
+    this.finished = true;
+    this.wake();
   }
 
   private revoked(): void {
