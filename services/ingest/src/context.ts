@@ -26,6 +26,9 @@ import { type ConvertLimits, DEFAULT_LIMITS } from "./formats.js";
 import { createMailer, type Mailer } from "./mailer.js";
 import { ConverterPool } from "./sandbox/pool.js";
 
+/** The services ingest calls: billing, for the caller's email on file. */
+const CLIENTS = ["billing"] as const;
+
 export type { FilesStorage } from "./commands/shared.js";
 
 /** Everything the RPCs and commands use. Sizes in bytes. */
@@ -99,7 +102,7 @@ export async function createContext(cfg: IngestConfig, opts: StartOptions = {}):
     mailer: createMailer(cfg.mail ?? {}),
     emailExportsPerHour: cfg.emailExportsPerHour ?? DEFAULT_EMAIL_EXPORTS_PER_HOUR,
     publicS3Endpoint: cfg.s3PublicEndpoint,
-    billing: cfg.addrs ? createClients(cfg.addrs, ["billing"]).billing : null,
+    billing: cfg.addrs ? createClients(cfg.addrs, CLIENTS).billing : null,
   };
   return { ...deps, attachments: new AttachmentProcessor(deps) };
 }
