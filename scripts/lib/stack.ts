@@ -94,8 +94,8 @@ export type StackRuntime = "tsx" | "dist";
 /** The export condition under which workspace packages name their TypeScript sources. */
 const SOURCE_CONDITION = "@redline/source";
 
-/** Node arguments before a service's entry file, by runtime. */
-const RUNTIME_ARGS: Record<StackRuntime, string[]> = {
+/** Node arguments before a service's entry file, by runtime (any tsx child process needs the condition). */
+export const RUNTIME_ARGS: Record<StackRuntime, string[]> = {
   tsx: [`--conditions=${SOURCE_CONDITION}`, "--import", "tsx"],
   dist: [],
 };
