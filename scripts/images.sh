@@ -428,6 +428,11 @@ verify_all() {
   log "verified: every service image resolves its modules; gateway + billing + infra work together"
 }
 
+for tool in podman mmdebstrap npm pnpm; do
+  command -v "$tool" >/dev/null ||
+    die "$tool not found (apt-get install -y --no-install-recommends podman buildah runc catatonit netavark aardvark-dns iptables uidmap mmdebstrap)"
+done
+
 case "${1:-build}" in
   build) build_all ;;
   verify)
