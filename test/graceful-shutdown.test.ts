@@ -9,6 +9,7 @@ import { healthV1 } from "@redline/grpc-stubs";
 import { freePort } from "@redline/local-infra";
 import { createRpcClient } from "@redline/service-kit";
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from "vitest";
+import { RUNTIME_ARGS } from "../scripts/lib/stack.js";
 import { startScriptedStackWithKey } from "./support/file-stack.js";
 import { REPO_ROOT, sampleContract } from "./support/fixtures.js";
 import { readSse, type SseEvent, startJob, waitForJob } from "./support/jobs.js";
@@ -63,7 +64,7 @@ afterEach(() => {
 /** Starts services/<service>/src/main.ts wired to the test stack, logging JSON at info level. */
 function startProcess(service: string, env: Record<string, string>): ServiceProcess {
   const infra = inject("infra");
-  const child = spawn(process.execPath, ["--import", "tsx", `services/${service}/src/main.ts`], {
+  const child = spawn(process.execPath, [...RUNTIME_ARGS.tsx, `services/${service}/src/main.ts`], {
     cwd: REPO_ROOT,
     stdio: ["ignore", "pipe", "pipe"],
     env: {

@@ -12,7 +12,7 @@ import { createDb, migrateDown, migrateLatest, pendingMigrations, verifySchema }
 import * as sessions from "@redline/sessions";
 import pg from "pg";
 import { describe, expect, inject, it } from "vitest";
-import { migrateServices } from "../scripts/lib/stack.js";
+import { migrateServices, RUNTIME_ARGS } from "../scripts/lib/stack.js";
 import { REPO_ROOT } from "./support/fixtures.js";
 
 const services = [
@@ -111,7 +111,7 @@ function runMain(
   env: Record<string, string>,
 ): Promise<{ code: number | null; lines: LogLine[]; ms: number }> {
   const started = Date.now();
-  const child = spawn(process.execPath, ["--import", "tsx", `services/${service}/src/main.ts`, ...args], {
+  const child = spawn(process.execPath, [...RUNTIME_ARGS.tsx, `services/${service}/src/main.ts`, ...args], {
     cwd: REPO_ROOT,
     stdio: ["ignore", "pipe", "pipe"],
     env: { PATH: process.env.PATH ?? "", LOG_LEVEL: "info", ...env },

@@ -93,6 +93,30 @@ export interface StartStackOptions {
    * schema (default true; false when `serviceEntry` replaces the services: fakes own no schema).
    */
   migrate?: boolean;
+  /**
+   * How services run. "tsx" (default): src/main.ts through the tsx loader, workspace packages
+   * resolved to their TypeScript sources. "dist": the compiled dist/main.js of `pnpm build` with
+   * plain node, workspace packages resolved to their dist/, as in production.
+   */
+  runtime?: StackRuntime;
+}
+
+export type StackRuntime = "tsx" | "dist";
+
+/** The export condition under which workspace packages name their TypeScript sources. */
+const SOURCE_CONDITION = "@redline/source";
+
+/** Node arguments before a service's entry file, by runtime (any tsx child process needs the condition). */
+export const RUNTIME_ARGS: Record<StackRuntime, string[]> = {
+  tsx: [`--conditions=${SOURCE_CONDITION}`, "--import", "tsx"],
+  dist: [],
+};
+
+/** `env` for a service of `runtime`: under "dist", without a source condition inherited via NODE_OPTIONS (vitest sets one). */
+function runtimeEnv(env: NodeJS.ProcessEnv, runtime: StackRuntime): NodeJS.ProcessEnv {
+  if (runtime !== "dist" || !env.NODE_OPTIONS) return env;
+  const options = env.NODE_OPTIONS.split(/\s+/).filter((o) => o && o !== `--conditions=${SOURCE_CONDITION}`);
+  return { ...env, NODE_OPTIONS: options.join(" ") };
 }
 
 export interface RunningStack extends Omit<StackInfo, "children" | "status" | "startTime" | "startedAt"> {
@@ -246,6 +270,7 @@ class Supervised {
   constructor(
     readonly name: ServiceName,
     private readonly entry: string,
+    private readonly nodeArgs: string[],
     private readonly env: NodeJS.ProcessEnv,
     private readonly log: (line: string) => void,
     private readonly onSpawn: () => void,
@@ -254,7 +279,7 @@ class Supervised {
 
   start(): void {
     this.recent.length = 0;
-    const child = spawnTied(process.execPath, ["--import", "tsx", this.entry], {
+    const child = spawnTied(process.execPath, [...this.nodeArgs, this.entry], {
       cwd: REPO_ROOT,
       env: this.env,
       stdio: ["ignore", "pipe", "pipe"],
@@ -601,7 +626,9 @@ export async function startStack(opts: StartStackOptions = {}): Promise<RunningS
   const dataDir = resolve(opts.dataDir ?? defaultDataDir(env));
   // REDLINE_SERVICES_ROOT (testing only) replaces the repo root as the place of services/<name>/src/main.ts.
   const servicesRoot = env.REDLINE_SERVICES_ROOT ? resolve(env.REDLINE_SERVICES_ROOT) : REPO_ROOT;
-  const entryOf = opts.serviceEntry ?? ((name: ServiceName) => join(servicesRoot, "services", name, "src", "main.ts"));
+  const runtime = opts.runtime ?? "tsx";
+  const entryFile = runtime === "dist" ? ["dist", "main.js"] : ["src", "main.ts"];
+  const entryOf = opts.serviceEntry ?? ((name: ServiceName) => join(servicesRoot, "services", name, ...entryFile));
   const logs = openStackLogs(dataDir, opts);
   const { log } = logs;
 
@@ -631,10 +658,10 @@ export async function startStack(opts: StartStackOptions = {}): Promise<RunningS
   };
   writeStackFile();
 
-  const childEnv = serviceEnv(env, infra, addrs);
+  const childEnv = runtimeEnv(serviceEnv(env, infra, addrs), runtime);
   let gaveUp: ServiceName | undefined;
   const supervise = (name: ServiceName) => {
-    const s = new Supervised(name, entryOf(name), childEnv, log, writeStackFile, (n) => {
+    const s = new Supervised(name, entryOf(name), RUNTIME_ARGS[runtime], childEnv, log, writeStackFile, (n) => {
       gaveUp ??= n;
     });
     services.set(name, s);
