@@ -8,7 +8,7 @@ import * as store from "../db/store/attachments.js";
 import type { AttachmentRow } from "../db/tables.js";
 import { CONTENT_TYPE_BY_EXTENSION, extensionOf, SUPPORTED_EXTENSIONS, type SupportedExtension } from "../formats.js";
 import { checkSize, newId, requireStorage } from "./shared.js";
-import { readUpload } from "./uploads.js";
+import { getUpload, readUpload } from "./uploads.js";
 
 const IMAGE_TYPES: Record<string, string> = {
   ".png": "image/png",
@@ -34,6 +34,12 @@ export interface NewAttachment {
 /** The file's name and bytes, from the upload when there is one. */
 async function attachmentFile(ctx: IngestContext, ownerId: string, req: NewAttachment, requestId: string) {
   if (!req.uploadId) return { name: req.filename, content: req.content };
+  // A document or export-html slot was sized and checked for another use (100 MB, no images):
+  // refused before its bytes are read.
+  const slot = await getUpload(ctx, ownerId, req.uploadId);
+  if (slot.purpose !== "attachment") {
+    throw new InputError(`Upload ${req.uploadId} has purpose ${slot.purpose}, not attachment`);
+  }
   const upload = await readUpload(ctx, ownerId, req.uploadId, requestId);
   return { name: req.filename || upload.row.filename, content: upload.bytes };
 }
