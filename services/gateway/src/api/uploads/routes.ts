@@ -5,7 +5,6 @@ import { InputError, mediaResponseHeaders, required } from "@redline/service-kit
 import { z } from "zod";
 import { defineRoute, type Route, type RouteCall } from "../../route-registry.js";
 import { createAttachment } from "../attachments/routes.js";
-import { AttachmentJobSchema } from "../attachments/schemas.js";
 import { answers, endpoint } from "../shared/routes.js";
 import { normalizeBase64 } from "../shared/schemas.js";
 import { pageSetup, rosterToJson } from "./mappers.js";
@@ -159,7 +158,7 @@ export const processUploadRoute = defineRoute({
     "upload is unknown, expired or was never PUT.",
   request: { params: schemas.UploadPathSchema, body: schemas.ProcessUploadSchema },
   ...answers(
-    z.union([schemas.UploadDocumentResponseSchema, AttachmentJobSchema]),
+    schemas.ProcessUploadResponseSchema,
     "The conversion or the loaded document; for an attachment upload, its attachment_processing job.",
     [400, 403, 404, 415, 503],
   ),
