@@ -4,6 +4,8 @@
 // full and compact; and a pre-signed upload of purpose attachment, once processed, is the
 // session's attachment_processing job, listed with the same metadata. Document uploads keep
 // converting. One owner never sees another's jobs or uploads. Jobs are read with a strict schema.
+import { ingestFilesV1 } from "@redline/grpc-stubs";
+import { createRpcClient, RemoteError } from "@redline/service-kit";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { z } from "zod";
 import { corpusFile } from "./support/fixtures.js";
@@ -247,6 +249,22 @@ describe("POST /v1/uploads/{id}/process on an attachment upload", () => {
     expect(body.html).toContain("Body of the notes.");
     expect(body).not.toHaveProperty("job_id");
     expect((await read(JobListSchema, "/v1/jobs?compact=true")).total).toBe(before);
+  });
+
+  it("has ingest refuse to attach a slot of another purpose (400), so only attachment uploads become attachments", async () => {
+    const files = createRpcClient(ingestFilesV1.FilesServiceService, stack.addrs.ingest);
+    try {
+      const { principal } = await stack.billing.resolveApiKey({ apiKey: key });
+      const uploadId = await presign("notes.md", MD, "document");
+      const err = await files
+        .createAttachment({ sessionId: "uj-att", filename: "", content: Buffer.alloc(0), uploadId }, { principal })
+        .catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(RemoteError);
+      expect((err as RemoteError).httpStatus).toBe(400);
+      expect((err as RemoteError).detail).toMatch(/purpose document, not attachment/);
+    } finally {
+      files.close();
+    }
   });
 
   it("answers 404 for an attachment upload never PUT, unknown or expired, and 415 for an unknown extension", async () => {
