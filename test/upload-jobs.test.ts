@@ -1,9 +1,10 @@
-// Jobs that carry a file (#11, last item): an async chat sent with upload_document_base64 names
-// the file in its job metadata (filename, file_size in bytes, content_type by extension) exactly
-// as an attachment job does, in GET /v1/jobs, GET /v1/jobs/{id} and GET /v1/sessions/{sid}/jobs,
-// full and compact; and a pre-signed upload of purpose attachment, once processed, is the
-// session's attachment_processing job, listed with the same metadata. Document uploads keep
-// converting. One owner never sees another's jobs or uploads. Jobs are read with a strict schema.
+// Jobs that carry a file (#11, last item): an async chat sent with upload_document_base64 (or a
+// pre-signed document upload's upload_id) names the file in its job metadata (filename, file_size
+// in bytes, content_type by extension) exactly as an attachment job does, in GET /v1/jobs,
+// GET /v1/jobs/{id} and GET /v1/sessions/{sid}/jobs, full and compact; and a pre-signed upload of
+// purpose attachment, once processed, is the session's attachment_processing job, listed with the
+// same metadata. Document uploads keep converting. One owner never sees another's jobs or
+// uploads. Jobs are read with a strict schema.
 import { ingestFilesV1 } from "@redline/grpc-stubs";
 import { createRpcClient, RemoteError } from "@redline/service-kit";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
@@ -73,12 +74,15 @@ async function read<S extends z.ZodType>(schema: S, path: string, k = key): Prom
   return schema.parse(await res.json());
 }
 
-/** An async chat loading `filename` from base64, run to its end. */
-async function chatWithUpload(sessionId: string, filename: string, bytes: Buffer): Promise<Job> {
+/** An async chat loading `filename` from base64 (or, `presigned`, from a pre-signed upload), run to its end. */
+async function chatWithUpload(sessionId: string, filename: string, bytes: Buffer, presigned = false): Promise<Job> {
+  const file = presigned
+    ? { upload_id: await presign(filename, bytes, "document") }
+    : { upload_document_base64: { filename, file_base64: bytes.toString("base64") } };
   const created = await startJob(stack, key, {
     session_id: sessionId,
     message: "add a heading saying Reviewed at the start",
-    upload_document_base64: { filename, file_base64: bytes.toString("base64") },
+    ...file,
   });
   expect(created.status, JSON.stringify(created.body)).toBe(202);
   return JobSchema.parse(await waitForJob(stack, key, created.body.job_id, ["completed", "failed"], 60_000));
@@ -116,11 +120,13 @@ describe("async chat jobs loading an upload", () => {
   const docx = corpusFile("docx/tika-testWORD_various.docx");
   let docxJob: Job;
   let mdJob: Job;
+  let presignedJob: Job;
   let plainJob: Job;
 
   beforeAll(async () => {
     docxJob = await chatWithUpload("uj-docx", "Various Report.docx", docx);
     mdJob = await chatWithUpload("uj-md", "notes.MD", MD);
+    presignedJob = await chatWithUpload("uj-pre", "Signed Brief.docx", docx, true);
     const plain = await startJob(stack, key, {
       session_id: "uj-md",
       message: "add a heading saying Plain at the start",
@@ -132,9 +138,13 @@ describe("async chat jobs loading an upload", () => {
   const expected = () => [
     { job: docxJob, metadata: { filename: "Various Report.docx", file_size: docx.length, content_type: DOCX_TYPE } },
     { job: mdJob, metadata: { filename: "notes.MD", file_size: MD.length, content_type: "text/markdown" } },
+    {
+      job: presignedJob,
+      metadata: { filename: "Signed Brief.docx", file_size: docx.length, content_type: DOCX_TYPE },
+    },
   ];
 
-  it("name the file in GET /v1/jobs/{id}, full and compact", async () => {
+  it("name the file in GET /v1/jobs/{id}, full and compact (base64 or pre-signed)", async () => {
     for (const { job, metadata } of expected()) {
       expect(job.status, job.error ?? "").toBe("completed");
       expect(job).toMatchObject({ job_type: "chat", metadata: { ...metadata, document_html_provided: true } });
@@ -149,7 +159,7 @@ describe("async chat jobs loading an upload", () => {
   it("name the file in GET /v1/jobs and GET /v1/sessions/{sid}/jobs, full and compact", async () => {
     for (const query of ["", "?compact=true"]) {
       const { jobs } = await read(JobListSchema, `/v1/jobs${query}`);
-      expect(jobs.map((j) => j.job_id)).toEqual([plainJob.job_id, mdJob.job_id, docxJob.job_id]);
+      expect(jobs.map((j) => j.job_id)).toEqual([plainJob.job_id, presignedJob.job_id, mdJob.job_id, docxJob.job_id]);
       for (const { job, metadata } of expected()) {
         expect(jobs.find((j) => j.job_id === job.job_id)?.metadata, query).toMatchObject(metadata);
         const session = await read(JobListSchema, `/v1/sessions/${job.session_id}/jobs${query}`);
@@ -177,7 +187,24 @@ describe("async chat jobs loading an upload", () => {
       },
     });
     expect(res.status).toBe(415);
-    expect((await read(JobListSchema, "/v1/jobs?compact=true")).jobs).toHaveLength(3);
+    expect((await read(JobListSchema, "/v1/jobs?compact=true")).jobs).toHaveLength(4);
+  });
+
+  it("refuse a pre-signed upload that is not a loadable document of the caller's, creating no job", async () => {
+    const chat = (body: Record<string, unknown>, k = key) =>
+      stack.call("POST", "/v1/chat/async", { key: k, body: { message: "edit", ...body } });
+    const attachment = await presign("notes.md", MD, "attachment");
+    const wrongPurpose = await chat({ upload_id: attachment });
+    expect(wrongPurpose.status).toBe(400);
+    expect(((await wrongPurpose.json()) as { detail: string }).detail).toMatch(/purpose attachment/);
+    const notPut = await presign("notes.md", MD, "document", key, false);
+    expect((await chat({ upload_id: notPut })).status).toBe(404);
+    const document = await presign("notes.md", MD, "document");
+    expect((await chat({ upload_id: document }, otherKey)).status).toBe(404);
+    const both = { filename: "notes.md", file_base64: MD.toString("base64") };
+    expect((await chat({ upload_id: document, upload_document_base64: both })).status).toBe(400);
+    expect((await read(JobListSchema, "/v1/jobs?compact=true")).jobs).toHaveLength(4);
+    expect(await read(JobListSchema, "/v1/jobs", otherKey)).toEqual({ jobs: [], total: 0 });
   });
 });
 
