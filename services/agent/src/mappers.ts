@@ -48,6 +48,7 @@ export function jobToProto(row: JobRow, events: JobEventRow[], compact: boolean)
     documentHtmlProvided: md.document_html_provided ?? false,
     filename: md.filename ?? "",
     fileSize: md.file_size ?? 0,
+    contentType: md.content_type ?? "",
     pendingChanges: pending.map((c) => ({ record: stagedToRecord(c), batchId: c.batch_id, batchTotal: c.batch_total })),
     events: compact ? [] : events.map(eventToProto),
     awaitingKind: awaiting ? (md.awaiting_kind ?? "") : "",

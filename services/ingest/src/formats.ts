@@ -21,6 +21,20 @@ const FORMAT_BY_EXTENSION: Record<SupportedExtension, DocumentFormat> = {
   ".htm": "html",
 };
 
+/**
+ * The MIME type of each upload extension: the one mapping of the service (attachments record
+ * it; ListFormats hands it to the agent for a chat job's metadata.content_type).
+ */
+export const CONTENT_TYPE_BY_EXTENSION: Record<SupportedExtension, string> = {
+  ".pdf": "application/pdf",
+  ".docx": "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+  ".txt": "text/plain",
+  ".rtf": "application/rtf",
+  ".md": "text/markdown",
+  ".html": "text/html",
+  ".htm": "text/html",
+};
+
 /** Page margins in inches. */
 export interface PageMargins {
   top: number;

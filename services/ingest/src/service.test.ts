@@ -100,8 +100,17 @@ describe("ingest gRPC service", () => {
     }
   });
 
-  it("lists the 7 extensions", async () => {
+  it("lists the 7 extensions, each with its MIME type", async () => {
     const res = await client.listFormats({});
     expect(res.extensions).toEqual([".pdf", ".docx", ".txt", ".rtf", ".md", ".html", ".htm"]);
+    expect(res.contentTypes).toEqual({
+      ".pdf": "application/pdf",
+      ".docx": "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+      ".txt": "text/plain",
+      ".rtf": "application/rtf",
+      ".md": "text/markdown",
+      ".html": "text/html",
+      ".htm": "text/html",
+    });
   });
 });

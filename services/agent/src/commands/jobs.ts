@@ -54,7 +54,7 @@ export async function createChatJob(
   chat: agentV1.ChatRequest | undefined,
 ): Promise<{ row: JobRow; usage: agentV1.ChatResponse["usage"] }> {
   if (!chat?.message.trim()) throw new InputError("message must not be empty");
-  if (chat.upload) await refuseUnsupportedUpload(ctx, chat.upload.filename, opts);
+  const contentType = chat.upload ? await uploadContentType(ctx, chat.upload.filename, opts) : "";
   const id = newJobId();
   const chargeKey = jobChargeKey(id);
   // With a worker idle here, the job goes straight to it with the turn context read now (the
@@ -63,7 +63,7 @@ export async function createChatJob(
   try {
     const { session, usage } = await ensureAndReserve(ctx, opts, chat, chargeKey, worker);
     const sessionId = required(session.session, "session").sessionId;
-    const newJob = jobOf(principal, id, chargeKey, { ...chat, sessionId }, session.created);
+    const newJob = jobOf(principal, id, chargeKey, { ...chat, sessionId }, contentType, session.created);
     const leasedTo = worker ? { worker: worker.name, leaseMs: ctx.jobsCfg.leaseMs } : undefined;
     const row = await insertJob(ctx.db, newJob, leasedTo).catch(async (err) => {
       await release(ctx, opts, chargeKey, ctx.log);
@@ -105,8 +105,18 @@ async function ensureAndReserve(
   return { session: ensured.value, usage: reserved.value };
 }
 
-/** The row of a new chat job; its metadata is the spec's Job metadata object. */
-function jobOf(principal: Principal, id: string, chargeKey: string, chat: agentV1.ChatRequest, newSession: boolean) {
+/**
+ * The row of a new chat job; its metadata is the spec's Job metadata object. A job loading an
+ * upload names the file as an attachment job does: filename, file_size (bytes) and content_type.
+ */
+function jobOf(
+  principal: Principal,
+  id: string,
+  chargeKey: string,
+  chat: agentV1.ChatRequest,
+  contentType: string,
+  newSession: boolean,
+) {
   return {
     id,
     owner_id: principal.ownerId,
@@ -119,7 +129,11 @@ function jobOf(principal: Principal, id: string, chargeKey: string, chat: agentV
     metadata: {
       message: chat.message,
       document_html_provided: chat.documentHtml !== undefined || chat.upload !== undefined,
-      ...(chat.upload && { filename: chat.upload.filename, file_size: chat.upload.content.length }),
+      ...(chat.upload && {
+        filename: chat.upload.filename,
+        file_size: chat.upload.content.length,
+        content_type: contentType,
+      }),
       response_mode: chat.responseMode || "full",
     },
     charge_key: chargeKey,
@@ -128,14 +142,16 @@ function jobOf(principal: Principal, id: string, chargeKey: string, chat: agentV
 }
 
 /**
- * 415 at job creation for an upload whose extension ingest does not convert (interface-spec
- * Errors rule 1), so the caller is not handed a job that can only fail.
+ * The MIME type of an upload by its extension, from ingest's one mapping (ListFormats); 415 at
+ * job creation for an extension ingest does not convert (interface-spec Errors rule 1), so the
+ * caller is not handed a job that can only fail.
  */
-async function refuseUnsupportedUpload(ctx: AgentContext, filename: string, opts: CallOpts): Promise<void> {
-  const { extensions } = await ctx.ingest.listFormats({}, opts);
+async function uploadContentType(ctx: AgentContext, filename: string, opts: CallOpts): Promise<string> {
+  const { extensions, contentTypes } = await ctx.ingest.listFormats({}, opts);
   const dot = filename.lastIndexOf(".");
   const extension = dot > 0 ? filename.slice(dot).toLowerCase() : "";
   if (!extensions.includes(extension)) throw new UnsupportedMediaTypeError(extension, extensions);
+  return contentTypes[extension] ?? "application/octet-stream";
 }
 
 /** The owner's jobs, most recent first, `limit` clamped to 1..200 (default 50), with their events unless compact. */

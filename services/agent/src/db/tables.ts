@@ -61,6 +61,8 @@ export interface JobMetadata {
   document_html_provided?: boolean;
   filename?: string;
   file_size?: number;
+  /** The upload's MIME type by its extension (jobs created before it was recorded have none). */
+  content_type?: string;
   response_mode?: string;
   pending_changes?: StagedChange[];
   awaiting_kind?: "changes" | "continue_prompt";

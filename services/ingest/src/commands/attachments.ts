@@ -6,9 +6,9 @@ import { InputError, NotFoundError, UnsupportedMediaTypeError } from "@redline/s
 import type { IngestContext } from "../context.js";
 import * as store from "../db/store/attachments.js";
 import type { AttachmentRow } from "../db/tables.js";
-import { extensionOf, SUPPORTED_EXTENSIONS } from "../formats.js";
+import { CONTENT_TYPE_BY_EXTENSION, extensionOf, SUPPORTED_EXTENSIONS, type SupportedExtension } from "../formats.js";
 import { checkSize, newId, requireStorage } from "./shared.js";
-import { readUpload } from "./uploads.js";
+import { getUpload, readUpload } from "./uploads.js";
 
 const IMAGE_TYPES: Record<string, string> = {
   ".png": "image/png",
@@ -19,15 +19,6 @@ const IMAGE_TYPES: Record<string, string> = {
 };
 /** Extensions an attachment may have: the document formats and png/jpg/gif/webp. */
 export const ATTACHMENT_EXTENSIONS = [...SUPPORTED_EXTENSIONS, ...Object.keys(IMAGE_TYPES)];
-const DOCUMENT_TYPES: Record<string, string> = {
-  ".pdf": "application/pdf",
-  ".docx": "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
-  ".txt": "text/plain",
-  ".rtf": "application/rtf",
-  ".md": "text/markdown",
-  ".html": "text/html",
-  ".htm": "text/html",
-};
 // Vision input per turn: a few images of bounded size keep the request within provider limits.
 const MAX_VISION_IMAGES = 4;
 const MAX_VISION_BYTES = 5 * 1024 * 1024;
@@ -43,6 +34,12 @@ export interface NewAttachment {
 /** The file's name and bytes, from the upload when there is one. */
 async function attachmentFile(ctx: IngestContext, ownerId: string, req: NewAttachment, requestId: string) {
   if (!req.uploadId) return { name: req.filename, content: req.content };
+  // A document or export-html slot was sized and checked for another use (100 MB, no images):
+  // refused before its bytes are read.
+  const slot = await getUpload(ctx, ownerId, req.uploadId);
+  if (slot.purpose !== "attachment") {
+    throw new InputError(`Upload ${req.uploadId} has purpose ${slot.purpose}, not attachment`);
+  }
   const upload = await readUpload(ctx, ownerId, req.uploadId, requestId);
   return { name: req.filename || upload.row.filename, content: upload.bytes };
 }
@@ -68,7 +65,8 @@ export async function createAttachment(
   if (content.length === 0) throw new InputError("The attachment is empty");
   const storage = requireStorage(ctx);
   const id = newId("att");
-  const contentType = IMAGE_TYPES[ext] ?? DOCUMENT_TYPES[ext] ?? "application/octet-stream";
+  const contentType =
+    IMAGE_TYPES[ext] ?? CONTENT_TYPE_BY_EXTENSION[ext as SupportedExtension] ?? "application/octet-stream";
   const key = `attachments/${id}`;
   await storage.store.put(key, content, contentType);
   const row = await store.insertAttachment(storage.db, {

@@ -57,6 +57,16 @@ export async function createUpload(ctx: IngestContext, ownerId: string, req: Upl
   return { uploadId: id, uploadUrl, expiresAt, expiresInSeconds: UPLOAD_TTL_SECONDS, maxSizeBytes };
 }
 
+/**
+ * The caller's live upload slot as recorded, PUT or not (its purpose decides what processing
+ * does with it); NotFoundError (404) when unknown, another owner's or expired.
+ */
+export async function getUpload(ctx: IngestContext, ownerId: string, uploadId: string): Promise<UploadRow> {
+  const row = await findUpload(requireStorage(ctx).db, ownerId, uploadId);
+  if (!row || row.expires_at.getTime() < Date.now()) throw new NotFoundError("Upload not found or expired");
+  return row;
+}
+
 /** The caller's live upload with its bytes; 404 when unknown, expired or never PUT; 413 when the PUT was too big. */
 export async function readUpload(
   ctx: IngestContext,
@@ -65,8 +75,7 @@ export async function readUpload(
   requestId: string,
 ): Promise<{ row: UploadRow; bytes: Buffer }> {
   const storage = requireStorage(ctx);
-  const row = await findUpload(storage.db, ownerId, uploadId);
-  if (!row || row.expires_at.getTime() < Date.now()) throw new NotFoundError("Upload not found or expired");
+  const row = await getUpload(ctx, ownerId, uploadId);
   let size: number;
   try {
     size = (await storage.store.client.statObject(storage.store.bucket, row.object_key)).size;

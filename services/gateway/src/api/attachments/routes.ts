@@ -9,19 +9,27 @@ import * as schemas from "./schemas.js";
 
 const UPLOAD_TIMEOUT_MS = 60_000;
 
-/** Ensures the session is the caller's (minting one when omitted, 403 for another owner's), then stores the file. */
-async function createAttachment(
+/** The file of a new attachment: its name and bytes, or a pre-signed upload of purpose attachment. */
+export type AttachmentSource = { filename: string; content: Buffer } | { uploadId: string };
+
+/**
+ * The attachment_processing job of a file, as the attachment upload routes answer it (also POST
+ * /v1/uploads/{id}/process for an attachment upload): ensures the session is the caller's
+ * (minting one when omitted, 403 for another owner's), then ingest stores the file (415, 413 and
+ * 400 as CreateAttachment; 404 for an upload unknown, expired or never PUT).
+ */
+export async function createAttachment(
   call: RouteCall,
   sessionId: string,
-  filename: string,
-  content: Buffer,
+  source: AttachmentSource,
 ): Promise<z.output<typeof schemas.AttachmentJobSchema>> {
   const ensured = await call.ctx.sessions.ensureSession({ sessionId }, call.rpc());
   const sid = ensured.session?.sessionId ?? sessionId;
-  const res = await call.ctx.files.createAttachment(
-    { sessionId: sid, filename, content, uploadId: "" },
-    call.rpc(UPLOAD_TIMEOUT_MS),
-  );
+  const file =
+    "uploadId" in source
+      ? { filename: "", content: Buffer.alloc(0), uploadId: source.uploadId }
+      : { ...source, uploadId: "" };
+  const res = await call.ctx.files.createAttachment({ sessionId: sid, ...file }, call.rpc(UPLOAD_TIMEOUT_MS));
   const a = required(res.attachment, "attachment");
   return {
     job_id: a.attachmentId,
@@ -48,7 +56,8 @@ export const uploadAttachmentRoute = defineRoute({
   bodyMediaType: "multipart/form-data",
   ...answers(schemas.AttachmentJobSchema, "The attachment_processing job.", [400, 403, 415, 503]),
   async handle({ body }, call) {
-    return { body: await createAttachment(call, body.session_id ?? "", body.file.filename, body.file.content) };
+    const file = { filename: body.file.filename, content: body.file.content };
+    return { body: await createAttachment(call, body.session_id ?? "", file) };
   },
 });
 
@@ -64,7 +73,7 @@ export const uploadAttachmentBase64Route = defineRoute({
   ...answers(schemas.AttachmentJobSchema, "The attachment_processing job.", [400, 403, 415, 503]),
   async handle({ body }, call) {
     const content = Buffer.from(normalizeBase64(body.file_base64), "base64");
-    return { body: await createAttachment(call, body.session_id ?? "", body.filename, content) };
+    return { body: await createAttachment(call, body.session_id ?? "", { filename: body.filename, content }) };
   },
 });
 

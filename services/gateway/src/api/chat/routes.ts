@@ -1,9 +1,10 @@
 // The chat routes: POST /v1/chat (synchronous turn), POST /v1/chat/async (a job; follow it in
 // api/jobs) and the session revert / redo-revert.
 import { status as GrpcStatus } from "@grpc/grpc-js";
+import type { agentV1 } from "@redline/grpc-stubs";
 import { AiTimeoutError, InputError, RedlineError, RemoteError, required } from "@redline/service-kit";
 import { CHAT_DEADLINE_GRACE_MS } from "../../config.js";
-import { defineRoute, type Route } from "../../route-registry.js";
+import { defineRoute, type Route, type RouteCall } from "../../route-registry.js";
 import { AsyncChatResponseSchema } from "../jobs/schemas.js";
 import { usageHeaders, usageToJson } from "../shared/mappers.js";
 import { answers, endpoint } from "../shared/routes.js";
@@ -11,11 +12,31 @@ import { SessionPathSchema } from "../shared/schemas.js";
 import { chatResponseToJson, revertToJson, toChatRpcRequest } from "./mappers.js";
 import * as schemas from "./schemas.js";
 
+// A pre-signed upload may be 100 MB: reading it back outlasts the default deadline.
+const UPLOAD_READ_TIMEOUT_MS = 60_000;
+
+/**
+ * The agent's ChatRequest of a chat body; a pre-signed `upload_id` is read from ingest and sent
+ * as the upload, exactly as `upload_document_base64` is (404 unknown, expired or never PUT; 400
+ * with both, or for an upload of another purpose).
+ */
+async function chatRpcRequest(call: RouteCall, body: schemas.ChatRequestBody): Promise<agentV1.ChatRequest> {
+  const request = toChatRpcRequest(body);
+  if (!body.upload_id) return request;
+  if (body.upload_document_base64) throw new InputError("Send upload_document_base64 or upload_id, not both");
+  const upload = await call.ctx.files.readUpload({ uploadId: body.upload_id }, call.rpc(UPLOAD_READ_TIMEOUT_MS));
+  if (upload.purpose !== "document") {
+    throw new InputError(`Upload ${body.upload_id} has purpose ${upload.purpose}; a chat loads a document upload`);
+  }
+  return { ...request, upload: { filename: upload.filename, content: upload.content } };
+}
+
 /** The synchronous chat route. Errors: 400 empty message, 429 quota, 504 past the AI cap, agent errors as sent. */
 export const chatRoute = defineRoute({
   ...endpoint("POST /v1/chat", "chat", "Synchronous AI edit", "chat"),
   description:
-    "Runs one chat turn. The document is loaded or replaced only when document_html or upload_document_base64 is sent. " +
+    "Runs one chat turn. The document is loaded or replaced only when document_html, upload_document_base64 or " +
+    "upload_id is sent. " +
     "One billable operation per document-modifying turn (one more per 25 sections changed).",
   request: { body: schemas.ChatRequestSchema },
   response: {
@@ -31,9 +52,10 @@ export const chatRoute = defineRoute({
   async handle({ body }, call) {
     if (body.message.trim() === "") throw new InputError("message must not be empty");
     const { aiTimeoutMs } = call.ctx.cfg;
+    const request = await chatRpcRequest(call, body);
     let res: Awaited<ReturnType<typeof call.ctx.agent.chat>>;
     try {
-      res = await call.ctx.agent.chat(toChatRpcRequest(body), call.rpc(aiTimeoutMs + CHAT_DEADLINE_GRACE_MS));
+      res = await call.ctx.agent.chat(request, call.rpc(aiTimeoutMs + CHAT_DEADLINE_GRACE_MS));
     } catch (err) {
       // Our own deadline passed (the agent did not answer its 504 in time): Errors rule 3.
       if (
@@ -60,11 +82,12 @@ export const chatAsyncRoute = defineRoute({
     "Creates a chat job run by the agent's worker pool. Follow it with GET /v1/chat/{session_id}/stream?job_id=… " +
     "or poll GET /v1/jobs/{job_id}. With approval_mode=ask_every_time the job stops at awaiting_approval.",
   request: { body: schemas.ChatRequestSchema },
-  ...answers(AsyncChatResponseSchema, { status: 202, description: "The job, pending." }, [400, 403, 429, 503]),
+  ...answers(AsyncChatResponseSchema, { status: 202, description: "The job, pending." }, [400, 403, 404, 429, 503]),
   async handle({ body }, call) {
     if (body.message.trim() === "") throw new InputError("message must not be empty");
     // Large uploads are held in the request; the agent only stores the job.
-    const res = await call.ctx.jobs.createChatJob({ request: toChatRpcRequest(body) }, call.rpc(30_000));
+    const request = await chatRpcRequest(call, body);
+    const res = await call.ctx.jobs.createChatJob({ request }, call.rpc(30_000));
     const usage = usageToJson(res.usage, call.principal?.plan ?? "");
     const job = required(res.job, "job");
     return {

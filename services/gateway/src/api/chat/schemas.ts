@@ -67,6 +67,15 @@ export const ChatRequestSchema = z
       .nullish()
       .meta({ description: "Loads or replaces the focused (or document_id) document verbatim. Omit on follow-ups." }),
     upload_document_base64: InlineUploadSchema.nullish(),
+    upload_id: z
+      .string()
+      .max(64)
+      .nullish()
+      .meta({
+        description:
+          "Instead of upload_document_base64: a pre-signed upload of purpose document (POST /v1/uploads, then PUT), " +
+          "loaded the same way. 404 when unknown, expired or never PUT.",
+      }),
     document_id: z
       .string()
       .max(MAX_ID_CHARS)

@@ -95,8 +95,9 @@ export function newestJobs(jobs: JobJson[], limit: number): JobJson[] {
 }
 
 /**
- * A job as JSON: `result` only when completed, `error` only when failed, pending changes only
- * when awaiting approval, events as metadata.intermediate_responses unless compact.
+ * A chat job as JSON: `result` only when completed, `error` only when failed, pending changes
+ * only when awaiting approval, events as metadata.intermediate_responses unless compact; the
+ * uploaded file's filename, file_size and content_type in metadata (also compact).
  */
 export function jobToJson(job: agentJobsV1.Job, plan: string, compact: boolean): JobJson {
   const mode = job.responseMode === "compact" ? "compact" : "full";
@@ -115,7 +116,10 @@ export function jobToJson(job: agentJobsV1.Job, plan: string, compact: boolean):
     metadata: {
       message: job.message,
       document_html_provided: job.documentHtmlProvided,
+      // A job that loaded an upload names the file like an attachment job; content_type is left
+      // out (never empty) for a job recorded before the agent kept it.
       ...(job.filename && { filename: job.filename, file_size: job.fileSize }),
+      ...(job.filename && job.contentType && { content_type: job.contentType }),
       ...(job.status === "awaiting_approval" && {
         awaiting_kind: job.awaitingKind === "continue_prompt" ? "continue_prompt" : "changes",
       }),

@@ -51,7 +51,7 @@ export const JobMetadataSchema = component("JobMetadata", {
   document_html_provided: z.boolean(),
   filename: z.string().optional().meta({ description: "The file the job works on (an upload or attachment)." }),
   file_size: z.number().int().optional().meta({ description: "Its size in bytes." }),
-  content_type: z.string().optional().meta({ description: "Its MIME type (attachment_processing jobs)." }),
+  content_type: z.string().optional().meta({ description: "Its MIME type, by its extension." }),
   pending_changes: z
     .array(PendingChangeSchema)
     .optional()

@@ -4,6 +4,7 @@ import type { ingestV1 } from "@redline/grpc-stubs";
 import { InputError, mediaResponseHeaders, required } from "@redline/service-kit";
 import { z } from "zod";
 import { defineRoute, type Route, type RouteCall } from "../../route-registry.js";
+import { createAttachment } from "../attachments/routes.js";
 import { answers, endpoint } from "../shared/routes.js";
 import { normalizeBase64 } from "../shared/schemas.js";
 import { pageSetup, rosterToJson } from "./mappers.js";
@@ -141,19 +142,31 @@ export const createUploadRoute = defineRoute({
   },
 });
 
-/** POST /v1/uploads/{upload_id}/process: convert the uploaded object; with session_id load it there. */
+/**
+ * POST /v1/uploads/{upload_id}/process, by the upload's purpose: an attachment upload becomes the
+ * session's attachment_processing job, answered as POST /v1/attachments/upload answers (session
+ * minted when omitted); a document (or export-html) upload is converted, and with session_id
+ * loaded there. 404 when the upload is unknown, expired or was never PUT.
+ */
 export const processUploadRoute = defineRoute({
   ...endpoint("POST /v1/uploads/{upload_id}/process", "processUpload", "Process a pre-signed upload", "uploads"),
   description:
-    "Converts the file PUT to the upload's URL. With session_id it is loaded into the session like " +
-    "POST /v1/documents/upload; without, only converted. 404 when the upload is unknown, expired or was never PUT.",
+    "Processes the file PUT to the upload's URL. purpose document: converted; with session_id it is loaded into " +
+    "the session like POST /v1/documents/upload, without it only converted. purpose attachment: attached to " +
+    "session_id (minted when omitted) like POST /v1/attachments/upload, answering its attachment_processing job " +
+    "(follow it with GET /v1/jobs/{job_id}); parse_mode, return_html and open_mode do not apply. 404 when the " +
+    "upload is unknown, expired or was never PUT.",
   request: { params: schemas.UploadPathSchema, body: schemas.ProcessUploadSchema },
   ...answers(
-    schemas.UploadDocumentResponseSchema,
-    "The conversion, or the loaded document.",
+    schemas.ProcessUploadResponseSchema,
+    "The conversion or the loaded document; for an attachment upload, its attachment_processing job.",
     [400, 403, 404, 415, 503],
   ),
   async handle({ params, body }, call) {
+    const upload = await call.ctx.files.getUpload({ uploadId: params.upload_id }, call.rpc());
+    if (upload.purpose === "attachment") {
+      return { body: await createAttachment(call, body.session_id ?? "", { uploadId: upload.uploadId }) };
+    }
     const res = await call.ctx.files.convertUpload({ uploadId: params.upload_id }, call.rpc(CONVERT_TIMEOUT_MS));
     const converted = required(res.converted, "converted");
     return { body: await conversionReply(call, converted, body) };

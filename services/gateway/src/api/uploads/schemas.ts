@@ -1,6 +1,7 @@
 // Document uploads (unshown-parts.md, Uploads): multipart and base64 uploads with their open
 // mode, pre-signed uploads and their processing, and media reads.
 import { z } from "zod";
+import { AttachmentJobSchema } from "../attachments/schemas.js";
 import { apiSchemas, base64File, component, formBool, sessionId, uploadedFile } from "../shared/schemas.js";
 
 /** How an upload opens in the session's roster; `new_tab` is an alias of `new_focused`. */
@@ -109,3 +110,12 @@ export const ProcessUploadSchema = component("ProcessUploadRequest", {
   return_html: z.boolean().default(false),
   open_mode: z.enum(OPEN_MODES).default("replace"),
 });
+
+/** POST /v1/uploads/{upload_id}/process response: by the upload's purpose, a conversion or an attachment job. */
+export const ProcessUploadResponseSchema = z
+  .union([UploadDocumentResponseSchema, AttachmentJobSchema])
+  .meta({
+    description:
+      "A document upload's conversion (or the loaded document); an attachment upload's attachment_processing job.",
+  })
+  .register(apiSchemas, { id: "ProcessUploadResponse" });
