@@ -7,6 +7,7 @@ import { openTestDb } from "../test-db.js";
 import { applySettlement, type ChargeRef, chargeAndClaim, isChargeKeyTaken, readCharge, usedIn } from "./usage.js";
 
 const PERIOD = "2026-11-01";
+const IN_PERIOD = new Date("2026-11-15T12:00:00Z");
 let db: Knex;
 beforeAll(async () => {
   db = await openTestDb("billing_usage_store");
@@ -19,12 +20,17 @@ describe("chargeAndClaim", () => {
   it("adds to usage and claims the key in one statement", async () => {
     const ref = charge("turn");
     expect(await chargeAndClaim(db, ref, PERIOD, 3, 10)).toBe(3);
-    expect(await readCharge(db, ref, PERIOD)).toEqual({
+    expect(await readCharge(db, ref, IN_PERIOD)).toMatchObject({
       plan: null,
-      current_used: 3,
+      latest_period: PERIOD,
+      latest_used: 3,
+      promo_left: 0,
       state: "reserved",
       ops: 3,
+      charge_period: PERIOD,
       charge_used: 3,
+      grant_parts: [],
+      bucket_used: "monthly",
     });
   });
 
@@ -54,6 +60,6 @@ describe("applySettlement", () => {
     expect(await applySettlement(db, ref, { reserved: 4, final: 20, cap: 10 })).toBeNull();
     expect(await applySettlement(db, ref, { reserved: 4, final: 1, cap: null })).toBe(1);
     expect(await applySettlement(db, ref, { reserved: 4, final: 1, cap: null })).toBeNull();
-    expect((await readCharge(db, ref, PERIOD)).state).toBe("settled");
+    expect((await readCharge(db, ref, IN_PERIOD)).state).toBe("settled");
   });
 });
