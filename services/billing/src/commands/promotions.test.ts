@@ -144,6 +144,25 @@ describe("buckets", () => {
     expect(await getUsage(db, p, NOW)).toMatchObject({ monthlyUsed: 500, quotaExhausted: true, promotions: [] });
   });
 
+  it("keeps buckets and charges in agreement under parallel reserves and settles (no deadlock)", async () => {
+    const p = await account("pro");
+    await redeemPromotion(db, p, await promotion(6, 20, null, "A"), NOW);
+    await redeemPromotion(db, p, await promotion(6, 30, null, "B"), NOW);
+    await Promise.all(Array.from({ length: 10 }, (_, i) => reserve(p, `turn-${i}`, 1 + (i % 3))));
+    // Mixed endings at once: released, kept, grown, while new reservations arrive.
+    await Promise.all([
+      ...Array.from({ length: 10 }, (_, i) => settle(p, `turn-${i}`, i % 4)),
+      ...Array.from({ length: 5 }, (_, i) => reserve(p, `late-${i}`, 2)),
+    ]);
+    const charged = await db(TABLES.charges).where({ owner_id: p.ownerId }).sum({ ops: "ops" }).first();
+    const grants = await db(TABLES.promotionGrants)
+      .where({ owner_id: p.ownerId })
+      .select("ops_granted", "ops_remaining");
+    const fromGrants = grants.reduce((sum, g) => sum + g.ops_granted - g.ops_remaining, 0);
+    const { monthlyUsed } = await getUsage(db, p, NOW);
+    expect(fromGrants + monthlyUsed).toBe(Number(charged?.ops));
+  });
+
   it("stops counting an expired grant", async () => {
     const p = await account();
     await redeemPromotion(db, p, await promotion(5, 3), NOW);

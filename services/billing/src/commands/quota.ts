@@ -273,9 +273,11 @@ async function settleMonthly(
  */
 async function settleAcrossBuckets(db: Knex, ref: ChargeRef, final: number, now: Date): Promise<UsageView> {
   return db.transaction(async (trx) => {
+    // Grants before the charge and its usage row: the order reserveAcrossBuckets takes them in
+    // (grants, then usage), so a settle and a reservation of the same owner queue, never deadlock.
+    const grants = await liveGrants(trx, ref.ownerId, now, true);
     const seen = await readCharge(trx, ref, now, true);
     const cycle = cycleOf(seen, now);
-    const grants = await liveGrants(trx, ref.ownerId, now, true);
     if (seen.state !== "reserved" || seen.ops === null || seen.charge_period === null) {
       return view(seen.charge_used ?? currentUsed(seen, cycle), cycle, seen.state ? seenCharge(seen) : NOTHING, grants);
     }

@@ -73,8 +73,8 @@ export async function readOwnerUsage(
 ): Promise<
   Pick<ChargeSnapshot, "plan" | "monthly_limit" | "anchor_day" | "created_at" | "latest_period" | "latest_used">
 > {
-  const snapshot = await readCharge(db, { ownerId, chargeKey: "" }, now);
-  return snapshot;
+  // The same statement as a reservation's read, so both see an account alike; no charge has key "".
+  return readCharge(db, { ownerId, chargeKey: "" }, now);
 }
 
 /** The owner's live grants (unexpired, operations left), soonest expiry first; `lock` FOR UPDATE. */
