@@ -36,14 +36,26 @@ export async function createPromotion(db: Knex, input: PromotionInput, now: Date
     throw new InputError("expires must be a date in the future");
   if (input.maxRedemptions !== null && (!Number.isInteger(input.maxRedemptions) || input.maxRedemptions < 1))
     throw new InputError("max-redemptions must be an integer >= 1");
-  const row = await insertPromotion(db, {
-    code: newPromotionCode(),
-    name,
-    ops: input.ops,
-    expires_at: input.expiresAt,
-    max_redemptions: input.maxRedemptions,
-  });
-  return row.code;
+  // A clash of two random 59-bit codes is next to impossible; a retry makes it impossible to see.
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      const row = await insertPromotion(db, {
+        code: newPromotionCode(),
+        name,
+        ops: input.ops,
+        expires_at: input.expiresAt,
+        max_redemptions: input.maxRedemptions,
+      });
+      return row.code;
+    } catch (err) {
+      if (attempt >= 3 || !isCodeTaken(err)) throw err;
+    }
+  }
+}
+
+/** True for the unique violation of a promotion code already in use. */
+function isCodeTaken(err: unknown): boolean {
+  return err instanceof Error && "constraint" in err && err.constraint === "promotions_code_lower";
 }
 
 /**
