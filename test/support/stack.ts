@@ -70,7 +70,8 @@ export async function startTestStack(infra: StackInfra, opts: StackOptions = {})
   // Sessions calls documents (its workspace workflows), so documents starts first.
   const documents = await startDocumentsService({ grpcAddress: LOCAL, databaseUrl, natsUrl: infra.natsUrl, logLevel });
   // Ingest asks billing for the caller's email on file (email exports without a recipient).
-  const billingStarted = startBillingService({ grpcAddress: LOCAL, databaseUrl, logLevel });
+  // testClock: billing-buckets.test.ts moves billing's clock (SetTestClock) across periods and expiries.
+  const billingStarted = startBillingService({ grpcAddress: LOCAL, databaseUrl, logLevel, testClock: true });
   const [sessions, billing, ingest] = await Promise.all([
     startSessionsService({ grpcAddress: LOCAL, databaseUrl, addrs: { documents: documents.address }, logLevel }),
     billingStarted,

@@ -9,16 +9,19 @@ export interface BillingConfig {
   databaseUrl: string;
   /** pino level; default info. */
   logLevel?: string;
+  /** Lets the SetTestClock RPC move billing's clock (test stacks only); default false. */
+  testClock?: boolean;
 }
 
 /**
  * Reads LISTEN_ADDR (the bind address; default BILLING_ADDR, else 127.0.0.1:50064), DATABASE_URL
- * (required) and LOG_LEVEL.
+ * (required), LOG_LEVEL and REDLINE_TEST_CLOCK ("1" enables SetTestClock; never set it in production).
  */
 export function loadConfig(env: Record<string, string | undefined>): BillingConfig {
   return {
     grpcAddress: listenAddr(env, "billing"),
     databaseUrl: requireEnv(env, "DATABASE_URL"),
     logLevel: env.LOG_LEVEL,
+    testClock: env.REDLINE_TEST_CLOCK === "1",
   };
 }

@@ -1,5 +1,6 @@
 // Everything a billing handler uses, built once from the config.
 import { createDb, createLogger, type Knex, type Logger } from "@redline/service-kit";
+import { type Clock, createClock } from "./clock.js";
 import type { BillingConfig } from "./config.js";
 import { SCHEMA } from "./db/migrations.js";
 
@@ -8,11 +9,17 @@ export interface BillingContext {
   /** Pool whose search_path is schema `billing`. */
   db: Knex;
   log: Logger;
+  /** "Now" for periods, grant expiry and Retry-After (movable only with cfg.testClock). */
+  clock: Clock;
 }
 
 /** Opens the pool and the logger (no I/O until the first query). */
 export function createContext(cfg: BillingConfig): BillingContext {
-  return { db: createDb(cfg.databaseUrl, SCHEMA), log: createLogger("billing", cfg.logLevel) };
+  return {
+    db: createDb(cfg.databaseUrl, SCHEMA),
+    log: createLogger("billing", cfg.logLevel),
+    clock: createClock(cfg.testClock ?? false),
+  };
 }
 
 /** Releases the pool. */

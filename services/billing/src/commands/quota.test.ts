@@ -1,12 +1,12 @@
 // The operations quota on a real database (interface-spec Limits; unshown-parts.md Accounts):
 // reserve/settle/release, charge keys billed once, the 429 a spent quota produces, parallel
-// reservations against the last operations, and calendar-month periods in UTC.
+// reservations against the last operations, and billing periods from each account's anchor day.
 import { type Knex, type Principal, QuotaExceededError } from "@redline/service-kit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { TABLES } from "../db/tables.js";
 import { openTestDb } from "../db/test-db.js";
 import { createApiKey } from "./api-keys.js";
-import { periodOf } from "./plans.js";
+import { anchorDayOf, changePlan, periodOf } from "./plans.js";
 import { getUsage, reserveOperations, settleOperations } from "./quota.js";
 
 let db: Knex;
@@ -16,9 +16,12 @@ beforeAll(async () => {
 afterAll(() => db?.destroy());
 
 let accounts = 0;
+/** A fresh owner on `plan` whose cycle starts on the 1st (these cases are written in calendar months). */
 async function account(plan: string): Promise<Principal> {
   accounts += 1;
-  return (await createApiKey(db, { user: `quota-${accounts}`, plan })).principal;
+  const { principal } = await createApiKey(db, { user: `quota-${accounts}`, plan });
+  await changePlan(db, { id: principal.ownerId }, { plan, anchorDay: 1 }, new Date());
+  return principal;
 }
 
 const reserve = (p: Principal, chargeKey: string, ops: number, now?: Date) =>
@@ -100,13 +103,53 @@ describe("quota exhaustion", () => {
   });
 });
 
-describe("monthly periods", () => {
-  it("are calendar months in UTC", () => {
+describe("billing periods", () => {
+  it("are calendar months in UTC with anchor day 1", () => {
     expect(periodOf(new Date("2026-01-31T23:59:59.999Z"))).toEqual({
       start: "2026-01-01",
+      startsAt: new Date("2026-01-01T00:00:00Z"),
       end: new Date("2026-02-01T00:00:00Z"),
     });
     expect(periodOf(new Date("2026-12-15T12:00:00Z")).end).toEqual(new Date("2027-01-01T00:00:00Z"));
+  });
+
+  it("start on the anchor day, clamped to the month's length (31 → Feb 28, Feb 29 in leap years)", () => {
+    expect(periodOf(new Date("2026-02-10T00:00:00Z"), 31)).toMatchObject({
+      start: "2026-01-31",
+      end: new Date("2026-02-28T00:00:00Z"),
+    });
+    expect(periodOf(new Date("2026-02-28T00:00:00Z"), 31)).toMatchObject({
+      start: "2026-02-28",
+      end: new Date("2026-03-31T00:00:00Z"),
+    });
+    expect(periodOf(new Date("2028-02-29T05:00:00Z"), 30)).toMatchObject({
+      start: "2028-02-29",
+      end: new Date("2028-03-30T00:00:00Z"),
+    });
+    expect(periodOf(new Date("2026-12-20T00:00:00Z"), 15)).toMatchObject({
+      start: "2026-12-15",
+      end: new Date("2027-01-15T00:00:00Z"),
+    });
+    expect(periodOf(new Date("2027-01-14T23:59:59Z"), 15).start).toBe("2026-12-15");
+  });
+
+  it("default to the day the account was created", () => {
+    expect(anchorDayOf({ plan: "free", anchor_day: null, created_at: new Date("2026-03-17T23:00:00Z") })).toBe(17);
+    expect(anchorDayOf({ plan: "free", anchor_day: 31, created_at: new Date("2026-03-17T23:00:00Z") })).toBe(31);
+  });
+
+  it("reset on the account's own anchor day, and Retry-After counts to it", async () => {
+    const p = await account("free");
+    await changePlan(db, { id: p.ownerId }, { plan: "free", anchorDay: 31 }, new Date("2026-02-10T00:00:00Z"));
+    const beforeReset = new Date("2026-02-27T23:00:00Z");
+    await reserve(p, "arrange", 500, beforeReset);
+    const err = (await reserve(p, "refused", 1, beforeReset).catch((e: unknown) => e)) as QuotaExceededError;
+    expect(err.headers?.["Retry-After"]).toBe("3600");
+    expect(await reserve(p, "fresh", 1, new Date("2026-02-28T00:00:01Z"))).toMatchObject({
+      monthlyUsed: 1,
+      periodStart: new Date("2026-02-28T00:00:00Z"),
+      periodEnd: new Date("2026-03-31T00:00:00Z"),
+    });
   });
 
   it("start afresh at the boundary; a late settle bills the reservation's own month", async () => {

@@ -65,4 +65,66 @@ export const migrations: Migration[] = [
       });
     },
   },
+  {
+    name: "20261202T0900_buckets_promotions_cycles",
+    // Issue #13 part 1: promotion codes and the grants they give, the buckets a charge drew from,
+    // and each account's billing cycle (anchor day) and enterprise limit.
+    async up(db: Knex) {
+      await db.schema.withSchema(SCHEMA).alterTable("accounts", (t) => {
+        // null = the day the account was created; existing accounts keep calendar months (1).
+        t.smallint("anchor_day").nullable();
+        // Custom monthly limit (enterprise); null = the plan's.
+        t.integer("monthly_limit").nullable();
+      });
+      await db(`${SCHEMA}.accounts`).update({ anchor_day: 1 });
+      await db.schema.withSchema(SCHEMA).createTable("promotions", (t) => {
+        t.uuid("id").primary();
+        t.text("code").notNullable();
+        t.text("name").notNullable();
+        t.integer("ops").notNullable();
+        t.timestamp("expires_at", { useTz: true }).notNullable();
+        t.integer("max_redemptions").nullable();
+        t.integer("redemptions").notNullable().defaultTo(0);
+        t.timestamp("created_at", { useTz: true }).notNullable().defaultTo(db.fn.now());
+      });
+      // Codes compare case-insensitively.
+      await db.raw(`create unique index promotions_code_lower on ${SCHEMA}.promotions (lower(code))`);
+      await db.schema.withSchema(SCHEMA).createTable("promotion_grants", (t) => {
+        t.uuid("id").primary();
+        t.uuid("owner_id").notNullable();
+        t.uuid("promotion_id").notNullable().references("id").inTable(`${SCHEMA}.promotions`);
+        t.text("name").notNullable();
+        t.integer("ops_granted").notNullable();
+        t.integer("ops_remaining").notNullable();
+        t.timestamp("expires_at", { useTz: true }).notNullable();
+        t.timestamp("created_at", { useTz: true }).notNullable().defaultTo(db.fn.now());
+        // Once per account.
+        t.unique(["owner_id", "promotion_id"]);
+        t.index(["owner_id", "expires_at"]);
+      });
+      await db.raw(
+        `alter table ${SCHEMA}.promotion_grants add constraint promotion_grants_remaining
+           check (ops_remaining >= 0 and ops_remaining <= ops_granted)`,
+      );
+      await db.schema.withSchema(SCHEMA).alterTable("charges", (t) => {
+        // The operations each grant paid: [{redemption_id, ops}]; the rest came from usage_periods.
+        t.jsonb("grant_parts").notNullable().defaultTo("[]");
+        t.text("bucket_used").notNullable().defaultTo("monthly");
+        t.index(["owner_id", "created_at"]);
+      });
+    },
+    async down(db: Knex) {
+      await db.schema.withSchema(SCHEMA).alterTable("charges", (t) => {
+        t.dropIndex(["owner_id", "created_at"]);
+        t.dropColumn("grant_parts");
+        t.dropColumn("bucket_used");
+      });
+      await db.schema.withSchema(SCHEMA).dropTableIfExists("promotion_grants");
+      await db.schema.withSchema(SCHEMA).dropTableIfExists("promotions");
+      await db.schema.withSchema(SCHEMA).alterTable("accounts", (t) => {
+        t.dropColumn("anchor_day");
+        t.dropColumn("monthly_limit");
+      });
+    },
+  },
 ];

@@ -10,6 +10,10 @@ import type { BillingRpc } from "./call.js";
  */
 export const reserveOperations: BillingRpc<"reserveOperations"> = async (ctx, req, call) => {
   if (!req.chargeKey || req.operations < 1) throw new InputError("charge_key and operations >= 1 are required");
-  const usage = await reserve(ctx.db, requirePrincipal(call), { chargeKey: req.chargeKey, ops: req.operations });
+  const usage = await reserve(ctx.db, requirePrincipal(call), {
+    chargeKey: req.chargeKey,
+    ops: req.operations,
+    now: ctx.clock.now(),
+  });
   return { usage: toUsage(usage) };
 };

@@ -8,6 +8,12 @@ import type { BillingRpc } from "./call.js";
 export const settleOperations: BillingRpc<"settleOperations"> = async (ctx, req, call) => {
   if (!req.chargeKey || req.operations < 0) throw new InputError("charge_key and operations >= 0 are required");
   return {
-    usage: toUsage(await settle(ctx.db, requirePrincipal(call), { chargeKey: req.chargeKey, ops: req.operations })),
+    usage: toUsage(
+      await settle(ctx.db, requirePrincipal(call), {
+        chargeKey: req.chargeKey,
+        ops: req.operations,
+        now: ctx.clock.now(),
+      }),
+    ),
   };
 };

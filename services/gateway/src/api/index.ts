@@ -7,11 +7,13 @@ import { chatRoutes } from "./chat/routes.js";
 import { documentsRoutes } from "./documents/routes.js";
 import { exportsRoutes } from "./exports/routes.js";
 import { jobsRoutes } from "./jobs/routes.js";
+import { promotionsRoutes } from "./promotions/routes.js";
 import { rosterRoutes } from "./roster/routes.js";
 import { sessionsRoutes } from "./sessions/routes.js";
 import { systemRoutes } from "./system/routes.js";
 import { templatesRoutes } from "./templates/routes.js";
 import { uploadsRoutes } from "./uploads/routes.js";
+import { usageRoutes } from "./usage/routes.js";
 import { usersRoutes } from "./users/routes.js";
 
 /**
@@ -31,6 +33,8 @@ export function apiRoutes(): Route[] {
     ...documentsRoutes,
     ...rosterRoutes,
     ...usersRoutes,
+    ...usageRoutes,
+    ...promotionsRoutes,
     ...systemRoutes,
   ];
 }

@@ -6,7 +6,7 @@ import { AiTimeoutError, InputError, RedlineError, RemoteError, required } from 
 import { CHAT_DEADLINE_GRACE_MS } from "../../config.js";
 import { defineRoute, type Route, type RouteCall } from "../../route-registry.js";
 import { AsyncChatResponseSchema } from "../jobs/schemas.js";
-import { usageHeaders, usageToJson } from "../shared/mappers.js";
+import { USAGE_HEADER_DOCS, usageHeaders, usageToJson, withUsageHeaders } from "../shared/mappers.js";
 import { answers, endpoint } from "../shared/routes.js";
 import { SessionPathSchema } from "../shared/schemas.js";
 import { chatResponseToJson, revertToJson, toChatRpcRequest } from "./mappers.js";
@@ -42,11 +42,7 @@ export const chatRoute = defineRoute({
   response: {
     description: "The AI's reply, the document changes and the usage after the turn.",
     schema: schemas.ChatResponseSchema,
-    headers: {
-      "X-Usage-Limit": "Monthly operations quota.",
-      "X-Usage-Used": "Operations used this period.",
-      "X-Usage-Remaining": "Operations left this period.",
-    },
+    headers: USAGE_HEADER_DOCS,
   },
   errors: [400, 404, 415, 429, 503, 504],
   async handle({ body }, call) {
@@ -82,7 +78,9 @@ export const chatAsyncRoute = defineRoute({
     "Creates a chat job run by the agent's worker pool. Follow it with GET /v1/chat/{session_id}/stream?job_id=… " +
     "or poll GET /v1/jobs/{job_id}. With approval_mode=ask_every_time the job stops at awaiting_approval.",
   request: { body: schemas.ChatRequestSchema },
-  ...answers(AsyncChatResponseSchema, { status: 202, description: "The job, pending." }, [400, 403, 404, 429, 503]),
+  ...withUsageHeaders(
+    answers(AsyncChatResponseSchema, { status: 202, description: "The job, pending." }, [400, 403, 404, 429, 503]),
+  ),
   async handle({ body }, call) {
     if (body.message.trim() === "") throw new InputError("message must not be empty");
     // Large uploads are held in the request; the agent only stores the job.

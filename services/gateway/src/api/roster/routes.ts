@@ -4,7 +4,7 @@ import type { sessionsV1, sessionsWorkspaceV1 } from "@redline/grpc-stubs";
 import { required } from "@redline/service-kit";
 import { defineRoute, type Route, type RouteCall } from "../../route-registry.js";
 import { IncludeHtmlQuerySchema } from "../documents/schemas.js";
-import { usageToJson } from "../shared/mappers.js";
+import { usageHeaders, usageToJson, withUsageHeaders } from "../shared/mappers.js";
 import { answers, endpoint } from "../shared/routes.js";
 import { SessionPathSchema } from "../shared/schemas.js";
 import { editorActionJson, resolveDocumentsToOpen, rosterResponse, UUID } from "./mappers.js";
@@ -308,7 +308,7 @@ export const reEditChunkRoute = defineRoute({
   ),
   description: "One billable operation. redo re-applies the AI's change on the user's current text; merge blends both.",
   request: { params: schemas.ChunkPathSchema, body: schemas.ReEditChunkSchema },
-  ...answers(schemas.ReEditChunkResponseSchema, "The rewritten section HTML.", [404, 429, 503, 504]),
+  ...withUsageHeaders(answers(schemas.ReEditChunkResponseSchema, "The rewritten section HTML.", [404, 429, 503, 504])),
   async handle({ params, body }, call) {
     const res = await call.ctx.agent.reEditChunk(
       {
@@ -320,13 +320,11 @@ export const reEditChunkRoute = defineRoute({
       },
       call.rpc(call.ctx.cfg.aiTimeoutMs),
     );
+    const usage = usageToJson(res.usage, call.principal?.plan ?? "");
+    // A billable endpoint: the X-Usage-* headers come with every answer, as chat's do.
     return {
-      body: {
-        chunk_id: res.chunkId,
-        html: res.html,
-        version_id: res.versionId,
-        usage: usageToJson(res.usage, call.principal?.plan ?? ""),
-      },
+      body: { chunk_id: res.chunkId, html: res.html, version_id: res.versionId, usage },
+      headers: usageHeaders(usage),
     };
   },
 });

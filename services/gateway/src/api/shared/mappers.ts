@@ -1,7 +1,7 @@
 // Mappers every area shares: timestamps, change records, the usage object and its X-Usage-*
 // headers, and chunks back to HTML (interface-spec, Resources).
 import { type billingV1, type commonV1, type documentsV1, NullValue } from "@redline/grpc-stubs";
-import type { ChangeRecordJson, UsageJson } from "./schemas.js";
+import { BUCKETS, type ChangeRecordJson, type UsageJson } from "./schemas.js";
 
 /** ISO 8601 of a proto timestamp; undefined (left out of the JSON) when unset. */
 export function iso(date: Date | undefined): string | undefined {
@@ -29,8 +29,16 @@ export function changeRecordToJson(record: documentsV1.ChangeRecord): ChangeReco
   };
 }
 
-/** The spec's usage object; a missing usage (should not happen) reads as zeros on `plan`. */
+function isBucket(value: string): value is UsageJson["bucket_used"] {
+  return (BUCKETS as readonly string[]).includes(value);
+}
+
+/**
+ * The spec's usage object; a missing usage (should not happen) reads as zeros on `plan`.
+ * `redemption_id` only when a promotion paid (left out otherwise, never empty or null).
+ */
 export function usageToJson(usage: billingV1.Usage | undefined, plan: string): UsageJson {
+  const bucket = usage && isBucket(usage.bucketUsed) ? usage.bucketUsed : "none";
   return {
     monthly_used: usage?.monthlyUsed ?? 0,
     monthly_limit: usage?.monthlyLimit ?? 0,
@@ -39,9 +47,28 @@ export function usageToJson(usage: billingV1.Usage | undefined, plan: string): U
     ops_charged: usage?.opsCharged ?? 0,
     quota_exhausted: usage?.quotaExhausted ?? false,
     subscription_tier: usage?.subscriptionTier || plan,
-    bucket_used: usage?.bucketUsed || "none",
-    promotions: [],
+    bucket_used: bucket,
+    ...(bucket === "promotion" && usage?.redemptionId && { redemption_id: usage.redemptionId }),
+    promotions: (usage?.promotions ?? []).map((grant) => ({
+      redemption_id: grant.redemptionId,
+      name: grant.name,
+      ops_remaining: grant.opsRemaining,
+      ops_granted: grant.opsGranted,
+      expires_at: iso(grant.expiresAt) ?? "",
+    })),
   };
+}
+
+/** The OpenAPI description of the X-Usage-* headers every billable endpoint answers with. */
+export const USAGE_HEADER_DOCS = {
+  "X-Usage-Limit": "Monthly operations quota.",
+  "X-Usage-Used": "Operations used this period.",
+  "X-Usage-Remaining": "Operations left this period.",
+} as const;
+
+/** An `answers(...)` declaration with the X-Usage-* headers documented on its success response. */
+export function withUsageHeaders<A extends { response: object }>(declared: A): A {
+  return { ...declared, response: { ...declared.response, headers: USAGE_HEADER_DOCS } };
 }
 
 /** X-Usage-Limit, X-Usage-Used and X-Usage-Remaining for a usage object (Errors rule 2). */

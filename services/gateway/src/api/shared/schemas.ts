@@ -115,14 +115,17 @@ export const ChangeRecordSchema = z
 
 export type ChangeRecordJson = z.output<typeof ChangeRecordSchema>;
 
-/** A promotion entry of the usage object. */
+/** A promotion entry of the usage object: a live grant, spent before the monthly bucket. */
 export const PromotionSchema = component("Promotion", {
-  redemption_id: z.string(),
+  redemption_id: z.string().meta({ description: "The redemption; usage.redemption_id names it when it paid." }),
   name: z.string(),
   ops_remaining: z.number().int(),
   ops_granted: z.number().int(),
-  expires_at: z.string(),
+  expires_at: z.string().meta({ format: "date-time", description: "When the grant stops counting (ISO 8601)." }),
 });
+
+/** Which bucket paid for an operation (the first one drawn from when a charge spans buckets). */
+export const BUCKETS = ["promotion", "monthly", "overage", "none"] as const;
 
 /** The usage object (interface-spec, Resources). */
 export const UsageSchema = z
@@ -134,9 +137,13 @@ export const UsageSchema = z
     ops_charged: z.number().int(),
     quota_exhausted: z.boolean(),
     subscription_tier: z.string(),
-    bucket_used: z.string(),
+    bucket_used: z.enum(BUCKETS).meta({
+      description:
+        "The bucket that paid: a promotion grant (the one expiring first), the monthly quota, overage (plans " +
+        "that allow it), or none (nothing charged). A charge spanning buckets names the first it drew from.",
+    }),
     redemption_id: z.string().optional().meta({ description: "Only when a promotion paid for the operation." }),
-    promotions: z.array(PromotionSchema),
+    promotions: z.array(PromotionSchema).meta({ description: "Live promotion grants, soonest expiry first." }),
   })
   .meta({ description: "Monthly operations usage after the request." })
   .register(apiSchemas, { id: "Usage" });
