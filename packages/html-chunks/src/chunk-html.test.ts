@@ -3,7 +3,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { corpusPath } from "../../../test/fixtures/corpus.js";
 import { chunkHtml, partOf } from "./chunk-html.js";
-import { mintChunkId } from "./ids.js";
+import { isValidChunkId, mintChunkId, seededChunkIds } from "./ids.js";
 import { textOf } from "./outline.js";
 import { soupPart } from "./test-support/soup.js";
 import { validateChunkHtml } from "./validate.js";
@@ -261,5 +261,28 @@ describe("chunkHtml on a real page (readability-links-in-tables)", () => {
       expect(partOf(`<p data-chunk-id="c_1">x <span data-part="header">y</span></p>`)).toBeUndefined();
       expect(partOf(`<p data-chunk-id="c_1" title='data-part="header"'>x</p>`)).toBeUndefined();
     });
+  });
+});
+
+describe("chunkHtml with a seeded id source", () => {
+  const html = `<h1>Terms</h1><p>One.</p><p data-chunk-id="c_kept">Two.</p>${"<p>More.</p>".repeat(50)}`;
+
+  it("mints the same ids for the same content and seed, so a job rerun edits what its first run stored", () => {
+    const first = chunkHtml(html, { mintId: seededChunkIds("job-1:0:load") }).chunks.map((c) => c.chunkId);
+    const again = chunkHtml(html, { mintId: seededChunkIds("job-1:0:load") }).chunks.map((c) => c.chunkId);
+    const other = chunkHtml(html, { mintId: seededChunkIds("job-2:0:load") }).chunks.map((c) => c.chunkId);
+    expect(again).toEqual(first);
+    expect(first[2]).toBe("c_kept");
+    expect(new Set(first).size).toBe(first.length);
+    expect(first.every(isValidChunkId)).toBe(true);
+    const minted = first.filter((id) => id !== "c_kept");
+    expect(other.filter((id) => minted.includes(id))).toEqual([]);
+  });
+
+  it("skips a seeded id that the document already uses", () => {
+    const taken = seededChunkIds("s")();
+    const chunks = chunkHtml(`<p data-chunk-id="${taken}">A</p><p>B</p>`, { mintId: seededChunkIds("s") }).chunks;
+    expect(chunks[0].chunkId).toBe(taken);
+    expect(chunks[1].chunkId).not.toBe(taken);
   });
 });

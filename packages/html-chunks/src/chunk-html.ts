@@ -37,6 +37,8 @@ export interface ChunkHtmlOptions {
    * the part that chunk already carries (a save: a chunk keeps only the part it had).
    */
   parts?: PartPolicy;
+  /** Source of fresh ids (default random); `seededChunkIds(seed)` makes a chunking reproducible. */
+  mintId?: () => string;
 }
 
 /** See ChunkHtmlOptions.parts. */
@@ -74,7 +76,7 @@ export function chunkHtml(html: string, opts: ChunkHtmlOptions = {}): { chunks: 
       isValidChunkId(existing) &&
       !seen.has(existing) &&
       (opts.knownIds === undefined || opts.knownIds.has(existing));
-    const id = keep ? existing : mintUniqueId(taken);
+    const id = keep ? existing : mintUniqueId(taken, opts.mintId);
     seen.add(id);
     if (parts !== "keep") policePart(el, parts === "drop" ? undefined : parts.get(id));
     return finalizeChunk(el, id);

@@ -1,4 +1,4 @@
-import { randomBytes } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 
 // 32 symbols so each random byte maps without modulo bias (5 bits per char).
 const ALPHABET = "0123456789abcdefghijklmnopqrstuv";
@@ -36,10 +36,25 @@ export function isValidChunkId(id: string): boolean {
   return VALID_ID.test(id);
 }
 
-/** Mints an id not present in `taken`, and records it there. */
-export function mintUniqueId(taken: Set<string>): string {
-  let id = mintChunkId();
-  while (taken.has(id)) id = mintChunkId();
+/**
+ * A reproducible id source: the n-th id it mints is derived from sha256(`seed:n`), in the same
+ * `c_` + 10 base-32 form as mintChunkId. Two chunkings of the same content with the same seed
+ * mint the same ids, so a job rerun after a crash edits the chunk ids its first run stored.
+ */
+export function seededChunkIds(seed: string): () => string {
+  let n = 0;
+  return () => {
+    const digest = createHash("sha256").update(`${seed}:${n++}`).digest();
+    let id = "c_";
+    for (let i = 0; i < ID_LENGTH; i++) id += ALPHABET[digest[i] & 31];
+    return id;
+  };
+}
+
+/** Mints an id (from `mint`, default random) not present in `taken`, and records it there. */
+export function mintUniqueId(taken: Set<string>, mint: () => string = mintChunkId): string {
+  let id = mint();
+  while (taken.has(id)) id = mint();
   taken.add(id);
   return id;
 }

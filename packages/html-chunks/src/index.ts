@@ -4,7 +4,7 @@
 export { applyOperations } from "./apply-operations.js";
 export { type ChunkHtmlOptions, chunkHtml, type PartPolicy, partOf } from "./chunk-html.js";
 export { ChunkError, type ChunkErrorCode, ToolError } from "./errors.js";
-export { isValidChunkId, mintChunkId } from "./ids.js";
+export { isValidChunkId, mintChunkId, seededChunkIds } from "./ids.js";
 export { countSections, headingLevel, outline, sectionSpan, sections, tagOf, textOf } from "./outline.js";
 export { sanitizeHtml } from "./sanitize.js";
 export { addTableRow, replaceText, wrapPhrase } from "./text-edits.js";

@@ -2,11 +2,12 @@
 // session's context is read and the target document resolved. Nothing of the turn is written
 // here but the session ensured by GetTurnContext.
 import type { agentV1, commonV1, sessionsV1 } from "@redline/grpc-stubs";
-import { type ChunkRecord, chunkHtml, WorkingDocument } from "@redline/html-chunks";
+import { type ChunkRecord, chunkHtml, seededChunkIds, WorkingDocument } from "@redline/html-chunks";
 import { type CallOpts, type Logger, NotFoundError, type Principal, required } from "@redline/service-kit";
 import type { AgentContext, HandedContext } from "../context.js";
 import type { TurnInput } from "../engines/index.js";
 import { sessionAttachments, turnFiles } from "./files.js";
+import { loadKey } from "./keys.js";
 
 /** The document a turn works on, before anything is persisted. */
 export interface Target {
@@ -67,6 +68,7 @@ async function loadContent(
   ctx: AgentContext,
   req: agentV1.ChatRequest,
   opts: CallOpts,
+  commitKey?: string,
 ): Promise<LoadedContent | undefined> {
   let load: Target["load"];
   if (req.upload) {
@@ -83,8 +85,11 @@ async function loadContent(
   } else {
     return undefined;
   }
-  // Chunked as the documents service will store it, so the turn edits exactly what is stored.
-  return { load, base: chunkHtml(load.html, { parts: load.keepParts ? "keep" : "drop" }).chunks };
+  // Chunked as the documents service will store it, so the turn edits exactly what is stored. A
+  // keyed turn (a job) mints its ids from its load key: a rerun after a crash gets back the
+  // document its first run stored (CreateDocument is idempotent) and must edit the same ids.
+  const mintId = commitKey ? seededChunkIds(loadKey(commitKey)) : undefined;
+  return { load, base: chunkHtml(load.html, { parts: load.keepParts ? "keep" : "drop", mintId }).chunks };
 }
 
 /** The `document_id` slot (404 when unknown) or the focused one; null when the session has none. */
@@ -144,7 +149,7 @@ export async function prepareTurn(
         { sessionId: req.sessionId, historyLimit, memoryKey: req.crossSessionMemoryKey },
         callOpts,
       ),
-    loadContent(ctx, req, callOpts),
+    loadContent(ctx, req, callOpts, actor.commitKey),
     // A session minted by this turn (or its job) has no attachments yet.
     modelEngine && req.sessionId && !opts.newSession
       ? sessionAttachments(ctx, req.sessionId, callOpts, actor.log)
