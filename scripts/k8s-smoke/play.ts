@@ -81,8 +81,9 @@ export async function playWorkloads(pods: PlannedPod[], player: Player): Promise
   return Promise.all(pods.map((pod) => startAndProbe(pod, player, deadline)));
 }
 
-async function runJob(pod: PlannedPod, player: Player, deadline: number): Promise<PodOutcome> {
+async function runJob(pod: PlannedPod, player: Player, phaseDeadline: number): Promise<PodOutcome> {
   const started = Date.now();
+  const deadline = Math.min(phaseDeadline, started + (pod.activeDeadlineMs ?? Number.POSITIVE_INFINITY));
   const fail = (error: string): PodOutcome => ({ pod, ok: false, ms: Date.now() - started, error });
   const init = await runInit(pod, player);
   if (init) return fail(init);

@@ -79,6 +79,7 @@ kind: Job
 metadata: {name: migrate-documents}
 spec:
   backoffLimit: 3
+  activeDeadlineSeconds: 600
   template:
     spec:
       restartPolicy: Never
@@ -121,7 +122,7 @@ describe("planRun", () => {
       ["gateway-0", "workload", "10.89.7.12"],
       ["gateway-1", "workload", "10.89.7.13"],
     ]);
-    expect(plan.notes).toEqual(["Namespace/redline: not played"]);
+    expect(plan.notes).toEqual(["Namespace ×1: not played (no podman counterpart)"]);
   });
 
   it("makes each Service a DNS alias of every pod it selects, with the pod's address; nothing is published", () => {
@@ -194,6 +195,7 @@ describe("planRun", () => {
   it("runs a Job once, without restart policy, retried up to backoffLimit by the player", () => {
     const p = pod("migrate-documents");
     expect(p.retries).toBe(3);
+    expect(p.activeDeadlineMs).toBe(600_000);
     expect(p.containers[0].argv).toContain("--restart=no");
     expect(p.containers[0].argv.slice(-2)).toEqual(["localhost/redline-documents:dev", "migrate"]);
   });

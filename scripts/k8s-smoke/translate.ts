@@ -86,6 +86,8 @@ export interface PlannedPod {
   volumes: string[];
   /** Jobs: attempts after the first failure (spec.backoffLimit, default 6). */
   retries: number;
+  /** Jobs: spec.activeDeadlineSeconds in ms, when set. */
+  activeDeadlineMs?: number;
 }
 
 export interface Plan {
@@ -108,8 +110,10 @@ export function planRun(objects: K8sObject[], names: RunNames): Plan {
   const secrets = dataOf(objects, "Secret", true);
   const services = objects.filter((o): o is Service => o.kind === "Service");
   const claims = new Set(objects.filter((o) => o.kind === "PersistentVolumeClaim").map((o) => o.metadata.name));
+  const skipped = new Map<string, number>();
   for (const o of objects)
-    if (!PLAYED.has(o.kind) && !READ.has(o.kind)) notes.push(`${o.kind}/${o.metadata.name}: not played`);
+    if (!PLAYED.has(o.kind) && !READ.has(o.kind)) skipped.set(o.kind, (skipped.get(o.kind) ?? 0) + 1);
+  for (const [kind, n] of skipped) notes.push(`${kind} ×${n}: not played (no podman counterpart)`);
 
   const workloads = objects
     .filter((o): o is Workload => PLAYED.has(o.kind))
@@ -180,6 +184,8 @@ export function planRun(objects: K8sObject[], names: RunNames): Plan {
         files,
         volumes,
         retries: w.kind === "Job" ? (w.spec.backoffLimit ?? 6) : 0,
+        activeDeadlineMs:
+          w.kind === "Job" && w.spec.activeDeadlineSeconds ? w.spec.activeDeadlineSeconds * 1000 : undefined,
       });
     }
   }
