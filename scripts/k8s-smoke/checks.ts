@@ -240,6 +240,10 @@ function agentLossChecks(cluster: Cluster, auth: () => { key: string; principal:
         await runOnce();
         if (outcome.error) fail(`blocked: ${outcome.error.message.split("\n")[0]}`);
         const { done, charged } = outcome as Required<typeof outcome>;
+        if (done.status !== "completed")
+          fail(
+            `blocked: the job ${done.status}; usage grew by ${charged} (a job that does not complete must not be charged)`,
+          );
         const ops = done.result?.usage?.ops_charged;
         if (ops !== 1 || charged !== 1) fail(`ops_charged ${ops}, usage grew by ${charged}; expected 1 and 1`);
         return "1 op charged, monthly_used +1";

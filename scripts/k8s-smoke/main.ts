@@ -85,7 +85,7 @@ function finish(): Promise<void> {
     await phase("teardown", async () => {
       let liveKills = 0;
       for (const [name, w] of player?.liveness ?? []) {
-        const kills = await w.stop();
+        const kills = w.stop();
         if (kills > 0) log(`  liveness of ${name} failed ${kills} time(s)`);
         liveKills += kills;
       }
@@ -97,7 +97,9 @@ function finish(): Promise<void> {
         if (r.code === 0)
           writeFileSync(join(LOG_DIR, `${name.slice(prefix.length + 1)}.log`), `${r.stdout}${r.stderr}`);
       }
+      const removing = Date.now();
       const left = await ledger.teardown();
+      log(`  removed ${ledger.containers.length} containers in ${((Date.now() - removing) / 1000).toFixed(1)} s`);
       record("teardown removed every container, volume and the network of the run", left.length === 0, left.join(", "));
     });
     const total = Date.now() - started;
@@ -193,7 +195,7 @@ async function main(): Promise<void> {
       log,
       forget: async (pod) => {
         for (const c of pod.containers) {
-          await p.liveness.get(c.name)?.stop();
+          p.liveness.get(c.name)?.stop();
           p.liveness.delete(c.name);
         }
       },

@@ -151,11 +151,15 @@ async function start(c: PlannedContainer, player: Player): Promise<string | unde
   return r.code === 0 ? undefined : `${c.k8sName}: podman run failed: ${lastLines(r.stderr, 4)}`;
 }
 
-/** The container's exit code, or undefined when it is still running at the deadline. */
+/**
+ * The container's exit code, or undefined when it has not exited by the deadline. The state is
+ * read back after `podman wait`: a wait cut short by its timeout prints nothing and may exit 0.
+ */
 async function waitExit(name: string, deadline: number): Promise<number | undefined> {
-  const r = await podman(["wait", name], { timeoutMs: Math.max(1000, deadline - Date.now()) });
-  const code = Number(r.stdout.trim());
-  return r.code === 0 && Number.isInteger(code) ? code : undefined;
+  await podman(["wait", name], { timeoutMs: Math.max(1000, deadline - Date.now()) });
+  const r = await podman(["inspect", "--format", "{{.State.Status}} {{.State.ExitCode}}", name]);
+  const [status, code] = r.stdout.trim().split(" ");
+  return status === "exited" && /^\d+$/.test(code ?? "") ? Number(code) : undefined;
 }
 
 async function running(name: string): Promise<boolean> {

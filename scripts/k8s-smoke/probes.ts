@@ -89,14 +89,16 @@ export async function waitForProbe(
 
 /**
  * Watches a liveness probe in the background until stopped; counts the times it failed
- * failureThreshold times in a row (each would be a restart by the kubelet).
+ * failureThreshold times in a row (each would be a restart by the kubelet). Its timers are
+ * unref'd, so a watcher never holds the process open.
  */
 export function watchLiveness(probe: PlannedProbe, ip: string, container: string) {
   let stopped = false;
   let kills = 0;
   let failures = 0;
-  const loop = (async () => {
-    await sleep(probe.initialDelayMs);
+  const nap = (ms: number) => new Promise((r) => setTimeout(r, ms).unref());
+  void (async () => {
+    await nap(probe.initialDelayMs);
     while (!stopped) {
       const ok = await probeOnce(probe, ip, container);
       if (stopped) break;
@@ -105,13 +107,13 @@ export function watchLiveness(probe: PlannedProbe, ip: string, container: string
         kills++;
         failures = 0;
       }
-      await sleep(probe.periodMs);
+      await nap(probe.periodMs);
     }
   })();
   return {
-    async stop(): Promise<number> {
+    /** Stops watching (a probe in flight is not counted); returns the failure streaks seen. */
+    stop(): number {
       stopped = true;
-      await Promise.race([loop, sleep(probe.timeoutMs + 100)]);
       return kills;
     },
   };
