@@ -53,7 +53,12 @@ async function phase<T>(name: string, fn: () => Promise<T>): Promise<T> {
 }
 
 /** Records one check per workload from its pods' outcomes; returns the pods that made it. */
-function recordOutcomes(kind: string, outcomes: PodOutcome[], planned: PlannedPod[]): PlannedPod[] {
+function recordOutcomes(
+  kind: string,
+  outcomes: PodOutcome[],
+  planned: PlannedPod[],
+  notStarted = "not started (an earlier replica failed)",
+): PlannedPod[] {
   const byWorkload = new Map<string, PlannedPod[]>();
   for (const p of planned) byWorkload.set(p.workload, [...(byWorkload.get(p.workload) ?? []), p]);
   for (const [workload, pods] of byWorkload) {
@@ -66,7 +71,7 @@ function recordOutcomes(kind: string, outcomes: PodOutcome[], planned: PlannedPo
         true,
         `${(Math.max(...mine.map((o) => o.ms)) / 1000).toFixed(1)} s`,
       );
-    else record(`${kind} ${workload}: ${verb}`, false, bad?.error ?? "not started (an earlier replica failed)");
+    else record(`${kind} ${workload}: ${verb}`, false, bad?.error ?? notStarted);
   }
   return outcomes.filter((o) => o.ok).map((o) => o.pod);
 }
@@ -152,8 +157,11 @@ async function main(): Promise<void> {
   if (!objects || !built) return;
 
   const network = prefix;
-  await podmanOk(["network", "create", "--label", `${RUN_LABEL}=${runId}`, network]);
-  ledger.network = network;
+  const made = await ledger.create(() => {
+    ledger.network = network;
+    return podmanOk(["network", "create", "--label", `${RUN_LABEL}=${runId}`, network]);
+  });
+  if (made === undefined) return;
   const subnet = await podmanOk(["network", "inspect", "--format", "{{range .Subnets}}{{.Subnet}} {{end}}", network]);
   ledger.filesDir = mkdtempSync(join(tmpdir(), `${prefix}-`));
   const names: RunNames = { id: runId, prefix, network, subnet: subnet.split(" ")[0], filesDir: ledger.filesDir };
@@ -179,10 +187,14 @@ async function main(): Promise<void> {
   const ready: PlannedPod[] = [];
   const stateful = await phase("statefulsets", async () => playStateful(of("stateful"), p));
   ready.push(...recordOutcomes("StatefulSet", stateful, of("stateful")));
-  if (stateful.some((o) => !o.ok)) return;
+  // A failed phase leaves the later ones unplayed: each of their workloads counts as not run.
+  const skip = (...kinds: [string, string][]) => {
+    for (const [kind, ph] of kinds) recordOutcomes(kind, [], of(ph), "not run: an earlier phase failed");
+  };
+  if (stateful.some((o) => !o.ok)) return skip(["Job", "job"], ["Deployment", "workload"]);
   const jobs = await phase("jobs", async () => playJobs(of("job"), p));
   recordOutcomes("Job", jobs, of("job"));
-  if (jobs.some((o) => !o.ok)) return;
+  if (jobs.some((o) => !o.ok)) return skip(["Deployment", "workload"]);
   const workloads = await phase("deployments", async () => playWorkloads(of("workload"), p));
   ready.push(...recordOutcomes("Deployment", workloads, of("workload")));
   if (workloads.some((o) => !o.ok)) return;

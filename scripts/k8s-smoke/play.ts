@@ -37,8 +37,11 @@ export async function prepare(plan: Plan, player: Player): Promise<void> {
     }
   const volumes = [...new Set(plan.pods.flatMap((p) => p.volumes))];
   for (const v of volumes) {
-    await podmanOk(["volume", "create", "--label", `${RUN_LABEL}=${player.ledger.runId}`, v]);
-    player.ledger.volumes.push(v);
+    const made = await player.ledger.create(() => {
+      player.ledger.volumes.push(v);
+      return podmanOk(["volume", "create", "--label", `${RUN_LABEL}=${player.ledger.runId}`, v]);
+    });
+    if (made === undefined) throw new Error("the run is being torn down");
   }
 }
 
@@ -101,7 +104,7 @@ async function runJob(pod: PlannedPod, player: Player, phaseDeadline: number): P
     if (code === undefined || attempt >= pod.retries) return fail(`${why}\n${await logTail(c.name)}`);
     player.log(`  ${pod.name}: ${why}, retrying (${attempt + 1}/${pod.retries})`);
     await sleep(Math.min(10_000, 1000 * 2 ** attempt));
-    await podman(["start", c.name]);
+    if (!(await player.ledger.create(() => podman(["start", c.name])))) return fail("the run is being torn down");
   }
 }
 
@@ -146,8 +149,11 @@ async function start(c: PlannedContainer, player: Player): Promise<string | unde
     const user = (await podman(["image", "inspect", "--format", "{{.Config.User}}", c.image])).stdout.trim();
     if (!user || /^(root|0)(:|$)/.test(user)) return `${c.k8sName}: runAsNonRoot, but image ${c.image} runs as root`;
   }
-  player.ledger.containers.push(c.name);
-  const r = await podman(c.argv, { env: c.secretEnv });
+  const r = await player.ledger.create(() => {
+    player.ledger.containers.push(c.name);
+    return podman(c.argv, { env: c.secretEnv });
+  });
+  if (!r) return `${c.k8sName}: not started, the run is being torn down`;
   return r.code === 0 ? undefined : `${c.k8sName}: podman run failed: ${lastLines(r.stderr, 4)}`;
 }
 

@@ -61,14 +61,34 @@ export class Ledger {
   readonly volumes: string[] = [];
   network?: string;
   filesDir?: string;
+  /** Set when the teardown begins: nothing new may be created after it. */
+  closed = false;
+  private readonly pending = new Set<Promise<unknown>>();
 
   constructor(readonly runId: string) {}
+
+  /**
+   * Creates something of the run's through `create` unless the teardown has begun (then
+   * undefined); the teardown waits for creations in flight, so none outlives it.
+   */
+  async create<T>(create: () => Promise<T>): Promise<T | undefined> {
+    if (this.closed) return undefined;
+    const p = create();
+    this.pending.add(p);
+    try {
+      return await p;
+    } finally {
+      this.pending.delete(p);
+    }
+  }
 
   /**
    * Removes the run's containers (kill, no grace), volumes, network and files; then lists what
    * still carries the run's label. Returns the names left behind (empty when clean).
    */
   async teardown(): Promise<string[]> {
+    this.closed = true;
+    await Promise.allSettled([...this.pending]);
     const label = `label=${RUN_LABEL}=${this.runId}`;
     const labelled = await podman(["ps", "-a", "-q", "--filter", label]);
     const ids = [...new Set([...this.containers, ...labelled.stdout.split("\n").filter(Boolean)])];
