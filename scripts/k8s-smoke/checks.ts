@@ -316,7 +316,13 @@ async function agentLoss(cluster: Cluster, auth: { key: string; principal: Princ
       }
       await sleep(500);
     }
-    if (!out.done) fail(`the job did not end in 180 s after the kill (last: ${last})`);
+    if (!out.done) {
+      const row = await db.withSchema("agent").from("jobs").where({ id: jobId }).first();
+      const lease = row?.lease_owner
+        ? `lease ${row.lease_owner} until ${new Date(row.lease_expires_at).toISOString()}`
+        : "no lease";
+      fail(`the job did not end in 180 s after the kill (last: ${last}; attempt ${row?.attempts}, ${lease})`);
+    }
     out.row = await db.withSchema("agent").from("jobs").where({ id: jobId }).first();
     out.charged = (await used()) - before;
   } finally {
