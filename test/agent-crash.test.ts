@@ -35,7 +35,9 @@ afterAll(async () => {
 /** Starts services/agent/src/main.ts as a child process wired to the test stack. */
 function startAgentProcess(): ChildProcess {
   const infra = inject("infra");
-  const child = spawn(process.execPath, ["--import", "tsx", "services/agent/src/main.ts"], {
+  // From sources: workspace packages resolve to src/ under the "@redline/source" condition.
+  const args = ["--conditions=@redline/source", "--import", "tsx", "services/agent/src/main.ts"];
+  const child = spawn(process.execPath, args, {
     cwd: REPO_ROOT,
     stdio: ["ignore", "ignore", "pipe"],
     env: {

@@ -2,17 +2,15 @@
 // or a pre-signed upload; options applied; warnings in X-Export-Warnings; 422 for other formats;
 // 413 as rule 6 over the format cap; the docx round trip keeps structure and images; downloads
 // and the email fallback through a scripted SMTP server over real SMTP.
-import type { AddressInfo } from "node:net";
-import { SMTPServer } from "smtp-server";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { corpusFile } from "./support/fixtures.js";
+import { type ScriptedSmtp, startScriptedSmtp } from "./support/scripted-smtp.js";
 import { startTestStack, type TestStack } from "./support/stack.js";
 
 let stack: TestStack;
 let key: string;
 let otherKey: string;
-let smtp: SMTPServer;
-const mails: { to: string[]; raw: string }[] = [];
+let smtp: ScriptedSmtp;
 
 const SAMPLE = `<h1>Service Terms</h1>
 <p>The <strong>Supplier</strong> shall deliver <em>on time</em> and <u>in full</u>, see <a href="https://example.com/terms">terms</a>.</p>
@@ -21,29 +19,16 @@ const SAMPLE = `<h1>Service Terms</h1>
 <p data-part="footer">Confidential</p>`;
 
 beforeAll(async () => {
-  smtp = new SMTPServer({
-    authOptional: true,
-    disabledCommands: ["STARTTLS"],
-    onData(stream, session, callback) {
-      const parts: Buffer[] = [];
-      stream.on("data", (c: Buffer) => parts.push(c));
-      stream.on("end", () => {
-        mails.push({ to: session.envelope.rcptTo.map((r) => r.address), raw: Buffer.concat(parts).toString("utf8") });
-        callback();
-      });
-    },
-  });
-  await new Promise<void>((resolve) => smtp.listen(0, "127.0.0.1", resolve));
-  const port = (smtp.server.address() as AddressInfo).port;
+  smtp = await startScriptedSmtp();
   stack = await startTestStack(inject("infra"), {
     name: "exports",
-    ingest: { exportMaxMb: { txt: 0.0005 }, mail: { smtpUrl: `smtp://127.0.0.1:${port}` } },
+    ingest: { exportMaxMb: { txt: 0.0005 }, mail: { smtpUrl: smtp.url } },
   });
   [key, otherKey] = await Promise.all([stack.createKey("eve@example.com"), stack.createKey("mallory")]);
 });
 afterAll(async () => {
   await stack?.close();
-  await new Promise<void>((resolve) => (smtp ? smtp.close(() => resolve()) : resolve()));
+  await smtp?.close();
 });
 
 async function exportDoc(body: Record<string, unknown>, k = key) {
@@ -277,6 +262,7 @@ describe("downloads and email export", () => {
     expect(job).toMatchObject({ status: "queued", recipient_email: "eve@example.com" });
     expect(job.job_id).toMatch(/^exp_/);
     const deadline = Date.now() + 30_000;
+    const mails = smtp.received;
     while (mails.length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
     expect(mails).toHaveLength(1);
     expect(mails[0].to).toEqual(["eve@example.com"]);
@@ -289,11 +275,17 @@ describe("downloads and email export", () => {
   });
 
   it("requires a valid recipient when the account has no email on file (400)", async () => {
+    // The session and its document exist, so the 400 is about the recipient alone.
+    await stack.call("POST", "/v1/documents/upload-base64", {
+      key: otherKey,
+      body: { filename: "x.md", file_base64: Buffer.from("# X").toString("base64"), session_id: "mail-x" },
+    });
     const res = await stack.call("POST", "/v1/documents/export/email-request", {
       key: otherKey,
       body: { session_id: "mail-x", format: "pdf" },
     });
     expect(res.status).toBe(400);
+    expect(await res.json()).toMatchObject({ code: "no_email_on_file" });
     const bad = await stack.call("POST", "/v1/documents/export/email-request", {
       key,
       body: { session_id: "mail-1", format: "pdf", recipient_email: "not-an-address" },

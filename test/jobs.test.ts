@@ -400,17 +400,17 @@ describe("progress stream", () => {
     expect(byHeader.events.map((e) => e.event)).toEqual(["usage"]);
   });
 
-  it("needs a key (401) and answers an unknown or foreign job with a JSON 404 before streaming", async () => {
+  it("needs a key (401) and answers an unknown or foreign job with the spec's error event", async () => {
     const path = `/v1/chat/${job.session_id}/stream?job_id=${job.job_id}`;
     expect((await readSse(stack, path)).status).toBe(401);
     expect((await readSse(stack, `${path}&api_key=sk_${"0".repeat(32)}`)).status).toBe(401);
-    const unknown = await stack.call("GET", `/v1/chat/${job.session_id}/stream?job_id=job_missing`, { key });
-    expect(unknown.status).toBe(404);
-    expect(await unknown.json()).toEqual({ detail: expect.any(String) });
+    const notFound = [{ event: "error", data: { error: "Job not found" } }];
+    const unknown = await readSse(stack, `/v1/chat/${job.session_id}/stream?job_id=job_missing&api_key=${key}`);
+    expect(unknown.events).toEqual(notFound);
+    expect(unknown.ended).toBe(true);
     const other = await stack.createKey("eve");
-    const foreign = await stack.call("GET", path, { key: other });
-    expect(foreign.status).toBe(404);
-    expect(await foreign.json()).toEqual({ detail: expect.any(String) });
+    const foreign = await readSse(stack, path, { headers: { Authorization: `Bearer ${other}` } });
+    expect(foreign.events).toEqual(notFound);
   });
 });
 

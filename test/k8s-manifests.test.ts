@@ -36,12 +36,6 @@ const K8S = join(ROOT, "deploy/k8s");
 const README = readFileSync(join(K8S, "README.md"), "utf8");
 const OVERLAYS = readdirSync(join(K8S, "overlays")).sort();
 
-/**
- * Variables the manifests set ahead of the services' code. Another change adds LISTEN_ADDR (the
- * backends' bind address) to each backend's config.ts; once merged the probe below reads it and
- * this entry does nothing: delete it then. Keep nothing else here.
- */
-const PENDING_ENV = new Set(["LISTEN_ADDR"]);
 /** Read by the runtime, not by config: HOME=/tmp gives Node and Chromium a writable home. */
 const RUNTIME_ENV = new Set(["HOME"]);
 
@@ -301,7 +295,7 @@ describe.skipIf(!KUBECTL).each(OVERLAYS)("deploy/k8s/overlays/%s", (overlay) => 
             else if (given.optional) problems.push(`${id}: ${svc} requires ${name}; it comes from an optional ref`);
           }
           for (const [name, given] of vars)
-            if (!use.reads.has(name) && !PENDING_ENV.has(name) && !RUNTIME_ENV.has(name))
+            if (!use.reads.has(name) && !RUNTIME_ENV.has(name))
               problems.push(`${id}: ${name} (${given.source}) is read by no ${svc} config: stale`);
           try {
             // A value the overlay leaves to an external Secret is sampled as "1".

@@ -1,6 +1,7 @@
 // The progress stream's edges (unshown-parts.md, Progress stream): a client resuming at or after
-// the end of a finished job gets the terminal events again and the stream ends; a wrong job is a
-// JSON 404 before the stream starts; a revoked key ends an open stream within the auth cache TTL.
+// the end of a finished job gets the terminal events again and the stream ends; a wrong job is
+// one error event (the same for another owner's); a revoked key ends an open stream within the
+// auth cache TTL.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startStackWithKey } from "./support/file-stack.js";
 import { sampleContract } from "./support/fixtures.js";
@@ -108,23 +109,25 @@ describe("a stream of a job that is not the caller's", () => {
     job = await waitForJob(stack, key, created.body.job_id, ["completed"]);
   });
 
-  async function expect404(path: string, headers: Record<string, string> = {}) {
-    const res = await fetch(`${stack.url}${path}`, { headers });
-    expect(res.status).toBe(404);
-    expect(res.headers.get("content-type")).toContain("application/json");
-    const body = (await res.json()) as { detail: unknown };
-    expect(body.detail).toEqual(expect.any(String));
+  // unshown-parts.md, Progress stream: `error: {error}` for ... unknown jobs. Clients end on it.
+  async function expectNotFoundEvent(path: string, headers: Record<string, string> = {}) {
+    const read = await readSse(stack, path, { headers, timeoutMs: 5000 });
+    expect(read.status).toBe(200);
+    expect(read.ended).toBe(true);
+    expect(read.events).toEqual([{ event: "error", data: { error: "Job not found" } }]);
   }
 
-  it("is a JSON 404 for an unknown job, another owner's job and another session's path", async () => {
-    await expect404(`/v1/chat/${job.session_id}/stream?job_id=job_missing&api_key=${key}`);
+  it("is one error event, the same for an unknown job, another owner's job and another session's path", async () => {
+    await expectNotFoundEvent(`/v1/chat/${job.session_id}/stream?job_id=job_missing&api_key=${key}`);
     const other = await stack.createKey("stream-eve");
-    await expect404(`/v1/chat/${job.session_id}/stream?job_id=${job.job_id}&api_key=${other}`);
-    await expect404(`/v1/chat/${job.session_id}/stream?job_id=${job.job_id}`, { Authorization: `Bearer ${other}` });
+    await expectNotFoundEvent(`/v1/chat/${job.session_id}/stream?job_id=${job.job_id}&api_key=${other}`);
+    await expectNotFoundEvent(`/v1/chat/${job.session_id}/stream?job_id=${job.job_id}`, {
+      Authorization: `Bearer ${other}`,
+    });
     // The owner's own job under a path naming another session of the owner (or none).
     const second = await startJob(stack, key, { message: "please write me a haiku" });
-    await expect404(`/v1/chat/${second.body.session_id}/stream?job_id=${job.job_id}&api_key=${key}`);
-    await expect404(`/v1/chat/no-such-session/stream?job_id=${job.job_id}&api_key=${key}`);
+    await expectNotFoundEvent(`/v1/chat/${second.body.session_id}/stream?job_id=${job.job_id}&api_key=${key}`);
+    await expectNotFoundEvent(`/v1/chat/no-such-session/stream?job_id=${job.job_id}&api_key=${key}`);
     // The right session still streams.
     const ok = await readSse(stack, `/v1/chat/${job.session_id}/stream?job_id=${job.job_id}&api_key=${key}`);
     expect(ok.status).toBe(200);

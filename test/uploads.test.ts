@@ -1,7 +1,7 @@
 // Document uploads end to end (unshown-parts.md, "Uploads, attachments, templates"): multipart
 // with open_mode, base64 with and without a session, pre-signed uploads through the object store,
 // stored images, and refusals (415, 413, encrypted, truncated, a zip bomb, fuzzed files) that
-// never become a 5xx. Real gateway, services, Postgres and S3; files from the corpus in place.
+// never become a 5xx. Real gateway, services, Postgres and S3; files from test/fixtures/corpus.
 import { createDb, type Knex } from "@redline/service-kit";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { buildZip, minimalDocxParts } from "../services/ingest/src/testing/zip.js";

@@ -4,11 +4,10 @@
 //   (h) pdf → text vs pdftotext (target <= 5x slower);
 //   (i) HTML → pdf with a warm headless Chromium, p50 of a one-page document.
 import { execFileSync } from "node:child_process";
-import { readFileSync } from "node:fs";
-import { join } from "node:path";
 import { exportDocument } from "../../services/ingest/src/export/export-document.js";
 import { closeBrowser, warmBrowser } from "../../services/ingest/src/export/to-pdf.js";
 import { closeDefaultConverterPool, convertDocument } from "../../services/ingest/src/index.js";
+import { corpusPath, readCorpus } from "../../test/fixtures/corpus.js";
 
 /** One line of the bench report. */
 export interface BenchResult {
@@ -18,7 +17,6 @@ export interface BenchResult {
   pass?: boolean;
 }
 
-const CORPUS = join(import.meta.dirname, "..", "..", "..", "shared", "corpus");
 const DOCX = [
   "docx/tika-testWORD_various.docx",
   "docx/pydocx-tbl-cell-access-merged.docx",
@@ -95,11 +93,11 @@ async function versus(
 ): Promise<{ ours: number; theirs: number; lines: string[] }> {
   const total = { ours: 0, theirs: 0, lines: [] as string[] };
   for (const file of files) {
-    const bytes = readFileSync(join(CORPUS, file));
+    const bytes = readCorpus(file);
     const name = file.split("/").pop() as string;
     await convertDocument(name, bytes); // warm the worker for this format
     const ours = await repeated(async () => (await convertDocument(name, bytes)).html);
-    const theirs = await repeated(() => tool(join(CORPUS, file)));
+    const theirs = await repeated(() => tool(corpusPath(file)));
     total.ours += ours.ms;
     total.theirs += theirs.ms;
     total.lines.push(line(name, ours, theirs));

@@ -32,6 +32,13 @@ import {
   startLocalInfra,
   waitForExit,
 } from "../../packages/local-infra/src/index.js";
+import { createDb } from "../../packages/service-kit/src/db.js";
+import { migrateLatest, type SchemaSpec } from "../../packages/service-kit/src/migrations.js";
+import * as agentSchema from "../../services/agent/src/db/migrations.js";
+import * as billingSchema from "../../services/billing/src/db/migrations.js";
+import * as documentsSchema from "../../services/documents/src/db/migrations.js";
+import * as ingestSchema from "../../services/ingest/src/db/migrations.js";
+import * as sessionsSchema from "../../services/sessions/src/db/migrations.js";
 
 /** Repository root (scripts/lib/../..). */
 export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
@@ -81,6 +88,35 @@ export interface StartStackOptions {
   signal?: AbortSignal;
   /** Entry file of a service (default <repo>/services/<name>/src/main.ts, or under $REDLINE_SERVICES_ROOT); for tests. */
   serviceEntry?: (name: ServiceName) => string;
+  /**
+   * Apply every service's migrations before starting the services, which only check their
+   * schema (default true; false when `serviceEntry` replaces the services: fakes own no schema).
+   */
+  migrate?: boolean;
+  /**
+   * How services run. "tsx" (default): src/main.ts through the tsx loader, workspace packages
+   * resolved to their TypeScript sources. "dist": the compiled dist/main.js of `pnpm build` with
+   * plain node, workspace packages resolved to their dist/, as in production.
+   */
+  runtime?: StackRuntime;
+}
+
+export type StackRuntime = "tsx" | "dist";
+
+/** The export condition under which workspace packages name their TypeScript sources. */
+const SOURCE_CONDITION = "@redline/source";
+
+/** Node arguments before a service's entry file, by runtime (any tsx child process needs the condition). */
+export const RUNTIME_ARGS: Record<StackRuntime, string[]> = {
+  tsx: [`--conditions=${SOURCE_CONDITION}`, "--import", "tsx"],
+  dist: [],
+};
+
+/** `env` for a service of `runtime`: under "dist", without a source condition inherited via NODE_OPTIONS (vitest sets one). */
+function runtimeEnv(env: NodeJS.ProcessEnv, runtime: StackRuntime): NodeJS.ProcessEnv {
+  if (runtime !== "dist" || !env.NODE_OPTIONS) return env;
+  const options = env.NODE_OPTIONS.split(/\s+/).filter((o) => o && o !== `--conditions=${SOURCE_CONDITION}`);
+  return { ...env, NODE_OPTIONS: options.join(" ") };
 }
 
 export interface RunningStack extends Omit<StackInfo, "children" | "status" | "startTime" | "startedAt"> {
@@ -234,6 +270,7 @@ class Supervised {
   constructor(
     readonly name: ServiceName,
     private readonly entry: string,
+    private readonly nodeArgs: string[],
     private readonly env: NodeJS.ProcessEnv,
     private readonly log: (line: string) => void,
     private readonly onSpawn: () => void,
@@ -242,7 +279,7 @@ class Supervised {
 
   start(): void {
     this.recent.length = 0;
-    const child = spawnTied(process.execPath, ["--import", "tsx", this.entry], {
+    const child = spawnTied(process.execPath, [...this.nodeArgs, this.entry], {
       cwd: REPO_ROOT,
       env: this.env,
       stdio: ["ignore", "pipe", "pipe"],
@@ -335,6 +372,42 @@ function openStackLogs(dataDir: string, opts: StartStackOptions): StackLogs {
     logFile?.end();
   };
   return { log, infraLog, close };
+}
+
+/** The schema of each backend service with its migration list (services/<name>/src/db/migrations.ts). */
+const SERVICE_SCHEMAS: Record<BackendName, SchemaSpec> = {
+  documents: { schema: documentsSchema.SCHEMA, migrations: documentsSchema.migrations },
+  sessions: { schema: sessionsSchema.SCHEMA, migrations: sessionsSchema.migrations },
+  billing: { schema: billingSchema.SCHEMA, migrations: billingSchema.migrations },
+  ingest: { schema: ingestSchema.SCHEMA, migrations: ingestSchema.migrations },
+  agent: { schema: agentSchema.SCHEMA, migrations: agentSchema.migrations },
+};
+
+/**
+ * Applies every backend's pending migrations on `databaseUrl`, the schemas side by side, as
+ * `main.ts migrate` of each service would (in process: no five extra process starts). Services
+ * started afterwards find their schema current; runners racing on a schema wait for each other.
+ * Throws naming the schema whose migration failed.
+ */
+export async function migrateServices(databaseUrl: string, log: (line: string) => void): Promise<void> {
+  const started = Date.now();
+  const results = await Promise.all(
+    BACKEND_SERVICES.map(async (name) => {
+      const { schema, migrations } = SERVICE_SCHEMAS[name];
+      const db = createDb(databaseUrl, schema, 2);
+      try {
+        return { schema, applied: await migrateLatest(db, schema, migrations) };
+      } catch (err) {
+        throw new Error(`migrating schema "${schema}" of ${name} failed: ${(err as Error).message}`, { cause: err });
+      } finally {
+        await db.destroy();
+      }
+    }),
+  );
+  const applied = results.filter((r) => r.applied.length > 0).map((r) => `${r.schema} +${r.applied.length}`);
+  log(
+    `[supervisor] migrations done in ${Date.now() - started} ms (${applied.length > 0 ? `applied: ${applied.join(", ")}` : "every schema up to date"})`,
+  );
 }
 
 /** Where one service listens, parsed from its address variable. */
@@ -540,18 +613,22 @@ async function stopAll(run: StackRun, logs: StackLogs, servicesStopped: () => vo
 
 /**
  * Starts infra (persistent ports 54329/42229/49329 unless DATABASE_URL, NATS_URL, S3_ENDPOINT
- * point elsewhere), then documents, sessions, billing, ingest and agent, then the gateway, and
- * resolves once GET <gatewayUrl>/health answers 200. Writes <dataDir>/stack.json meanwhile.
+ * point elsewhere), applies every service's migrations (migrateServices), then starts documents,
+ * sessions, billing, ingest and agent, then the gateway, and resolves once GET
+ * <gatewayUrl>/health answers 200. Writes <dataDir>/stack.json meanwhile.
  * Cleans up after a supervisor killed with -9 (orphaned services and servers).
  * Errors: a stack already running on dataDir, missing service entry files, ports in use, a
- * service not coming up within healthTimeoutMs (naming which), abort; all started parts are stopped.
+ * failed migration (naming the schema), a service not coming up within healthTimeoutMs (naming
+ * which), abort; all started parts are stopped.
  */
 export async function startStack(opts: StartStackOptions = {}): Promise<RunningStack> {
   const env = opts.env ?? process.env;
   const dataDir = resolve(opts.dataDir ?? defaultDataDir(env));
   // REDLINE_SERVICES_ROOT (testing only) replaces the repo root as the place of services/<name>/src/main.ts.
   const servicesRoot = env.REDLINE_SERVICES_ROOT ? resolve(env.REDLINE_SERVICES_ROOT) : REPO_ROOT;
-  const entryOf = opts.serviceEntry ?? ((name: ServiceName) => join(servicesRoot, "services", name, "src", "main.ts"));
+  const runtime = opts.runtime ?? "tsx";
+  const entryFile = runtime === "dist" ? ["dist", "main.js"] : ["src", "main.ts"];
+  const entryOf = opts.serviceEntry ?? ((name: ServiceName) => join(servicesRoot, "services", name, ...entryFile));
   const logs = openStackLogs(dataDir, opts);
   const { log } = logs;
 
@@ -581,10 +658,10 @@ export async function startStack(opts: StartStackOptions = {}): Promise<RunningS
   };
   writeStackFile();
 
-  const childEnv = serviceEnv(env, infra, addrs);
+  const childEnv = runtimeEnv(serviceEnv(env, infra, addrs), runtime);
   let gaveUp: ServiceName | undefined;
   const supervise = (name: ServiceName) => {
-    const s = new Supervised(name, entryOf(name), childEnv, log, writeStackFile, (n) => {
+    const s = new Supervised(name, entryOf(name), RUNTIME_ARGS[runtime], childEnv, log, writeStackFile, (n) => {
       gaveUp ??= n;
     });
     services.set(name, s);
@@ -600,6 +677,8 @@ export async function startStack(opts: StartStackOptions = {}): Promise<RunningS
   };
 
   try {
+    // Services do not migrate at start (they refuse a schema missing migrations): the migrations run here, once.
+    if (opts.migrate ?? !opts.serviceEntry) await migrateServices(infra.databaseUrl, log);
     const healthTimeoutMs = opts.healthTimeoutMs ?? 60_000;
     await waitUntilUp({ plan, services, supervise, gaveUp: () => gaveUp, healthTimeoutMs, signal: opts.signal, log });
   } catch (err) {

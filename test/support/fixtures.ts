@@ -1,10 +1,10 @@
-// Paths and helpers shared by the system tests: the sample contract we ship, and the corpus
-// of real documents read in place from ../shared/corpus (never copied into the repository).
+// Paths and helpers shared by the system tests: the sample contract we ship, and the corpus of
+// real documents kept in the repository (test/fixtures/corpus, see its MANIFEST.md).
 import { readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
+import { readCorpus } from "../fixtures/corpus.js";
 
 export const REPO_ROOT = resolve(import.meta.dirname, "..", "..");
-export const CORPUS = resolve(REPO_ROOT, "..", "shared", "corpus");
 
 /** The sample contract shipped in samples/ (written by us). */
 export function sampleContract(): string {
@@ -13,7 +13,7 @@ export function sampleContract(): string {
 
 /** A corpus file's bytes, e.g. corpusFile("docx/tika-testWORD_various.docx"). */
 export function corpusFile(relative: string): Buffer {
-  return readFileSync(join(CORPUS, relative));
+  return readCorpus(relative);
 }
 
 /**

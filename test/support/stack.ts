@@ -69,17 +69,22 @@ export async function startTestStack(infra: StackInfra, opts: StackOptions = {})
   const logLevel = process.env.TEST_LOG_LEVEL ?? "silent";
   // Sessions calls documents (its workspace workflows), so documents starts first.
   const documents = await startDocumentsService({ grpcAddress: LOCAL, databaseUrl, natsUrl: infra.natsUrl, logLevel });
+  // Ingest asks billing for the caller's email on file (email exports without a recipient).
+  const billingStarted = startBillingService({ grpcAddress: LOCAL, databaseUrl, logLevel });
   const [sessions, billing, ingest] = await Promise.all([
     startSessionsService({ grpcAddress: LOCAL, databaseUrl, addrs: { documents: documents.address }, logLevel }),
-    startBillingService({ grpcAddress: LOCAL, databaseUrl, logLevel }),
-    startIngestService({
-      grpcAddress: LOCAL,
-      maxUploadBytes: (opts.maxRequestMb ?? 100) * 1024 * 1024,
-      logLevel,
-      databaseUrl,
-      s3: infra.s3,
-      ...opts.ingest,
-    }),
+    billingStarted,
+    billingStarted.then((started) =>
+      startIngestService({
+        grpcAddress: LOCAL,
+        maxUploadBytes: (opts.maxRequestMb ?? 100) * 1024 * 1024,
+        logLevel,
+        databaseUrl,
+        s3: infra.s3,
+        addrs: { billing: started.address },
+        ...opts.ingest,
+      }),
+    ),
   ]);
   const addrs = {
     documents: documents.address,

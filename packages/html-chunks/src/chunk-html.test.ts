@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { corpusPath } from "../../../test/fixtures/corpus.js";
 import { chunkHtml, partOf } from "./chunk-html.js";
 import { mintChunkId } from "./ids.js";
 import { textOf } from "./outline.js";
@@ -177,7 +178,7 @@ describe("chunkHtml property", () => {
 });
 
 describe("chunkHtml on a real page (readability-links-in-tables)", () => {
-  const page = readFileSync("/work/shared/corpus/html/readability-links-in-tables.html", "utf8");
+  const page = readFileSync(corpusPath("html/readability-links-in-tables.html"), "utf8");
 
   it("keeps every table whole, with its cells, and is a fixed point", () => {
     const { chunks, html } = chunkHtml(page);

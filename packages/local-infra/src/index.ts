@@ -14,6 +14,7 @@ export {
   dropDatabase,
   startPostgres,
 } from "./postgres.js";
+export { postgresDataDir, removePostgresData, STAGE_ROOT, STATE_ROOT } from "./postgres-placement.js";
 export * from "./proc.js";
 export {
   assertOrphaned,

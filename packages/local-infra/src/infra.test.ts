@@ -92,6 +92,25 @@ describe("startLocalInfra", () => {
     expect(existsSync(join(dir, "postgres"))).toBe(false);
   });
 
+  it("takes the embedded ports from REDLINE_POSTGRES_PORT, REDLINE_NATS_PORT, REDLINE_S3_PORT", async () => {
+    const ports = { postgres: await freePort(), nats: await freePort(), s3: await freePort() };
+    const env = {
+      REDLINE_POSTGRES_PORT: String(ports.postgres),
+      REDLINE_NATS_PORT: String(ports.nats),
+      REDLINE_S3_PORT: String(ports.s3),
+    };
+    const infra = await startLocalInfra({ dataDir: tempDir(), env, persistent: false });
+    cleanups.push(() => infra.stop());
+    expect(new URL(infra.databaseUrl).port).toBe(String(ports.postgres));
+    expect(infra.natsUrl).toBe(`nats://127.0.0.1:${ports.nats}`);
+    expect(infra.s3.endpoint).toBe(`http://127.0.0.1:${ports.s3}`);
+    await checkAll(infra);
+
+    await expect(startLocalInfra({ dataDir: tempDir(), env: { REDLINE_NATS_PORT: "42229x" } })).rejects.toThrow(
+      "REDLINE_NATS_PORT=42229x is not a port number (0..65535)",
+    );
+  });
+
   it("recovers the same data dir and fixed ports after the owner was killed with -9 (orphans left running)", async () => {
     const dir = tempDir();
     const dataDir = join(dir, "data");

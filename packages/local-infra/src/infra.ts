@@ -36,7 +36,8 @@ export interface StartLocalInfraOptions {
   dataDir: string;
   /**
    * DATABASE_URL, NATS_URL, S3_ENDPOINT (+ S3_ACCESS_KEY, S3_SECRET_KEY, S3_BUCKET, S3_REGION)
-   * replace embedded pieces, used as given. Without S3_ENDPOINT, S3_ACCESS_KEY and S3_SECRET_KEY
+   * replace embedded pieces, used as given. REDLINE_POSTGRES_PORT, REDLINE_NATS_PORT and
+   * REDLINE_S3_PORT (0 = a free one) replace the embedded pieces' ports implied by `persistent`. Without S3_ENDPOINT, S3_ACCESS_KEY and S3_SECRET_KEY
    * (both or neither) set the embedded store's keys; unset, it uses the pair generated for
    * <dataDir>/s3. Default process.env.
    */
@@ -46,10 +47,26 @@ export interface StartLocalInfraOptions {
    * off, and the embedded data deleted on stop (tests).
    */
   persistent?: boolean;
-  /** Explicit ports (0 = random), overriding the choice implied by `persistent`. */
+  /** Explicit ports (0 = random), overriding the environment and the choice implied by `persistent`. */
   ports?: { postgres?: number; nats?: number; s3?: number };
   /** Receives log lines, prefixed with "[postgres] ", "[nats] " or "[s3] ". */
   log?: LogFn;
+}
+
+const PORT_VARIABLES = {
+  postgres: "REDLINE_POSTGRES_PORT",
+  nats: "REDLINE_NATS_PORT",
+  s3: "REDLINE_S3_PORT",
+} as const satisfies Record<keyof typeof DEFAULT_PORTS, string>;
+
+/** The port REDLINE_<NAME>_PORT asks for; undefined when unset. Throws for a value that is not 0..65535. */
+function portFromEnv(env: NodeJS.ProcessEnv, name: keyof typeof DEFAULT_PORTS): number | undefined {
+  const variable = PORT_VARIABLES[name];
+  const value = env[variable];
+  if (value === undefined || value === "") return undefined;
+  const port = Number(value);
+  if (!/^\d+$/.test(value) || port > 65535) throw new Error(`${variable}=${value} is not a port number (0..65535)`);
+  return port;
 }
 
 /** S3_ENDPOINT and its S3_* companions as settings; undefined when S3_ENDPOINT is unset. */
@@ -96,7 +113,14 @@ export async function startLocalInfra(opts: StartLocalInfraOptions): Promise<Loc
   const env = opts.env ?? process.env;
   const persistent = opts.persistent ?? true;
   const log = opts.log ?? (() => {});
-  const port = (name: keyof typeof DEFAULT_PORTS) => opts.ports?.[name] ?? (persistent ? DEFAULT_PORTS[name] : 0);
+  // All read before anything starts: a bad variable must not leave a server half started.
+  const ports = Object.fromEntries(
+    (Object.keys(DEFAULT_PORTS) as (keyof typeof DEFAULT_PORTS)[]).map((name) => [
+      name,
+      opts.ports?.[name] ?? portFromEnv(env, name) ?? (persistent ? DEFAULT_PORTS[name] : 0),
+    ]),
+  ) as Record<keyof typeof DEFAULT_PORTS, number>;
+  const port = (name: keyof typeof DEFAULT_PORTS) => ports[name];
   const prefixed =
     (name: string): LogFn =>
     (line) =>

@@ -1,12 +1,14 @@
 // Recovery of the embedded Postgres after its owner is killed with -9 (the supervisor case),
-// with the owner simulated by a child node process (we cannot SIGKILL ourselves).
-import { type ChildProcess, spawn } from "node:child_process";
-import { readFileSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+// with the owner simulated by a child node process (we cannot SIGKILL ourselves); as root, a
+// cluster the "postgres" user cannot reach in place is relocated (postgres-placement.ts).
+import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import { existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import pg from "pg";
 import { describe, expect, it } from "vitest";
 import { startPostgres } from "./postgres.js";
+import { postgresDataDir, removePostgresData } from "./postgres-placement.js";
 import { canConnect, freePort, isAlive, processName, waitForExit } from "./proc.js";
 import { testCleanups } from "./test-support.js";
 
@@ -64,19 +66,22 @@ setInterval(() => {}, 60_000);
   return { child, url };
 }
 
+/** The pid in the postmaster.pid of `dataDir`'s cluster, wherever it lives. */
 function postmasterPid(dataDir: string): number {
-  return Number(readFileSync(join(dataDir, "postmaster.pid"), "utf8").split("\n")[0]);
+  return Number(readFileSync(join(postgresDataDir(dataDir), "postmaster.pid"), "utf8").split("\n")[0]);
 }
 
 describe("startPostgres after its owner was killed with -9", () => {
-  for (const [title, tied] of [
-    ["orphaned postgres still running (no parent-death signal)", false],
-    ["postgres tied to the dead owner, restarted while it shuts down (default)", true],
+  for (const [title, tied, mode] of [
+    ["orphaned postgres still running (no parent-death signal)", false, 0o755],
+    ["postgres tied to the dead owner, restarted while it shuts down (default)", true, 0o755],
+    ["orphaned postgres of a cluster relocated from a 0700 dir (as root)", false, 0o700],
   ] as const) {
-    it(title, async () => {
+    it.runIf(mode === 0o755 || process.getuid?.() === 0)(title, async () => {
       const env: NodeJS.ProcessEnv = tied ? {} : { REDLINE_NO_PDEATHSIG: "1" };
-      const dir = tempDir();
+      const dir = tempDir(mode);
       const dataDir = join(dir, "postgres");
+      cleanups.push(() => removePostgresData(dataDir));
       const port = await freePort();
       const owner = await startOwner(dir, dataDir, port, env);
       await query(owner.url, "create table survivor (v text); insert into survivor values ('still here')");
@@ -106,6 +111,11 @@ describe("startPostgres after its owner was killed with -9", () => {
     });
   }
 });
+
+/** The uid of the "postgres" system user (we are root). */
+function postgresUid(): number {
+  return Number(execFileSync("id", ["-u", "postgres"], { encoding: "utf8" }).trim());
+}
 
 describe("startPostgres", () => {
   it("ties postgres to its owner: kill -9 of the owner makes it shut down cleanly", async () => {
@@ -145,6 +155,32 @@ describe("startPostgres", () => {
     expect(await waitForExit(pid, 1)).toBe(true);
     expect(() => readFileSync(join(dataDir, "PG_VERSION"))).toThrow();
   });
+
+  it.runIf(process.getuid?.() === 0)(
+    "as root, relocates a cluster under a 0700 dir, keeps it across restarts, and deletes it when not persistent",
+    async () => {
+      const dir = tempDir(0o700); // as mkdtemp leaves it: the postgres user cannot enter
+      const dataDir = join(dir, "data", "postgres");
+      const cluster = postgresDataDir(dataDir);
+      expect(cluster).not.toBe(dataDir);
+      cleanups.push(() => removePostgresData(dataDir));
+
+      const first = await startPostgres({ dataDir });
+      await query(first.url, "create table kept (v text); insert into kept values ('across restarts')");
+      expect(postmasterPid(cluster)).toBeGreaterThan(0);
+      const st = statSync(cluster);
+      expect([st.uid, st.mode & 0o777]).toEqual([postgresUid(), 0o700]);
+      expect(readFileSync(join(dirname(cluster), "origin"), "utf8")).toBe(`${dataDir}\n`);
+      expect(existsSync(dataDir)).toBe(false); // nothing of the cluster inside the checkout
+      expect(statSync(dir).mode & 0o777).toBe(0o700); // and its permissions untouched
+      await first.stop();
+
+      const second = await startPostgres({ dataDir, persistent: false });
+      expect(await query(second.url, "select v from kept")).toEqual([{ v: "across restarts" }]);
+      await second.stop();
+      expect(existsSync(dirname(cluster))).toBe(false);
+    },
+  );
 
   it("fails clearly when an explicit port is taken", async () => {
     const dir = tempDir();

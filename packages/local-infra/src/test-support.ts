@@ -11,10 +11,13 @@ export function testCleanups(prefix: string) {
   afterEach(async () => {
     for (const fn of cleanups.splice(0).reverse()) await fn();
   });
-  /** A fresh dir under the OS temp dir, removed after the test. */
-  function tempDir(): string {
+  /**
+   * A fresh dir under the OS temp dir, removed after the test: mode 0755 by default, so the
+   * "postgres" user (we are root) reaches a cluster inside it in place; 0o700 as mkdtemp makes it.
+   */
+  function tempDir(mode = 0o755): string {
     const dir = mkdtempSync(join(os.tmpdir(), prefix));
-    chmodSync(dir, 0o755); // postgres runs as the "postgres" user when we are root
+    chmodSync(dir, mode);
     cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
     return dir;
   }

@@ -66,25 +66,18 @@ export function readInfraEnv(env: Env): InfraConfig {
 /** Reads *_ADDR overrides over the defaults. */
 export function readAddrs(env: Env): ServiceAddrs {
   return {
-    documents: env.DOCUMENTS_ADDR ?? DEFAULT_ADDRS.documents,
-    sessions: env.SESSIONS_ADDR ?? DEFAULT_ADDRS.sessions,
-    agent: env.AGENT_ADDR ?? DEFAULT_ADDRS.agent,
-    billing: env.BILLING_ADDR ?? DEFAULT_ADDRS.billing,
-    ingest: env.INGEST_ADDR ?? DEFAULT_ADDRS.ingest,
+    documents: env.DOCUMENTS_ADDR || DEFAULT_ADDRS.documents,
+    sessions: env.SESSIONS_ADDR || DEFAULT_ADDRS.sessions,
+    agent: env.AGENT_ADDR || DEFAULT_ADDRS.agent,
+    billing: env.BILLING_ADDR || DEFAULT_ADDRS.billing,
+    ingest: env.INGEST_ADDR || DEFAULT_ADDRS.ingest,
   };
 }
 
-/** Installs SIGINT/SIGTERM handlers that run `close` once, then exit. */
-export function onShutdown(close: () => Promise<void>): void {
-  let closing = false;
-  const handler = () => {
-    if (closing) return;
-    closing = true;
-    close().then(
-      () => process.exit(0),
-      () => process.exit(1),
-    );
-  };
-  process.on("SIGINT", handler);
-  process.on("SIGTERM", handler);
+/**
+ * Where a backend binds its gRPC server: LISTEN_ADDR when set (e.g. 0.0.0.0:50061 in a
+ * container), else its own *_ADDR, the address its callers dial (local stack: 127.0.0.1:5006x).
+ */
+export function listenAddr(env: Env, service: keyof ServiceAddrs): string {
+  return env.LISTEN_ADDR?.trim() || readAddrs(env)[service];
 }

@@ -1,4 +1,5 @@
-// The standard gRPC health service, answering SERVING only when every dependency responds.
+// The standard gRPC health service, answering SERVING only when every dependency responds and the
+// service is not shutting down.
 import { healthV1 } from "@redline/grpc-stubs";
 import { bindService, type ServiceBinding } from "./rpc.js";
 
@@ -30,11 +31,19 @@ export async function runHealthChecks(checks: Record<string, HealthCheck>): Prom
   return results.filter((n): n is string => n !== null);
 }
 
-/** grpc.health.v1.Health bound to the given probes. */
-export function healthService(checks: Record<string, HealthCheck>): ServiceBinding {
+/**
+ * grpc.health.v1.Health bound to the given probes. Once `stopping()` is true (shutdown began)
+ * Check answers NOT_SERVING without probing, so probes and balancers stop routing to this
+ * instance while it still finishes what it has.
+ */
+export function healthService(
+  checks: Record<string, HealthCheck>,
+  stopping: () => boolean = () => false,
+): ServiceBinding {
   const ServingStatus = healthV1.HealthCheckResponse_ServingStatus;
   return bindService(healthV1.HealthService, {
     async check() {
+      if (stopping()) return { status: ServingStatus.NOT_SERVING };
       const failed = await runHealthChecks(checks);
       return { status: failed.length === 0 ? ServingStatus.SERVING : ServingStatus.NOT_SERVING };
     },

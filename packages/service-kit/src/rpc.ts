@@ -138,8 +138,9 @@ function errorToGrpc(err: unknown, log: Logger): Partial<ServiceError> {
   return { code: GrpcStatus.INTERNAL, details: "internal error" };
 }
 
-function wrapUnary(name: string, fn: ServiceBinding["handlers"][string], log: Logger) {
+function wrapUnary(name: string, fn: ServiceBinding["handlers"][string], log: Logger, active: { calls: number }) {
   return async (call: ServerUnaryCall<unknown, unknown>, callback: sendUnaryData<unknown>) => {
+    active.calls++;
     const requestId = String(call.metadata.get(REQUEST_ID_KEY)[0] ?? randomUUID());
     const principal = principalFromMetadata(call.metadata);
     const deadlineValue = call.getDeadline();
@@ -161,16 +162,27 @@ function wrapUnary(name: string, fn: ServiceBinding["handlers"][string], log: Lo
       callback(null, await fn(call.request as never, ctx));
     } catch (err) {
       callback(errorToGrpc(err, callLog) as ServiceError, null);
+    } finally {
+      active.calls--;
     }
   };
 }
+
+/** Default time in-flight calls get to finish when a server closes (library use and tests). */
+export const DEFAULT_DRAIN_MS = 5000;
 
 /** A running gRPC server. */
 export interface RunningServer {
   /** The bound port (useful when asked for port 0). */
   port: number;
   address: string;
-  close(): Promise<void>;
+  /** Calls being handled right now. */
+  inFlight(): number;
+  /**
+   * Stops accepting calls (listener closed, GOAWAY on open connections), waits up to `drainMs`
+   * for the calls in flight, then cancels what is left. Resolves "drained" or "forced".
+   */
+  close(drainMs?: number): Promise<"drained" | "forced">;
 }
 
 /** Serves the given services on `address` (host:port; port 0 picks one). */
@@ -180,12 +192,13 @@ export async function startGrpcServer(
   log: Logger,
 ): Promise<RunningServer> {
   const server = new Server(CHANNEL_OPTIONS);
+  const active = { calls: 0 };
   for (const { definition, handlers } of services) {
     const impl: UntypedServiceImplementation = {};
     for (const [name, method] of Object.entries(definition)) {
       const handler = handlers[name];
       if (!handler) throw new Error(`no handler for ${method.path}`);
-      impl[name] = wrapUnary(method.path, handler, log);
+      impl[name] = wrapUnary(method.path, handler, log, active);
     }
     server.addService(definition as unknown as ServiceDefinition, impl);
   }
@@ -196,15 +209,16 @@ export async function startGrpcServer(
   return {
     port,
     address: `${host}:${port}`,
-    close: () =>
-      new Promise<void>((resolve) => {
+    inFlight: () => active.calls,
+    close: (drainMs = DEFAULT_DRAIN_MS) =>
+      new Promise((resolve) => {
         const timer = setTimeout(() => {
           server.forceShutdown();
-          resolve();
-        }, 5000);
+          resolve("forced");
+        }, drainMs);
         server.tryShutdown(() => {
           clearTimeout(timer);
-          resolve();
+          resolve("drained");
         });
       }),
   };

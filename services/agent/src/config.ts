@@ -1,5 +1,5 @@
 // The agent's configuration and the only code that reads its environment variables.
-import { DEFAULT_ADDRS, numberFromEnv, readAddrs, requireEnv, type ServiceAddrs } from "@redline/service-kit";
+import { listenAddr, numberFromEnv, readAddrs, requireEnv, type ServiceAddrs } from "@redline/service-kit";
 import type { OpenAiEngineConfig } from "./engines/index.js";
 
 type Env = Record<string, string | undefined>;
@@ -54,13 +54,14 @@ export const DEFAULT_JOBS_CONFIG: JobsConfig = {
 
 /**
  * The agent's config from the environment: DATABASE_URL and NATS_URL (required; the agent uses
- * no S3), AGENT_ADDR and the other *_ADDR, AI_TIMEOUT_MS (default 30 minutes),
- * AGENT_HISTORY_TURNS (10), LOG_LEVEL, the OpenAI provider and the job pool (below).
+ * no S3), LISTEN_ADDR (the bind address; default AGENT_ADDR, else 127.0.0.1:50063), the other
+ * *_ADDR, AI_TIMEOUT_MS (default 30 minutes), AGENT_HISTORY_TURNS (10), LOG_LEVEL, the OpenAI
+ * provider and the job pool (below).
  */
 export function loadConfig(env: Env): AgentConfig {
   const positive = (name: string) => numberFromEnv(env, name, (n) => n > 0, "a positive number");
   return {
-    grpcAddress: env.AGENT_ADDR ?? DEFAULT_ADDRS.agent,
+    grpcAddress: listenAddr(env, "agent"),
     addrs: readAddrs(env),
     aiTimeoutMs: positive("AI_TIMEOUT_MS") ?? 30 * 60 * 1000,
     openai: readOpenAiEnv(env),

@@ -1,6 +1,13 @@
 // The agent service as a library: start it from a config, close it. main.ts is the thin shell.
 import { agentJobsV1, agentRevertV1, agentV1 } from "@redline/grpc-stubs";
-import { migrateLatest, pingDb, pingNats, type RunningService, serveService } from "@redline/service-kit";
+import {
+  migrateLatest,
+  pingDb,
+  pingNats,
+  type RunningService,
+  type StartOptions,
+  serveService,
+} from "@redline/service-kit";
 import type { AgentConfig } from "./config.js";
 import { type AgentContext, closeContext, createContext } from "./context.js";
 import { migrations, SCHEMA } from "./db/migrations.js";
@@ -12,16 +19,19 @@ export interface RunningAgentService extends RunningService {
 }
 
 /**
- * Migrates the `agent` schema, connects NATS, starts the job worker pool and serves
- * AgentService, JobsService, RevertService and Health (Postgres and NATS). close() stops the
- * server, then the pool (running jobs keep their lease), then releases the context.
+ * Migrates the `agent` schema (unless `opts.migrate` is false), connects NATS, starts the job
+ * worker pool and serves AgentService, JobsService, RevertService and Health (Postgres and
+ * NATS). close() reports NOT_SERVING and stops the pool at once (it stops claiming and hands
+ * its running jobs back, so another agent continues them), drains the RPCs in flight, then
+ * releases the context.
  */
 export async function startAgentService(
   cfg: AgentConfig,
   overrides: Partial<AgentContext> = {},
+  opts: StartOptions = {},
 ): Promise<RunningAgentService> {
   const ctx = await createContext(cfg, overrides);
-  await migrateLatest(ctx.db, SCHEMA, migrations);
+  if (opts.migrate !== false) await migrateLatest(ctx.db, SCHEMA, migrations, ctx.log);
   const pool = startWorkerPool(ctx);
   ctx.log.info({ engine: ctx.engine.name, instance: ctx.instanceId }, "agent starting");
   const rpc = {
@@ -29,7 +39,11 @@ export async function startAgentService(
     definitions: [agentV1.AgentServiceService, agentJobsV1.JobsServiceService, agentRevertV1.RevertServiceService],
   };
   const health = { postgres: () => pingDb(ctx.db), nats: () => pingNats(ctx.nats) };
-  const release = () => pool.close().then(() => closeContext(ctx));
-  const running = await serveService("agent", cfg.grpcAddress, ctx, { rpc, health, release });
+  const running = await serveService("agent", cfg.grpcAddress, ctx, {
+    rpc,
+    health,
+    stop: () => pool.close(),
+    release: () => closeContext(ctx),
+  });
   return { ...running, context: ctx };
 }

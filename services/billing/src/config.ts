@@ -1,5 +1,5 @@
 // Billing configuration: the only code of the service that reads environment variables.
-import { readAddrs, requireEnv } from "@redline/service-kit";
+import { listenAddr, requireEnv } from "@redline/service-kit";
 
 /** What the billing service needs: where to listen and its database. */
 export interface BillingConfig {
@@ -11,10 +11,13 @@ export interface BillingConfig {
   logLevel?: string;
 }
 
-/** Reads BILLING_ADDR (default 127.0.0.1:50064), DATABASE_URL (required) and LOG_LEVEL. */
+/**
+ * Reads LISTEN_ADDR (the bind address; default BILLING_ADDR, else 127.0.0.1:50064), DATABASE_URL
+ * (required) and LOG_LEVEL.
+ */
 export function loadConfig(env: Record<string, string | undefined>): BillingConfig {
   return {
-    grpcAddress: readAddrs(env).billing,
+    grpcAddress: listenAddr(env, "billing"),
     databaseUrl: requireEnv(env, "DATABASE_URL"),
     logLevel: env.LOG_LEVEL,
   };

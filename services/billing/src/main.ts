@@ -1,7 +1,15 @@
-// Billing process entry: config from the environment, the service, and a clean shutdown.
-import { onShutdown } from "@redline/service-kit";
+// Billing process entry: `main.js` serves once the schema is current, `main.js migrate`
+// migrates it; SIGTERM drains and exits (service-kit runServiceMain).
+import { runServiceMain } from "@redline/service-kit";
 import { loadConfig } from "./config.js";
+import { migrations, SCHEMA } from "./db/migrations.js";
 import { startBillingService } from "./service.js";
 
-const service = await startBillingService(loadConfig(process.env));
-onShutdown(() => service.close());
+await runServiceMain("billing", process.argv.slice(2), () => {
+  const cfg = loadConfig(process.env);
+  return {
+    logLevel: cfg.logLevel,
+    schema: { schema: SCHEMA, migrations, databaseUrl: cfg.databaseUrl },
+    start: () => startBillingService(cfg, { migrate: false }),
+  };
+});

@@ -1,5 +1,5 @@
 // Reading the documents service's environment into typed config: the only code that reads env vars.
-import { readAddrs, requireEnv } from "@redline/service-kit";
+import { listenAddr, requireEnv } from "@redline/service-kit";
 
 /** Documents configuration. */
 export interface DocumentsConfig {
@@ -13,10 +13,11 @@ export interface DocumentsConfig {
 }
 
 /**
- * DocumentsConfig from DOCUMENTS_ADDR (default 127.0.0.1:50061), DATABASE_URL, NATS_URL (both
- * required; throws naming the missing one) and LOG_LEVEL.
+ * DocumentsConfig from LISTEN_ADDR (the bind address, e.g. 0.0.0.0:50061; default DOCUMENTS_ADDR,
+ * else 127.0.0.1:50061), DATABASE_URL, NATS_URL (both required; throws naming the missing one)
+ * and LOG_LEVEL.
  */
 export function loadConfig(env: Record<string, string | undefined>): DocumentsConfig {
   const [databaseUrl, natsUrl] = [requireEnv(env, "DATABASE_URL"), requireEnv(env, "NATS_URL")];
-  return { grpcAddress: readAddrs(env).documents, databaseUrl, natsUrl, logLevel: env.LOG_LEVEL };
+  return { grpcAddress: listenAddr(env, "documents"), databaseUrl, natsUrl, logLevel: env.LOG_LEVEL };
 }

@@ -1,4 +1,4 @@
-// One place that wires the documents service: its logger, database (migrated), NATS connection
+// One place that wires the documents service: its logger, database, NATS connection
 // and the outbox relay loop that publishes committed events.
 import {
   connectNats,
@@ -8,6 +8,7 @@ import {
   type Logger,
   migrateLatest,
   type NatsConnection,
+  type StartOptions,
 } from "@redline/service-kit";
 import { type OutboxRelay, startOutboxRelay } from "./commands/outbox-relay.js";
 import type { DocumentsConfig } from "./config.js";
@@ -23,11 +24,14 @@ export interface DocumentsContext {
   relay: OutboxRelay;
 }
 
-/** Connects and migrates the database, connects NATS and starts the outbox relay. */
-export async function createContext(cfg: DocumentsConfig): Promise<DocumentsContext> {
+/**
+ * Connects the database (migrating it unless `opts.migrate` is false), connects NATS and starts
+ * the outbox relay.
+ */
+export async function createContext(cfg: DocumentsConfig, opts: StartOptions = {}): Promise<DocumentsContext> {
   const log = createLogger("documents", cfg.logLevel);
   const db = createDb(cfg.databaseUrl, SCHEMA);
-  await migrateLatest(db, SCHEMA, migrations);
+  if (opts.migrate !== false) await migrateLatest(db, SCHEMA, migrations, log);
   const nc = await connectNats(cfg.natsUrl, "documents");
   const relay = await startOutboxRelay(db, nc, log.child({ component: "outbox-relay" }));
   return { cfg, log, db, nc, relay };

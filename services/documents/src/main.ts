@@ -1,7 +1,15 @@
-// Documents process entry: the environment becomes config, the service starts, signals close it.
-import { onShutdown } from "@redline/service-kit";
+// Documents process entry: `main.js` serves once the schema is current, `main.js migrate`
+// migrates it; SIGTERM drains and exits (service-kit runServiceMain).
+import { runServiceMain } from "@redline/service-kit";
 import { loadConfig } from "./config.js";
+import { migrations, SCHEMA } from "./db/migrations.js";
 import { startDocumentsService } from "./service.js";
 
-const service = await startDocumentsService(loadConfig(process.env));
-onShutdown(() => service.close());
+await runServiceMain("documents", process.argv.slice(2), () => {
+  const cfg = loadConfig(process.env);
+  return {
+    logLevel: cfg.logLevel,
+    schema: { schema: SCHEMA, migrations, databaseUrl: cfg.databaseUrl },
+    start: () => startDocumentsService(cfg, { migrate: false }),
+  };
+});

@@ -1,6 +1,13 @@
 // The documents service as a library: build from config, serve, close. main.ts is the thin shell.
 import { documentsLibraryV1, documentsV1 } from "@redline/grpc-stubs";
-import { type Knex, pingDb, pingNats, type RunningService, serveService } from "@redline/service-kit";
+import {
+  type Knex,
+  pingDb,
+  pingNats,
+  type RunningService,
+  type StartOptions,
+  serveService,
+} from "@redline/service-kit";
 import type { DocumentsConfig } from "./config.js";
 import { closeContext, createContext } from "./context.js";
 
@@ -9,9 +16,15 @@ export interface RunningDocumentsService extends RunningService {
   db: Knex;
 }
 
-/** Migrates the documents schema, starts the outbox relay, serves DocumentsService, DocumentLibraryService and Health. */
-export async function startDocumentsService(cfg: DocumentsConfig): Promise<RunningDocumentsService> {
-  const ctx = await createContext(cfg);
+/**
+ * Migrates the documents schema (unless `opts.migrate` is false), starts the outbox relay,
+ * serves DocumentsService, DocumentLibraryService and Health.
+ */
+export async function startDocumentsService(
+  cfg: DocumentsConfig,
+  opts: StartOptions = {},
+): Promise<RunningDocumentsService> {
+  const ctx = await createContext(cfg, opts);
   const rpc = {
     dir: new URL("./rpc/", import.meta.url),
     definitions: [documentsV1.DocumentsServiceService, documentsLibraryV1.DocumentLibraryServiceService],

@@ -8,6 +8,7 @@ import { authenticate, createKeyResolver } from "./auth.js";
 import { bodySizeGuard, bodyTypeGuard, hasBody, jsonBody, multipartBody } from "./body.js";
 import type { GatewayConfig } from "./config.js";
 import type { GatewayContext } from "./context.js";
+import { cors } from "./cors.js";
 import { errorHandler, notFound } from "./error-handler.js";
 import { requestContext, requestState } from "./request-context.js";
 import { DEFAULT_RPC_TIMEOUT_MS, pathGuard, type Route, toExpressPath } from "./route-registry.js";
@@ -44,11 +45,12 @@ function handler(route: Route, ctx: GatewayContext): RequestHandler {
 }
 
 /**
- * Builds the gateway's Express app over `ctx`. Order per request: request id → declared body
- * cap (413, reads nothing) → path checks (400) → route match (else 404) → auth (401/503) →
- * body type and encoding (415) → body (400/413/422) → validation (422) → handler. Auth comes
- * before any body is read, so an unauthenticated caller costs no parsing; an error answered
- * while the body is still unread closes the connection (see errorHandler).
+ * Builds the gateway's Express app over `ctx`. Order per request: request id → CORS (a
+ * preflight ends here) → declared body cap (413, reads nothing) → path checks (400) → route
+ * match (else 404) → auth (401/503) → body type and encoding (415) → body (400/413/422) →
+ * validation (422) → handler. Auth comes before any body is read, so an unauthenticated caller
+ * costs no parsing; an error answered while the body is still unread closes the connection (see
+ * errorHandler).
  */
 export function createApp(ctx: GatewayContext, cfg: GatewayConfig): express.Express {
   const app = express();
@@ -56,6 +58,8 @@ export function createApp(ctx: GatewayContext, cfg: GatewayConfig): express.Expr
   app.set("etag", false);
   app.set("case sensitive routing", true);
   app.use(requestContext(ctx.log));
+  // Before the body cap and auth, so a preflight is answered and every refusal is readable cross-origin.
+  app.use(cors());
   app.use(bodySizeGuard(cfg));
 
   const routes = apiRoutes();

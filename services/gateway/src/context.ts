@@ -40,6 +40,11 @@ export interface GatewayContext extends Clients<(typeof CLIENTS)[number]> {
   jobEvents: JobEventFeed;
   /** grpc.health.v1 clients, one per service. */
   health: Record<ServiceName, RpcClient<typeof healthV1.HealthService>>;
+  /**
+   * Aborted when the gateway stops accepting connections (service.ts close): long-lived
+   * responses (progress streams) end on it so their clients reconnect to another instance.
+   */
+  stopping: AbortSignal;
   /** Closes every client. */
   close(): void;
 }
@@ -60,6 +65,7 @@ export function createContext(cfg: GatewayConfig, overrides: Partial<GatewayCont
     ...clients,
     jobEvents,
     health,
+    stopping: overrides.stopping ?? new AbortController().signal,
     close() {
       void jobEvents.close();
       closeClients(CLIENTS, clients);

@@ -1,7 +1,10 @@
-// Entry point: the only reader of process.env. Starts the gateway and closes it on SIGINT/SIGTERM.
-import { onShutdown } from "@redline/service-kit";
+// Gateway process entry: the only reader of process.env. Serves until SIGTERM/SIGINT, then
+// stops gracefully (service.ts close); `main.js migrate` has nothing to do (no schema).
+import { runServiceMain } from "@redline/service-kit";
 import { loadConfig } from "./config.js";
 import { startGateway } from "./service.js";
 
-const gateway = await startGateway(loadConfig(process.env));
-onShutdown(() => gateway.close());
+await runServiceMain("gateway", process.argv.slice(2), () => {
+  const cfg = loadConfig(process.env);
+  return { logLevel: cfg.logLevel, start: () => startGateway(cfg) };
+});

@@ -7,6 +7,7 @@ describe("loadConfig", () => {
   it("applies the defaults", () => {
     expect(loadConfig({})).toEqual({
       grpcAddress: DEFAULT_ADDRS.ingest,
+      addrs: { billing: DEFAULT_ADDRS.billing },
       maxUploadBytes: 100 * 1024 * 1024,
       logLevel: "info",
       mail: { sinkDir: join(".redline", "mail") },
@@ -32,9 +33,11 @@ describe("loadConfig", () => {
         MAIL_FROM: "Docs <docs@example.com>",
         REDLINE_DATA_DIR: "/data",
         EMAIL_EXPORTS_PER_HOUR: "5",
+        BILLING_ADDR: "billing:7000",
       }),
     ).toEqual({
       grpcAddress: "0.0.0.0:6000",
+      addrs: { billing: "billing:7000" },
       maxUploadBytes: 2.5 * 1024 * 1024,
       logLevel: "debug",
       supportEmail: "help@example.com",

@@ -1,7 +1,13 @@
 // Ingest configuration: loadConfig turns environment variables into one typed config; only
 // main.ts passes process.env, tests build configs directly.
 import { join } from "node:path";
-import { DEFAULT_ADDRS, numberFromEnv as numberVar, readAddrs, type S3Config } from "@redline/service-kit";
+import {
+  listenAddr,
+  numberFromEnv as numberVar,
+  readAddrs,
+  type S3Config,
+  type ServiceAddrs,
+} from "@redline/service-kit";
 import type { ExportFormat } from "./export/export-formats.js";
 import type { ConvertLimits } from "./formats.js";
 import type { MailConfig } from "./mailer.js";
@@ -38,6 +44,11 @@ export interface IngestConfig {
   mail?: MailConfig;
   /** Email exports one account (owner) may request per hour, counted in Postgres (default 20). */
   emailExportsPerHour?: number;
+  /**
+   * Billing, asked for the caller's email on file when an email export names no recipient;
+   * without it such an export answers 503.
+   */
+  addrs?: Pick<ServiceAddrs, "billing">;
 }
 
 /** Default export cap per format, in MB. */
@@ -51,7 +62,7 @@ export const DEFAULT_EMAIL_EXPORTS_PER_HOUR = 20;
 type Env = Record<string, string | undefined>;
 
 /**
- * Reads INGEST_ADDR (default DEFAULT_ADDRS.ingest), MAX_UPLOAD_MB (100; 1 MB = 1,048,576
+ * Reads LISTEN_ADDR (the bind address; default INGEST_ADDR, else 127.0.0.1:50065), MAX_UPLOAD_MB (100; 1 MB = 1,048,576
  * bytes), SUPPORT_EMAIL (support@redline.local), CONVERT_TIMEOUT_MS (30000), EXPORT_TIMEOUT_MS
  * (60000, the HTML work of one export), MAX_ELEMENTS (500000, per document or export source),
  * CONVERTER_WORKERS (CPU count, at most 4), EXPORT_MAX_MB (100, every export format),
@@ -60,7 +71,8 @@ type Env = Record<string, string | undefined>;
  * without both, exports and conversions still work and the stored-file RPCs answer 503),
  * S3_PUBLIC_ENDPOINT (pre-signed URLs' host, default S3_ENDPOINT), SMTP_URL (unset: messages
  * are written as .eml files to $REDLINE_DATA_DIR/mail, default .redline/mail), MAIL_FROM,
- * EMAIL_EXPORTS_PER_HOUR (20 per account, an integer >= 1) and LOG_LEVEL (info).
+ * EMAIL_EXPORTS_PER_HOUR (20 per account, an integer >= 1), BILLING_ADDR (the email on file of
+ * an export without recipient) and LOG_LEVEL (info).
  * Throws an Error naming the variable when a number is malformed or out of range.
  */
 export function loadConfig(env: Env): IngestConfig {
@@ -87,8 +99,10 @@ export function loadConfig(env: Env): IngestConfig {
     "an integer >= 1",
   );
   const workers = numberVar(env, "CONVERTER_WORKERS", (n) => Number.isInteger(n) && n > 0, "a positive integer");
+  const addrs = readAddrs(env);
   return {
-    grpcAddress: readAddrs(env).ingest || DEFAULT_ADDRS.ingest,
+    grpcAddress: listenAddr(env, "ingest"),
+    addrs: { billing: addrs.billing },
     maxUploadBytes: Math.floor(maxUploadMb * 1024 * 1024),
     logLevel: env.LOG_LEVEL || "info",
     ...(env.SUPPORT_EMAIL && { supportEmail: env.SUPPORT_EMAIL }),

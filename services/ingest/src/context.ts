@@ -1,7 +1,16 @@
 // The ingest service's dependencies, built once from the config: the converter pool, the
-// optional storage (Postgres ingest schema + object store), the mailer and the attachment
-// processor. Absent storage makes the stored-file RPCs answer 503.
-import { createDb, createLogger, createObjectStore, type Logger, migrateLatest } from "@redline/service-kit";
+// optional storage (Postgres ingest schema + object store), the mailer, the attachment
+// processor and the billing client. Absent storage makes the stored-file RPCs answer 503.
+import {
+  type Clients,
+  createClients,
+  createDb,
+  createLogger,
+  createObjectStore,
+  type Logger,
+  migrateLatest,
+  type StartOptions,
+} from "@redline/service-kit";
 import { AttachmentProcessor } from "./commands/attachment-processing.js";
 import type { FilesStorage } from "./commands/shared.js";
 import {
@@ -16,6 +25,9 @@ import { closeBrowser } from "./export/to-pdf.js";
 import { type ConvertLimits, DEFAULT_LIMITS } from "./formats.js";
 import { createMailer, type Mailer } from "./mailer.js";
 import { ConverterPool } from "./sandbox/pool.js";
+
+/** The services ingest calls: billing, for the caller's email on file. */
+const CLIENTS = ["billing"] as const;
 
 export type { FilesStorage } from "./commands/shared.js";
 
@@ -43,15 +55,20 @@ export interface IngestContext {
   publicS3Endpoint?: string;
   /** Runs attachment processing after the reply. */
   attachments: AttachmentProcessor;
+  /** Billing (the caller's email on file); null without IngestConfig.addrs. */
+  billing: Clients<"billing">["billing"] | null;
 }
 
-/** With databaseUrl and s3: migrates the `ingest` schema and ensures the bucket; else null. */
-async function openStorage(cfg: IngestConfig): Promise<FilesStorage | null> {
+/**
+ * With databaseUrl and s3: migrates the `ingest` schema (unless `opts.migrate` is false) and
+ * ensures the bucket; else null.
+ */
+async function openStorage(cfg: IngestConfig, opts: StartOptions, log: Logger): Promise<FilesStorage | null> {
   if (!cfg.databaseUrl || !cfg.s3) return null;
   const db = createDb(cfg.databaseUrl, SCHEMA);
   const store = createObjectStore(cfg.s3, { publicEndpoint: cfg.s3PublicEndpoint });
   try {
-    await migrateLatest(db, SCHEMA, migrations);
+    if (opts.migrate !== false) await migrateLatest(db, SCHEMA, migrations, log);
     await store.ensureBucket();
   } catch (err) {
     await db.destroy();
@@ -64,8 +81,9 @@ async function openStorage(cfg: IngestConfig): Promise<FilesStorage | null> {
  * Builds the context: storage (see openStorage; throws when Postgres or the store refuse), a
  * warm converter pool and the mailer. PDF export's Chromium starts on first use.
  */
-export async function createContext(cfg: IngestConfig): Promise<IngestContext> {
-  const storage = await openStorage(cfg);
+export async function createContext(cfg: IngestConfig, opts: StartOptions = {}): Promise<IngestContext> {
+  const log = createLogger("ingest", cfg.logLevel);
+  const storage = await openStorage(cfg, opts, log);
   const pool = new ConverterPool({ size: cfg.converterWorkers, maxMemoryMb: cfg.converterMemoryMb });
   pool.warm();
   const exportMaxBytes = Object.fromEntries(
@@ -75,7 +93,7 @@ export async function createContext(cfg: IngestConfig): Promise<IngestContext> {
     storage,
     pool,
     limits: { ...DEFAULT_LIMITS, ...cfg.limits },
-    log: createLogger("ingest", cfg.logLevel),
+    log,
     supportEmail: cfg.supportEmail ?? "support@redline.local",
     maxUploadBytes: cfg.maxUploadBytes,
     maxAttachmentBytes: cfg.maxAttachmentBytes ?? DEFAULT_MAX_ATTACHMENT_BYTES,
@@ -84,14 +102,16 @@ export async function createContext(cfg: IngestConfig): Promise<IngestContext> {
     mailer: createMailer(cfg.mail ?? {}),
     emailExportsPerHour: cfg.emailExportsPerHour ?? DEFAULT_EMAIL_EXPORTS_PER_HOUR,
     publicS3Endpoint: cfg.s3PublicEndpoint,
+    billing: cfg.addrs ? createClients(cfg.addrs, CLIENTS).billing : null,
   };
   return { ...deps, attachments: new AttachmentProcessor(deps) };
 }
 
-/** Releases the context: stops scheduling attachments, closes mail, workers, Chromium and Postgres. */
+/** Releases the context: stops scheduling attachments, closes mail, billing, workers, Chromium and Postgres. */
 export async function closeContext(ctx: IngestContext): Promise<void> {
   ctx.attachments.close();
   ctx.mailer.close();
+  ctx.billing?.close();
   await Promise.all([ctx.pool.close(), closeBrowser()]);
   await ctx.storage?.db.destroy();
 }

@@ -1,4 +1,4 @@
-// Every file of the shared corpus (../shared/corpus, read in place), converted by its converter
+// The corpus of real documents (test/fixtures/corpus), each file converted by its converter
 // and checked against the structure its MANIFEST.md entry describes: table shapes and cell text,
 // merged cells, list kinds and lengths, footnotes, headers and footers, comments, images, page
 // setup, encodings; and the edge files refused with actionable 4xx messages.

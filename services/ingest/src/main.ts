@@ -1,7 +1,16 @@
-// Ingest process entry: the only place that reads the environment.
-import { onShutdown } from "@redline/service-kit";
+// Ingest process entry: `main.js` serves once the schema is current, `main.js migrate`
+// migrates it; SIGTERM drains and exits (service-kit runServiceMain). Without DATABASE_URL
+// ingest keeps no files and has no schema to check.
+import { runServiceMain } from "@redline/service-kit";
 import { loadConfig } from "./config.js";
+import { migrations, SCHEMA } from "./db/migrations.js";
 import { startIngestService } from "./service.js";
 
-const service = await startIngestService(loadConfig(process.env));
-onShutdown(() => service.close());
+await runServiceMain("ingest", process.argv.slice(2), () => {
+  const cfg = loadConfig(process.env);
+  return {
+    logLevel: cfg.logLevel,
+    schema: { schema: SCHEMA, migrations, databaseUrl: cfg.databaseUrl },
+    start: () => startIngestService(cfg, { migrate: false }),
+  };
+});

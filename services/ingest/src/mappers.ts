@@ -1,5 +1,6 @@
 // Proto messages ↔ the commands' plain values: rows and results to messages, export requests to jobs.
 import { type commonV1, type ingestFilesV1, type ingestV1, NullValue } from "@redline/grpc-stubs";
+import type { AttachmentJobView } from "./commands/attachment-jobs.js";
 import type { AttachmentRow, TemplateRow } from "./db/tables.js";
 import { type ExportJob, marginPreset, normalizeExportFormat } from "./export/export-formats.js";
 import { type ConvertResult, FORMATS_WITH_PARTS, type PageSetup, type PaperSize } from "./formats.js";
@@ -81,6 +82,11 @@ export function attachmentToMessage(row: AttachmentRow): ingestFilesV1.Attachmen
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   };
+}
+
+/** The message form of an attachment job: the attachment and its job status. */
+export function attachmentJobToMessage(job: AttachmentJobView): ingestFilesV1.AttachmentJob {
+  return { attachment: attachmentToMessage(job.row), status: job.status };
 }
 
 /** The message form of a template row (without its HTML). */

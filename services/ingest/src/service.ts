@@ -1,6 +1,6 @@
 // The ingest service as a library: start from a config, close. main.ts is the thin shell.
 import { ingestFilesV1, ingestV1 } from "@redline/grpc-stubs";
-import { type HealthCheck, pingDb, type RunningService, serveService } from "@redline/service-kit";
+import { type HealthCheck, pingDb, type RunningService, type StartOptions, serveService } from "@redline/service-kit";
 import type { IngestConfig } from "./config.js";
 import { closeContext, createContext, type IngestContext } from "./context.js";
 
@@ -16,12 +16,12 @@ function healthChecks(ctx: IngestContext): Record<string, HealthCheck> {
 /**
  * Serves IngestService, FilesService and grpc.health.v1.Health on cfg.grpcAddress (interface-spec
  * fact 8; unshown-parts.md uploads, attachments, templates, export). With databaseUrl and s3 it
- * migrates the `ingest` schema and ensures the bucket first; attachments left pending by an
- * earlier process are resumed. Conversions run in a pool of worker processes; PDF export uses one
+ * migrates the `ingest` schema (unless `opts.migrate` is false) and ensures the bucket first;
+ * attachments left pending by an earlier process are resumed. Conversions run in a pool of worker processes; PDF export uses one
  * warm Chromium launched on first use. close() stops all of it.
  */
-export async function startIngestService(cfg: IngestConfig): Promise<RunningService> {
-  const ctx = await createContext(cfg);
+export async function startIngestService(cfg: IngestConfig, opts: StartOptions = {}): Promise<RunningService> {
+  const ctx = await createContext(cfg, opts);
   let running: RunningService;
   try {
     const rpc = {

@@ -1,5 +1,5 @@
 // Reading the sessions service's environment into typed config (only main.ts calls this).
-import { readAddrs, requireEnv, type ServiceAddrs } from "@redline/service-kit";
+import { listenAddr, readAddrs, requireEnv, type ServiceAddrs } from "@redline/service-kit";
 
 type Env = Record<string, string | undefined>;
 
@@ -14,11 +14,14 @@ export interface SessionsConfig {
   logLevel?: string;
 }
 
-/** SESSIONS_ADDR, DATABASE_URL (required), DOCUMENTS_ADDR and LOG_LEVEL. */
+/**
+ * LISTEN_ADDR (the bind address; default SESSIONS_ADDR, else 127.0.0.1:50062), DATABASE_URL
+ * (required), DOCUMENTS_ADDR and LOG_LEVEL.
+ */
 export function loadConfig(env: Env): SessionsConfig {
   const addrs = readAddrs(env);
   return {
-    grpcAddress: addrs.sessions,
+    grpcAddress: listenAddr(env, "sessions"),
     databaseUrl: requireEnv(env, "DATABASE_URL"),
     addrs: { documents: addrs.documents },
     logLevel: env.LOG_LEVEL,

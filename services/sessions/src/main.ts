@@ -1,7 +1,15 @@
-// Sessions process entry: the only place that reads the environment.
-import { onShutdown } from "@redline/service-kit";
+// Sessions process entry: `main.js` serves once the schema is current, `main.js migrate`
+// migrates it; SIGTERM drains and exits (service-kit runServiceMain).
+import { runServiceMain } from "@redline/service-kit";
 import { loadConfig } from "./config.js";
+import { migrations, SCHEMA } from "./db/migrations.js";
 import { startSessionsService } from "./service.js";
 
-const service = await startSessionsService(loadConfig(process.env));
-onShutdown(() => service.close());
+await runServiceMain("sessions", process.argv.slice(2), () => {
+  const cfg = loadConfig(process.env);
+  return {
+    logLevel: cfg.logLevel,
+    schema: { schema: SCHEMA, migrations, databaseUrl: cfg.databaseUrl },
+    start: () => startSessionsService(cfg, { migrate: false }),
+  };
+});

@@ -81,10 +81,14 @@ export function markRequeued(ctx: AgentContext, jobId: string): Promise<JobRow |
   );
 }
 
-/** in_progress → pending on a graceful stop: the job is handed back at once, this attempt not counted. */
+/**
+ * in_progress → pending on a graceful stop: the job is handed back at once, this attempt not
+ * counted (`row` as the worker got it: claimed, or handed at creation and maybe not claimed yet,
+ * which is pending with the worker's lease and attempts not yet raised).
+ */
 export function markHandedBack(ctx: AgentContext, row: JobRow, worker: string): Promise<JobRow | null> {
-  const guard: Guard = { status: ["in_progress"], leaseOwner: worker };
-  const attempts = Math.max(0, row.attempts - 1);
+  const guard: Guard = { status: ["in_progress", "pending"], leaseOwner: worker };
+  const attempts = Math.max(0, row.attempts - (row.status === "in_progress" ? 1 : 0));
   return change(ctx, row.id, guard, { status: "pending", lease_owner: null, lease_expires_at: null, attempts });
 }
 

@@ -19,15 +19,18 @@ import { emit, type Guard, markAwaiting, markCompleted } from "./lifecycle.js";
 /** What the engine is told when a caller answers a continue_prompt with continue=true. */
 const CONTINUE_MESSAGE = "Continue the edit where you stopped; do not redo what is already done.";
 
-/** Why a job's turn was aborted. */
+/**
+ * Why a job's turn was aborted: a cancel, a lease another worker took over, or a graceful stop
+ * of this agent (the job is handed back to the others).
+ */
 export class JobAborted extends Error {
-  constructor(readonly reason: "cancelled" | "lease_lost") {
+  constructor(readonly reason: "cancelled" | "lease_lost" | "shutdown") {
     super(reason);
   }
 }
 
 function abortedBy(signal: AbortSignal): JobAborted {
-  return new JobAborted(signal.reason === "lease_lost" ? "lease_lost" : "cancelled");
+  return new JobAborted(signal.reason === "lease_lost" || signal.reason === "shutdown" ? signal.reason : "cancelled");
 }
 
 /** A clear, user-facing error text for a job that failed. */
@@ -45,7 +48,8 @@ interface JobRun {
 }
 
 /**
- * Runs the job's turn under the wall-clock cap and `signal` (cancel or a lost lease). Ends in
+ * Runs the job's turn under the wall-clock cap and `signal` (cancel, a lost lease, or a graceful
+ * stop, which interrupts only the engine phase). Ends in
  * exactly one guarded transition, so a job cancelled or reclaimed meanwhile is left alone. A
  * handed job (`handed`: leased to `worker` but still pending) is claimed while its turn starts;
  * nothing of the turn is written before that claim succeeds.
@@ -87,7 +91,9 @@ export async function runJob(
   );
   const reply = engine.output?.reply ?? wrapUp(ctx, prepared);
   await progress.flush();
-  if (signal.aborted) throw abortedBy(signal);
+  // Once the engine is done a graceful stop no longer interrupts: storing and billing take far
+  // less than the shutdown deadline, and handing back would have another agent redo the model's work.
+  if (signal.aborted && signal.reason !== "shutdown") throw abortedBy(signal);
   // Cancelled (or taken over) before it was claimed: nothing of the turn may be written.
   if (!(await claimed)) throw new JobAborted("lease_lost");
   if (req.approvalMode === "ask_every_time" && prepared.working.operations().length > 0)

@@ -1,6 +1,8 @@
-// The job worker pool (ARCHITECTURE "Async chat jobs", Run and Crash): workers claim jobs (or
-// are handed one at its creation), run each under a heartbeat, and record how it ended; a sweep
-// fails jobs stranded by dead workers and deletes expired ones.
+// The job worker pool (ARCHITECTURE "Async chat jobs", Run, Crash and Stop): workers claim jobs
+// (or are handed one at its creation), run each under a heartbeat, and record how it ended; a
+// sweep fails jobs stranded by dead workers and deletes expired ones. Agents wake each other over
+// NATS when a job becomes claimable and none of their own workers is idle, so a job handed back
+// by a stopping agent is taken at once, not at the next poll.
 import type { AgentContext, HandedContext, IdleWorker } from "../context.js";
 import { claimJob, deleteExpired, heartbeat, strandedJobs } from "../db/store/jobs.js";
 import type { JobRow } from "../db/tables.js";
@@ -9,9 +11,19 @@ import { jobActor, jobOpts } from "./actor.js";
 import { type Guard, markCancelled, markFailed, markHandedBack } from "./lifecycle.js";
 import { failureText, JobAborted, runJob } from "./run-job.js";
 
+/**
+ * Core NATS subject on which an agent tells the others that a job became claimable (created or
+ * handed back with no idle worker of its own); the data is its instance id. Agent-internal.
+ */
+export const WAKE_SUBJECT = "redline.agent.v1.jobs_runnable";
+
 /** A started pool. */
 export interface WorkerPool {
-  /** Stops claiming, aborts nothing: running jobs keep their lease until it expires (another instance resumes them). */
+  /**
+   * Graceful stop: claims nothing more, interrupts running jobs still in their engine phase and
+   * hands them back (pending at once, the attempt not counted, the other agents woken), lets
+   * jobs past it finish, and resolves when every worker has let go.
+   */
   close(): Promise<void>;
 }
 
@@ -19,8 +31,14 @@ export interface WorkerPool {
 export function startWorkerPool(ctx: AgentContext): WorkerPool {
   const cfg = ctx.jobsCfg;
   let closed = false;
-  const idle = idleWorkers(cfg.pollMs, () => closed);
-  ctx.wake = idle.wake;
+  const stopping = () => closed;
+  const idle = idleWorkers(cfg.pollMs, stopping);
+  const wakes = listenForWakes(ctx, () => {
+    if (!closed) idle.wake();
+  });
+  ctx.wake = () => {
+    if (!idle.wake()) wakes.announce();
+  };
   ctx.takeIdleWorker = idle.take;
   const loop = async (index: number) => {
     const worker = `${ctx.instanceId}/${index}`;
@@ -32,11 +50,11 @@ export function startWorkerPool(ctx: AgentContext): WorkerPool {
         if (!closed) ctx.log.warn({ err }, "claiming a job failed");
       }
       if (row) {
-        await execute(ctx, row, worker, () => closed);
+        await execute(ctx, row, worker, stopping);
         continue;
       }
       const handed = await idle.wait(worker);
-      if (handed) await execute(ctx, handed.row, worker, () => closed, handed.context);
+      if (handed) await execute(ctx, handed.row, worker, stopping, handed.context);
     }
   };
   const loops = Array.from({ length: cfg.concurrency }, (_, i) => loop(i));
@@ -56,9 +74,43 @@ export function startWorkerPool(ctx: AgentContext): WorkerPool {
       closed = true;
       clearInterval(sweepTimer);
       idle.resumeAll();
-      // Running jobs are abandoned with their lease: a kill and a shutdown look alike to the others.
-      for (const job of ctx.running.values()) job.controller.abort("lease_lost");
-      await Promise.allSettled([...loops, ...[...ctx.running.values()].map((j) => j.done)]);
+      const running = [...ctx.running.values()];
+      if (running.length > 0) ctx.log.info({ jobs: running.length }, "stopping: handing running jobs back");
+      for (const job of running) job.controller.abort("shutdown");
+      await Promise.allSettled([...loops, ...running.map((j) => j.done)]);
+      wakes.close();
+    },
+  };
+}
+
+/**
+ * The wake channel between agents: `announce()` publishes this instance's id on WAKE_SUBJECT;
+ * `onWake` runs for each announce of another instance. A NATS failure only delays a pick-up to
+ * the next poll.
+ */
+function listenForWakes(ctx: AgentContext, onWake: () => void): { announce(): void; close(): void } {
+  const me = new TextEncoder().encode(ctx.instanceId);
+  const decoder = new TextDecoder();
+  let sub: ReturnType<AgentContext["nats"]["subscribe"]> | undefined;
+  try {
+    sub = ctx.nats.subscribe(WAKE_SUBJECT, {
+      callback: (err, msg) => {
+        if (!err && decoder.decode(msg.data) !== ctx.instanceId) onWake();
+      },
+    });
+  } catch (err) {
+    ctx.log.warn({ err }, "cannot hear other agents' wakes; jobs are found by polling");
+  }
+  return {
+    announce() {
+      try {
+        ctx.nats.publish(WAKE_SUBJECT, me);
+      } catch (err) {
+        ctx.log.warn({ err }, "waking the other agents failed; they find the job at their next poll");
+      }
+    },
+    close() {
+      sub?.unsubscribe();
     },
   };
 }
@@ -72,10 +124,15 @@ function idleWorkers(pollMs: number, closed: () => boolean) {
   const queue: { name: string; resume: (handed?: Handed) => void; hold: () => void }[] = [];
   let woken = false;
   return {
-    wake() {
+    /** Resumes the oldest idle worker (true), or marks the wake for the next wait (false: none idle). */
+    wake(): boolean {
       const next = queue.shift();
-      if (next) next.resume();
-      else woken = true;
+      if (next) {
+        next.resume();
+        return true;
+      }
+      woken = true;
+      return false;
     },
     take(): IdleWorker | null {
       if (closed()) return null;
@@ -123,15 +180,19 @@ interface Handed {
 
 /**
  * Runs one claimed job with its heartbeat, then records how it ended. A handed job (`context`)
- * is leased to `worker` but still pending: runJob claims it while the turn starts.
+ * is leased to `worker` but still pending: runJob claims it while the turn starts. A job that
+ * reaches a worker once the pool is stopping is handed back without running.
  */
 async function execute(
   ctx: AgentContext,
   row: JobRow,
   worker: string,
-  shuttingDown: () => boolean,
+  stopping: () => boolean,
   context?: HandedContext,
 ): Promise<void> {
+  const log = jobActor(ctx, row).log;
+  // Checked and registered in one synchronous step, so close() either sees it running or it sees close().
+  if (stopping()) return handBack(ctx, row, worker, log);
   const cfg = ctx.jobsCfg;
   const controller = new AbortController();
   let letGo: () => void = () => {};
@@ -148,11 +209,10 @@ async function execute(
       ctx.log.warn({ err, jobId: row.id }, "job heartbeat failed");
     }
   }, cfg.heartbeatMs);
-  const log = jobActor(ctx, row).log;
   try {
     await runJob(ctx, row, worker, controller.signal, context);
   } catch (err) {
-    await recordEnd(ctx, row, worker, err, shuttingDown(), log);
+    await recordEnd(ctx, row, worker, err, log);
   } finally {
     clearInterval(beat);
     ctx.running.delete(row.id);
@@ -166,15 +226,11 @@ async function recordEnd(
   row: JobRow,
   worker: string,
   err: unknown,
-  shuttingDown: boolean,
   log: AgentContext["log"],
 ): Promise<void> {
   const guard: Guard = { status: ["in_progress"], leaseOwner: worker };
-  if (err instanceof JobAborted && err.reason === "lease_lost" && shuttingDown) {
-    // A graceful stop hands the job back at once instead of letting its lease run out.
-    await markHandedBack(ctx, row, worker).catch((e) =>
-      log.warn({ err: e }, "handing the job back failed; its lease will expire"),
-    );
+  if (err instanceof JobAborted && err.reason === "shutdown") {
+    await handBack(ctx, row, worker, log);
   } else if (err instanceof JobAborted && err.reason === "lease_lost") {
     log.warn("lease lost; another worker owns the job now");
   } else if (err instanceof JobAborted) {
@@ -183,6 +239,28 @@ async function recordEnd(
     log.warn({ err }, "job failed");
     await release(ctx, jobOpts(row), row.charge_key, log);
     await markFailed(ctx, row.id, guard, failureText(err));
+  }
+}
+
+/**
+ * A graceful stop gives the job back instead of letting its lease run out: pending at once with
+ * this attempt not counted, its charge still held under the job's key (settled once by whoever
+ * finishes it), and the other agents woken. A job whose cancel was asked meanwhile is cancelled
+ * instead, since no worker claims a pending job flagged for cancellation.
+ */
+async function handBack(ctx: AgentContext, row: JobRow, worker: string, log: AgentContext["log"]): Promise<void> {
+  try {
+    const back = await markHandedBack(ctx, row, worker);
+    if (!back) {
+      log.info("not handed back: the job ended or another worker owns it");
+    } else if (back.cancel_requested) {
+      await cancelAndRelease(ctx, row.id, { status: ["pending"] });
+    } else {
+      log.info({ attempts: back.attempts }, "job handed back to the other agents");
+      ctx.wake();
+    }
+  } catch (err) {
+    log.warn({ err }, "handing the job back failed; another agent takes it when its lease expires");
   }
 }
 

@@ -51,4 +51,18 @@ export const migrations: Migration[] = [
       }
     },
   },
+  {
+    name: "20261201T0900_accounts_email",
+    // A user's email on file: email exports without recipient_email go there (PATCH /v1/users/me).
+    async up(db: Knex) {
+      await db.schema.withSchema(SCHEMA).alterTable("accounts", (t) => {
+        t.text("email").nullable();
+      });
+    },
+    async down(db: Knex) {
+      await db.schema.withSchema(SCHEMA).alterTable("accounts", (t) => {
+        t.dropColumn("email");
+      });
+    },
+  },
 ];

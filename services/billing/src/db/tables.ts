@@ -15,6 +15,8 @@ export interface AccountRow {
   kind: "user" | "organization";
   name: string;
   plan: string;
+  /** The email on file (users; PATCH /v1/users/me); null when none was set. */
+  email: string | null;
   created_at: Date;
 }
 

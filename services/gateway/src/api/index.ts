@@ -12,6 +12,7 @@ import { sessionsRoutes } from "./sessions/routes.js";
 import { systemRoutes } from "./system/routes.js";
 import { templatesRoutes } from "./templates/routes.js";
 import { uploadsRoutes } from "./uploads/routes.js";
+import { usersRoutes } from "./users/routes.js";
 
 /**
  * The routes createApp mounts (besides /openapi.json, which documents them), area by area.
@@ -29,6 +30,7 @@ export function apiRoutes(): Route[] {
     ...sessionsRoutes,
     ...documentsRoutes,
     ...rosterRoutes,
+    ...usersRoutes,
     ...systemRoutes,
   ];
 }

@@ -2,7 +2,7 @@
 // fallback for exports over the format cap: queued, built in the background, stored in the object
 // store and mailed as a link valid 7 days. Stored exports are never capped (the cap protects
 // the synchronous response) and never billed.
-import { InputError } from "@redline/service-kit";
+import { type CallOpts, InputError, isEmailAddress, UnavailableError } from "@redline/service-kit";
 import type { IngestContext } from "../context.js";
 import { escapeHtml } from "../converters/html-util.js";
 import { insertExport, updateExportStatus } from "../db/store/exports.js";
@@ -15,10 +15,9 @@ import { newId, publicUrl, requireStorage } from "./shared.js";
 export const DOWNLOAD_TTL_SECONDS = 900;
 /** Seconds a mailed link is valid (7 days, also the longest S3 pre-signature). */
 export const EMAIL_LINK_TTL_SECONDS = 7 * 24 * 3600;
-/** One plain address: no display name, comma, angle bracket or quote that a mailer could read as more. */
-const EMAIL =
-  /^[A-Za-z0-9.!#$%&'*+/=?^_`{|}~-]{1,64}@(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+[A-Za-z][A-Za-z0-9-]{0,62}$/;
-const MAX_EMAIL_CHARS = 254;
+/** The 400 detail of an email export with no recipient_email and no email on file: how to set one. */
+export const NO_EMAIL_ON_FILE =
+  'recipient_email is missing and this account has no email on file: set one with PATCH /v1/users/me {"email": "you@example.com"}, or send recipient_email';
 
 /** Stores a file under `exports/<id><ext>` and signs a GET link that downloads it under `filename`. */
 async function storeAndSign(ctx: IngestContext, id: string, file: ExportedFile, filename: string, ttlSeconds: number) {
@@ -53,22 +52,52 @@ export async function createDownload(ctx: IngestContext, caller: ExportCaller, j
 /** An email export request; `requestedFormat` is recorded as the caller spelled it (doc stays doc). */
 export interface EmailExport {
   sessionId: string;
+  /** Empty: the caller's email on file. */
   recipientEmail: string;
   filename: string;
   requestedFormat: string;
 }
 
+/** Who asks for an email export: the owner of its row, and the call options that reach billing as them. */
+export interface EmailCaller {
+  ownerId: string;
+  fwd: CallOpts;
+}
+
 /**
- * Queues an email export of the job `toJob` builds: InputError (400) for a malformed recipient; EmailExportLimitError
+ * The address to mail: the request's (InputError 400 when malformed), else the caller's email on
+ * file in billing (InputError 400 with code no_email_on_file, whose detail says how to set one,
+ * when there is none; UnavailableError 503 when this ingest has no billing address).
+ */
+async function recipientOf(ctx: IngestContext, caller: EmailCaller, requested: string): Promise<string> {
+  const given = requested.trim();
+  if (given) {
+    if (!isEmailAddress(given)) throw new InputError("recipient_email is not a valid email address");
+    return given;
+  }
+  if (!ctx.billing) throw new UnavailableError("Billing is not configured for the ingest service (BILLING_ADDR)");
+  const { account } = await ctx.billing.getUserAccount({}, caller.fwd);
+  const onFile = account?.email ?? "";
+  if (!onFile) throw new InputError(NO_EMAIL_ON_FILE, { code: "no_email_on_file" });
+  return onFile;
+}
+
+/**
+ * Queues an email export of the job `toJob` builds, to `req.recipientEmail` or, when empty, the
+ * caller's email on file (recipientOf: 400 malformed or none on file). EmailExportLimitError
  * (429 with Retry-After) when the account sent ctx.emailExportsPerHour in the last hour. The
  * export, upload and mail happen in the background (status sent | failed). The filename is
  * sanitized (safeExportFilename) and the subject is fixed.
  */
-export async function queueEmailExport(ctx: IngestContext, ownerId: string, req: EmailExport, toJob: () => ExportJob) {
+export async function queueEmailExport(
+  ctx: IngestContext,
+  caller: EmailCaller,
+  req: EmailExport,
+  toJob: () => ExportJob,
+) {
   const { db } = requireStorage(ctx);
-  const recipient = req.recipientEmail.trim();
-  if (recipient.length > MAX_EMAIL_CHARS || !EMAIL.test(recipient))
-    throw new InputError("recipient_email is not a valid email address");
+  const { ownerId } = caller;
+  const recipient = await recipientOf(ctx, caller, req.recipientEmail);
   // Built after the recipient check (a bad address is the 400 even with a bad format), and
   // before queueing, so the caller gets the format's 422 instead of a failed mail.
   const job = toJob();

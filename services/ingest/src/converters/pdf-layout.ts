@@ -195,15 +195,3 @@ export function pageText(items: TextItem[], pageWidth: number): string {
   flush();
   return joinBands(bands);
 }
-
-/** The text area's bounds over all items: the smallest box holding every non-blank item (PDF points). */
-export function textBounds(items: TextItem[]): { left: number; right: number; bottom: number; top: number } | null {
-  const real = items.filter((i) => i.str.trim() !== "" && i.width > 0);
-  if (real.length === 0) return null;
-  return {
-    left: Math.min(...real.map((i) => i.x)),
-    right: Math.max(...real.map((i) => i.x + i.width)),
-    bottom: Math.min(...real.map((i) => i.y)),
-    top: Math.max(...real.map((i) => i.y + i.height)),
-  };
-}

@@ -2,12 +2,11 @@
 // read column by column; see pdf-layout.ts). Tables are rebuilt from tab-aligned lines.
 import { InputError } from "@redline/service-kit";
 import * as pdfjs from "pdfjs-dist/legacy/build/pdf.mjs";
-import { baseTitle, type ConvertResult, type PageMargins, type PageSetup } from "../formats.js";
-import { paperSize } from "./docx-page-setup.js";
+import { baseTitle, type ConvertResult } from "../formats.js";
 import { collapseWhitespace, escapeHtml } from "./html-util.js";
-import { pageText, type TextItem, textBounds } from "./pdf-layout.js";
+import { pageText, type TextItem } from "./pdf-layout.js";
+import { type PageGeometry, pdfPageSetup, textBoxes } from "./pdf-page-setup.js";
 
-const POINTS_PER_INCH = 72;
 // A line at least this share of the page's typical long line is "full": the paragraph goes on.
 // "Typical" is the 80th percentile, so one wide title or table row does not set the measure.
 const FULL_LINE_SHARE = 0.75;
@@ -148,28 +147,12 @@ export function runningParts(pageTexts: string[]): { headers: string[]; footers:
   return { headers: [...headers.values()], footers: [...footers.values()], pages };
 }
 
-/** The smallest margin of any page's text area, in inches (an estimate: PDFs record no margins). */
-function estimateMargins(
-  pages: { width: number; height: number; bounds: ReturnType<typeof textBounds> }[],
-): PageMargins | null {
-  const withText = pages.filter((p) => p.bounds);
-  if (withText.length === 0) return null;
-  const side = (f: (p: (typeof withText)[number]) => number) =>
-    Math.max(0, Math.round((Math.min(...withText.map(f)) / POINTS_PER_INCH) * 20) / 20);
-  return {
-    top: side((p) => p.height - (p.bounds?.top ?? p.height)),
-    right: side((p) => p.width - (p.bounds?.right ?? p.width)),
-    bottom: side((p) => p.bounds?.bottom ?? 0),
-    left: side((p) => p.bounds?.left ?? 0),
-  };
-}
-
 /**
  * Converts a PDF to HTML paragraphs and tab-aligned tables, read in layout order: lines are
  * rebuilt from pdf.js text positions and two-column pages are read column by column
- * (pdf-layout.ts). Fonts and images are not kept. Page setup: size and orientation of page 1,
- * margins estimated from the text area. Throws InputError when the file is encrypted with a user
- * password, damaged, or not a PDF.
+ * (pdf-layout.ts). Fonts and images are not kept. Page setup: the size and orientation most
+ * pages share, margins estimated from the body text (pdf-page-setup.ts; null for a scan).
+ * Throws InputError when the file is encrypted with a user password, damaged, or not a PDF.
  */
 export async function convertPdf(bytes: Buffer, filename: string): Promise<ConvertResult> {
   const magicAt = bytes.subarray(0, 1024).indexOf("%PDF-");
@@ -180,29 +163,36 @@ export async function convertPdf(bytes: Buffer, filename: string): Promise<Conve
   const task = pdfjs.getDocument({ data: new Uint8Array(bytes), isEvalSupported: false, verbosity: 0 });
   let doc: Awaited<typeof task.promise> | undefined;
   try {
-    const pages: { width: number; height: number; bounds: ReturnType<typeof textBounds>; text: string }[] = [];
+    const pages: (PageGeometry & { text: string })[] = [];
     let info: unknown;
     try {
       doc = await task.promise;
       info = (await doc.getMetadata().catch(() => null))?.info;
       for (let n = 1; n <= doc.numPages; n++) {
         const page = await doc.getPage(n);
-        const [x0, y0, x1, y1] = page.view;
+        // The displayed page: the visible box (CropBox within MediaBox), /Rotate and
+        // /UserUnit applied, in points from its top-left corner.
+        const viewport = page.getViewport({ scale: 1 });
+        const { width, height } = viewport;
         const content = await page.getTextContent();
-        const items: TextItem[] = [];
-        for (const item of content.items) {
-          if (!("str" in item)) continue;
-          items.push({
+        const textItems = content.items.filter((item) => "str" in item);
+        const items: TextItem[] = textItems.map((item) => {
+          const [x, y] = viewport.convertToViewportPoint(item.transform[4], item.transform[5]);
+          // Layout reads y upwards from the bottom edge.
+          return {
             str: item.str,
-            x: item.transform[4] - x0,
-            y: item.transform[5] - y0,
+            x,
+            y: height - y,
             width: item.width,
             height: item.height || Math.abs(item.transform[3]) || 10,
-          });
-        }
-        const width = x1 - x0;
-        const height = y1 - y0;
-        pages.push({ width, height, bounds: textBounds(items), text: pageText(items, width) });
+          };
+        });
+        pages.push({
+          width,
+          height,
+          boxes: textBoxes(textItems, content.styles, viewport.transform),
+          text: pageText(items, width),
+        });
         page.cleanup();
       }
     } catch (err) {
@@ -223,17 +213,7 @@ export async function convertPdf(bytes: Buffer, filename: string): Promise<Conve
       );
     }
 
-    let pageSetup: PageSetup | null = null;
-    const first = pages[0];
-    if (first && first.width > 0 && first.height > 0) {
-      const w = first.width / POINTS_PER_INCH;
-      const h = first.height / POINTS_PER_INCH;
-      pageSetup = {
-        size: paperSize(w, h),
-        orientation: w > h ? "landscape" : "portrait",
-        margins: estimateMargins(pages),
-      };
-    }
+    const pageSetup = pdfPageSetup(pages);
     return {
       html: blocks.join("\n"),
       title: metadataTitle(info) ?? baseTitle(filename),

@@ -105,4 +105,18 @@ export const migrations: Migration[] = [
       });
     },
   },
+  {
+    name: "20261201T0900_attachments_owner_created_index",
+    // GET /v1/jobs lists an owner's attachment jobs newest first, across their sessions.
+    async up(db: Knex) {
+      await db.schema.withSchema(SCHEMA).alterTable("attachments", (t) => {
+        t.index(["owner_id", "created_at"], "attachments_owner_created");
+      });
+    },
+    async down(db: Knex) {
+      await db.schema.withSchema(SCHEMA).alterTable("attachments", (t) => {
+        t.dropIndex(["owner_id", "created_at"], "attachments_owner_created");
+      });
+    },
+  },
 ];

@@ -1,9 +1,13 @@
 import { ownerOf } from "@redline/service-kit";
-import { getAttachment } from "../commands/attachments.js";
-import { attachmentToMessage } from "../mappers.js";
+import { getAttachmentJob as get } from "../commands/attachment-jobs.js";
+import { attachmentJobToMessage } from "../mappers.js";
 import type { FilesRpc } from "./call.js";
 
-/** FilesService.GetAttachmentJob (interface-spec 21, GET /v1/jobs/att_…): one of the caller's attachments; 404 otherwise. */
-export const getAttachmentJob: FilesRpc<"getAttachmentJob"> = async (ctx, req, call) => ({
-  attachment: attachmentToMessage(await getAttachment(ctx, ownerOf(call), req.attachmentId)),
-});
+/**
+ * FilesService.GetAttachmentJob (interface-spec 21, GET /v1/jobs/att_…): one of the caller's
+ * attachment jobs with its job status; 404 when unknown, another owner's, or removed 1 hour after it ended.
+ */
+export const getAttachmentJob: FilesRpc<"getAttachmentJob"> = async (ctx, req, call) => {
+  const job = attachmentJobToMessage(await get(ctx, ownerOf(call), req.attachmentId));
+  return { attachment: job.attachment, job };
+};

@@ -10,7 +10,12 @@ import { InputError, UnavailableError } from "@redline/service-kit";
 import { type ConvertLimits, type ConvertResult, type DocumentFormat, extensionOf } from "../formats.js";
 import { deserializeError, type JobMessage, type ReplyMessage, type WorkerTask } from "./protocol.js";
 
-const WORKER_PATH = fileURLToPath(new URL("./worker.mjs", import.meta.url));
+// Compiled (dist/), the worker body is plain JavaScript and runs as it is. From sources (tsx,
+// vitest) it is TypeScript: worker.mjs registers tsx first, and workspace packages must resolve
+// to their sources too (the "@redline/source" export condition), as they do in the parent.
+const FROM_SOURCE = import.meta.url.endsWith(".ts");
+const WORKER_PATH = fileURLToPath(new URL(FROM_SOURCE ? "./worker.mjs" : "./worker-main.js", import.meta.url));
+const WORKER_LOADER_ARGS = FROM_SOURCE ? ["--conditions=@redline/source"] : [];
 // Enough of a dead worker's stderr to tell an out-of-memory abort from another crash.
 const STDERR_TAIL_CHARS = 4_096;
 
@@ -139,8 +144,9 @@ export class ConverterPool {
 
   private spawn(slot: Slot): ChildProcess {
     const worker = fork(WORKER_PATH, [], {
-      // Only the heap cap: the parent's loader flags (tsx, vitest) are not the worker's business.
-      execArgv: [`--max-old-space-size=${this.maxMemoryMb}`],
+      // Only the heap cap (and the source condition): the parent's loader flags (tsx, vitest) are
+      // not the worker's business.
+      execArgv: [...WORKER_LOADER_ARGS, `--max-old-space-size=${this.maxMemoryMb}`],
       serialization: "advanced",
       stdio: ["ignore", "ignore", "pipe", "ipc"],
     });

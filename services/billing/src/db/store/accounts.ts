@@ -22,6 +22,12 @@ export function findAccount(db: Db, id: string): Promise<AccountRow | undefined>
   return db<AccountRow>(TABLES.accounts).where({ id }).first();
 }
 
+/** Sets (or with null clears) the email on file of an account; the row after, undefined when unknown. */
+export async function setAccountEmail(db: Db, id: string, email: string | null): Promise<AccountRow | undefined> {
+  const [row] = await db<AccountRow>(TABLES.accounts).where({ id }).update({ email }).returning("*");
+  return row;
+}
+
 /** Sets an account's plan name. */
 export async function setAccountPlan(db: Db, id: string, plan: string): Promise<void> {
   await db(TABLES.accounts).where({ id }).update({ plan });

@@ -1,13 +1,6 @@
 // The export routes: POST /v1/documents/export, /export/email-request and POST /v1/downloads.
 import type { commonV1, ingestFilesV1 } from "@redline/grpc-stubs";
-import {
-  contentDisposition,
-  InputError,
-  NotFoundError,
-  RedlineError,
-  required,
-  SchemaError,
-} from "@redline/service-kit";
+import { contentDisposition, NotFoundError, RedlineError, required, SchemaError } from "@redline/service-kit";
 import { z } from "zod";
 import { defineRoute, type Route, type RouteCall } from "../../route-registry.js";
 import { pickRosterEntry } from "../sessions/mappers.js";
@@ -162,15 +155,13 @@ export const emailExportRoute = defineRoute({
   ...endpoint("POST /v1/documents/export/email-request", "requestEmailExport", "Export by email", "documents"),
   description:
     "Queues the export of a session's document; the file is stored and a download link valid 7 days is mailed to " +
-    "recipient_email (default: the caller's user id when it is an email address) under a fixed subject. The filename " +
+    "recipient_email, or without it to the email on file of the key's user (PATCH /v1/users/me; 400 " +
+    "`no_email_on_file` when none is set), under a fixed subject. The filename " +
     "is sanitized and takes the format's extension. Each account may request a limited number per hour (default 20): " +
     "past it, 429 `{detail}` with Retry-After in seconds. No size cap. Not billable.",
   request: { body: schemas.EmailExportSchema },
   ...answers(schemas.EmailExportResponseSchema, { status: 202, description: "The queued job." }, [400, 404, 429, 503]),
   async handle({ body }, call) {
-    const userId = call.principal?.userId ?? "";
-    const recipient = body.recipient_email ?? (/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(userId) ? userId : "");
-    if (!recipient) throw new InputError("recipient_email is required: the account has no email address on file");
     const source = await resolveExportSource({ session_id: body.session_id, document_id: body.document_id }, call);
     const filename = downloadName(body.filename, source.title, EXTENSIONS[body.format]);
     const res = await call.ctx.files
@@ -178,7 +169,8 @@ export const emailExportRoute = defineRoute({
         {
           export: exportMessage(source, body.format, body.options, body.filename),
           filename,
-          recipientEmail: recipient,
+          // Empty: ingest, the owner of this workflow, mails the caller's email on file.
+          recipientEmail: body.recipient_email ?? "",
           sessionId: body.session_id,
         },
         call.rpc(),

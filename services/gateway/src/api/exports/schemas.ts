@@ -49,11 +49,10 @@ export const EmailExportSchema = component("EmailExportRequest", {
   format: z.enum(EXPORT_FORMATS).default("docx"),
   options: ExportOptionsSchema.optional(),
   filename: z.string().max(255).optional(),
-  recipient_email: z
-    .string()
-    .max(320)
-    .optional()
-    .meta({ description: "Default: the caller's user id when it is an email." }),
+  recipient_email: z.string().max(320).nullish().meta({
+    description:
+      "Where to mail the link; absent, null or empty: the email on file of the key's user (PATCH /v1/users/me).",
+  }),
 });
 
 /** Email export reply. */

@@ -1,7 +1,7 @@
-// Agent jobs and ingest attachment jobs as the spec's job object.
+// Agent chat jobs and ingest attachment jobs as the spec's job object (interface-spec, Job).
 import { ENVELOPE_EVENT_TYPES, type JobEvent } from "@redline/event-contracts";
 import type { agentJobsV1, ingestFilesV1 } from "@redline/grpc-stubs";
-import type { Principal } from "@redline/service-kit";
+import { type Principal, required } from "@redline/service-kit";
 import { chatResponseToJson } from "../chat/mappers.js";
 import { changeRecordToJson } from "../shared/mappers.js";
 import { JOB_STATUSES, type JobJson } from "./schemas.js";
@@ -49,45 +49,49 @@ export function sseEventData(e: JobEvent): Record<string, unknown> {
   };
 }
 
-const ATTACHMENT_STATUS: Record<string, JobJson["status"]> = {
-  pending: "pending",
-  processing: "in_progress",
-  completed: "completed",
-  failed: "failed",
-};
-
 /**
- * An attachment_processing job as JSON, from ingest's attachment record: attachment states map
- * onto job statuses (processing → in_progress); `result` when completed, `error` when failed.
+ * An attachment_processing job as JSON, from ingest's attachment job (whose status ingest maps
+ * from the attachment's state: processing → in_progress, deleted unfinished → cancelled);
+ * `result` when completed, `error` when failed; metadata names the file (filename, file_size in
+ * bytes, content_type). The job belongs to the caller's owner scope, so the ids are the caller's.
  */
-export function attachmentJobToJson(att: ingestFilesV1.Attachment, principal: Principal | null): JobJson {
-  const status = ATTACHMENT_STATUS[att.status] ?? "pending";
-  const done = status === "completed" || status === "failed";
+export function attachmentJobToJson(job: ingestFilesV1.AttachmentJob, principal: Principal | null): JobJson {
+  const att = required(job.attachment, "attachment");
+  const jobStatus = status(job.status);
+  const ended = jobStatus === "completed" || jobStatus === "failed" || jobStatus === "cancelled";
   return {
     job_id: att.attachmentId,
     session_id: att.sessionId,
     job_type: "attachment_processing",
-    status,
+    status: jobStatus,
     created_at: iso(att.createdAt),
     updated_at: iso(att.updatedAt),
-    progress: done ? 100 : status === "in_progress" ? 50 : 0,
+    progress: ended ? 100 : jobStatus === "in_progress" ? 50 : 0,
     organization_id: principal?.organizationId || null,
     user_id: principal?.organizationId ? null : (principal?.userId ?? null),
-    ...(status === "completed" && {
+    ...(jobStatus === "completed" && {
       result: {
         response: `Processed ${att.filename}: ${att.textLength} characters of text in ${att.chunkCount} chunks.`,
         session_id: att.sessionId,
         attachment_id: att.attachmentId,
       },
     }),
-    ...(status === "failed" && { error: att.error }),
+    ...(jobStatus === "failed" && { error: att.error }),
     metadata: {
       message: "",
       document_html_provided: false,
       filename: att.filename,
       file_size: Number(att.sizeBytes),
+      content_type: att.contentType,
     },
   };
+}
+
+/** Jobs of every kind, newest first (created_at, then job_id), the first `limit` of them. */
+export function newestJobs(jobs: JobJson[], limit: number): JobJson[] {
+  return jobs
+    .sort((a, b) => b.created_at.localeCompare(a.created_at) || b.job_id.localeCompare(a.job_id))
+    .slice(0, limit);
 }
 
 /**
@@ -131,9 +135,9 @@ export function jobToJson(job: agentJobsV1.Job, plan: string, compact: boolean):
           const envelope = ENVELOPE_EVENT_TYPES.includes(e.type);
           return {
             type: typeof data.type === "string" ? data.type : e.type,
-            // The final event's result is the job's `result`; it is not repeated here (an empty
-            // string, never null: typed clients reject null strings). Envelope events carry the
-            // same string content as on the stream.
+            // content is always a string, as typed clients read it: the final event's result is
+            // the job's `result` (not repeated: ""), envelope events carry the stream's content,
+            // and other events (usage, error) their data object JSON-encoded, like proposals.
             content:
               e.type === "final"
                 ? ""
@@ -141,7 +145,7 @@ export function jobToJson(job: agentJobsV1.Job, plan: string, compact: boolean):
                   ? envelopeContent(e.type, data)
                   : typeof data.content === "string"
                     ? data.content
-                    : data,
+                    : JSON.stringify(data),
             sequence: e.sequence,
             timestamp: iso(e.createdAt),
           };

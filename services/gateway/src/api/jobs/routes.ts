@@ -1,10 +1,11 @@
 // The job routes: get, list (all or a session's), cancel, and the decisions a job waits for
 // (approve / deny proposed changes, answer a continue prompt).
+import type { agentJobsV1, ingestFilesV1 } from "@redline/grpc-stubs";
 import { required } from "@redline/service-kit";
-import { defineRoute, type Route } from "../../route-registry.js";
+import { defineRoute, type Route, type RouteCall } from "../../route-registry.js";
 import { answers, endpoint } from "../shared/routes.js";
 import { SessionPathSchema } from "../shared/schemas.js";
-import { attachmentJobToJson, jobToJson } from "./mappers.js";
+import { attachmentJobToJson, jobToJson, newestJobs } from "./mappers.js";
 import * as schemas from "./schemas.js";
 import { streamRoute } from "./stream.js";
 
@@ -61,29 +62,54 @@ export const getJobRoute = defineRoute({
     // Attachment processing jobs live with their attachments in ingest (att_ ids).
     if (params.job_id.startsWith("att_")) {
       const res = await call.ctx.files.getAttachmentJob({ attachmentId: params.job_id }, call.rpc());
-      return { body: attachmentJobToJson(required(res.attachment, "attachment"), call.principal) };
+      return { body: attachmentJobToJson(required(res.job, "job"), call.principal) };
     }
     const res = await call.ctx.jobs.getJob({ jobId: params.job_id, compact: query.compact }, call.rpc());
     return { body: jobToJson(required(res.job, "job"), call.principal?.plan ?? "", query.compact) };
   },
 });
 
-/** GET /v1/jobs (endpoint 22). */
+/** `{jobs, total}` of chat and attachment jobs: newest first by created_at, the first `limit` of both kinds together. */
+function jobList(
+  call: RouteCall,
+  chat: agentJobsV1.Job[],
+  attachments: ingestFilesV1.AttachmentJob[],
+  page: { limit: number; compact: boolean },
+) {
+  const jobs = newestJobs(
+    [
+      ...chat.map((j) => jobToJson(j, call.principal?.plan ?? "", page.compact)),
+      ...attachments.map((a) => attachmentJobToJson(a, call.principal)),
+    ],
+    page.limit,
+  );
+  return { jobs, total: jobs.length };
+}
+
+/**
+ * GET /v1/jobs (endpoint 22): the caller's chat jobs (agent) and attachment_processing jobs
+ * (ingest) in one list, newest first by created_at, the first `limit` of both together; `status`
+ * filters both kinds by the spec's job status (an attachment's processing is in_progress).
+ */
 export const listJobsRoute = defineRoute({
   ...endpoint("GET /v1/jobs", "listJobs", "List jobs", "jobs"),
+  description:
+    "Chat jobs and attachment_processing jobs of the caller's owner scope, newest first. `status` takes any " +
+    "string: a job status filters both kinds, any other value lists none.",
   request: { query: schemas.ListJobsQuerySchema },
-  ...answers(schemas.JobListSchema, "The caller's jobs, most recent first."),
+  ...answers(schemas.JobListSchema, "The caller's jobs, most recent first.", [503]),
   async handle({ query }, call) {
     // A status outside the spec's vocabulary matches no job: an empty list, not a 422 (#11).
     if (query.status && !(schemas.JOB_STATUSES as readonly string[]).includes(query.status)) {
       return { body: { jobs: [], total: 0 } };
     }
-    const res = await call.ctx.jobs.listJobs(
-      { status: query.status ?? "", sessionId: "", limit: query.limit, compact: query.compact },
-      call.rpc(),
-    );
-    const jobs = res.jobs.map((j) => jobToJson(j, call.principal?.plan ?? "", query.compact));
-    return { body: { jobs, total: jobs.length } };
+    const status = query.status ?? "";
+    // Each kind's newest `limit` hold the newest `limit` of both.
+    const [chat, attachments] = await Promise.all([
+      call.ctx.jobs.listJobs({ status, sessionId: "", limit: query.limit, compact: query.compact }, call.rpc()),
+      call.ctx.files.listAttachmentJobs({ status, sessionId: "", limit: query.limit }, call.rpc()),
+    ]);
+    return { body: jobList(call, chat.jobs, attachments.jobs, query) };
   },
 });
 
@@ -94,22 +120,15 @@ export const sessionJobsRoute = defineRoute({
   ...answers(schemas.JobListSchema, "The session's jobs, most recent first.", [404]),
   async handle({ params, query }, call) {
     // An unknown or foreign session is 404, like the session's other routes.
-    const [, res, attachments] = await Promise.all([
+    const [, chat, attachments] = await Promise.all([
       call.ctx.sessions.getSession({ sessionId: params.session_id }, call.rpc()),
       call.ctx.jobs.listJobs(
         { status: "", sessionId: params.session_id, limit: query.limit, compact: query.compact },
         call.rpc(),
       ),
-      call.ctx.files.listAttachments({ sessionId: params.session_id }, call.rpc()),
+      call.ctx.files.listAttachmentJobs({ status: "", sessionId: params.session_id, limit: query.limit }, call.rpc()),
     ]);
-    // Chat jobs and the session's attachment_processing jobs, most recent first.
-    const jobs = [
-      ...res.jobs.map((j) => jobToJson(j, call.principal?.plan ?? "", query.compact)),
-      ...attachments.attachments.map((a) => attachmentJobToJson(a, call.principal)),
-    ]
-      .sort((a, b) => b.created_at.localeCompare(a.created_at))
-      .slice(0, query.limit);
-    return { body: { jobs, total: jobs.length } };
+    return { body: jobList(call, chat.jobs, attachments.jobs, query) };
   },
 });
 

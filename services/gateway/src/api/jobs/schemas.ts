@@ -35,10 +35,11 @@ export const PendingChangeSchema = ChangeRecordSchema.extend({
 /** One stored progress event (metadata.intermediate_responses). */
 export const IntermediateResponseSchema = component("IntermediateResponse", {
   type: z.string().meta({ description: "intermediate, document_sync, proposed_change, final, usage, error…" }),
-  content: z.unknown().meta({
+  content: z.string().meta({
     description:
       "As on the stream: the HTML (document_sync), the progress text (intermediate), the JSON-encoded change " +
-      "record (proposed_change) or batch (proposed_change_batch); null for final; other events' data object.",
+      "record (proposed_change) or batch (proposed_change_batch); empty for final (see the job's result); " +
+      "other events' data object, JSON-encoded.",
   }),
   sequence: z.number().int(),
   timestamp: z.string(),
@@ -48,8 +49,9 @@ export const IntermediateResponseSchema = component("IntermediateResponse", {
 export const JobMetadataSchema = component("JobMetadata", {
   message: z.string(),
   document_html_provided: z.boolean(),
-  filename: z.string().optional(),
-  file_size: z.number().int().optional(),
+  filename: z.string().optional().meta({ description: "The file the job works on (an upload or attachment)." }),
+  file_size: z.number().int().optional().meta({ description: "Its size in bytes." }),
+  content_type: z.string().optional().meta({ description: "Its MIME type (attachment_processing jobs)." }),
   pending_changes: z
     .array(PendingChangeSchema)
     .optional()
@@ -94,9 +96,9 @@ export const JobSchema = component("Job", {
 
 export type JobJson = z.output<typeof JobSchema>;
 
-/** `{jobs, total}`. */
+/** `{jobs, total}`: chat and attachment_processing jobs together, newest first. */
 export const JobListSchema = component("JobList", {
-  jobs: z.array(JobSchema),
+  jobs: z.array(JobSchema).meta({ description: "Chat and attachment_processing jobs, newest first by created_at." }),
   total: z.number().int().meta({ description: "Jobs returned." }),
 });
 
@@ -130,7 +132,11 @@ export const ListJobsQuerySchema = z.object({
     .string()
     .max(64)
     .nullish()
-    .meta({ description: `Only jobs in this status (${JOB_STATUSES.join(", ")}); any other value lists none.` }),
+    .meta({
+      description:
+        `Only jobs in this status (${JOB_STATUSES.join(", ")}), chat and attachment_processing jobs alike ` +
+        "(an attachment being processed is in_progress); any other value lists none.",
+    }),
   limit: clampedPageLimit(50).meta({ description: "1 to 200 (larger values are clamped to 200)." }),
   compact,
 });

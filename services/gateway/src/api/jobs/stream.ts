@@ -1,7 +1,7 @@
 // GET /v1/chat/{session_id}/stream: a job's progress as server-sent events (unshown-parts.md,
 // Progress stream), fed by NATS job events when configured, else by polling the agent.
 import { type agentJobsV1, agentV1 } from "@redline/grpc-stubs";
-import { NotFoundError, RedlineError } from "@redline/service-kit";
+import { RedlineError } from "@redline/service-kit";
 import type { Response } from "express";
 import { z } from "zod";
 import { recheckKey } from "../../auth.js";
@@ -54,9 +54,9 @@ export const streamRoute = defineRoute({
     "Events: document_sync, intermediate, proposed_change, proposed_change_batch, final (then usage), error. " +
     "Each event's id is its sequence; reconnect with Last-Event-ID or last_sequence to replay only later ones. " +
     "Comment lines are heartbeats. The stream ends after usage (which follows final) or error; resumed at or after " +
-    "the end of a finished job, it sends that job's final + usage (or error) again and ends. 404 `{detail}` before " +
-    "the stream starts when the job is unknown, another owner's, or of another session. When the key is revoked, " +
-    "an open stream ends with an error event within the auth cache TTL.",
+    "the end of a finished job, it sends that job's final + usage (or error) again and ends. A job that is unknown, " +
+    "another owner's, or of another session gets an error event `{error}` and the stream ends. When the key is " +
+    "revoked, an open stream ends with an error event within the auth cache TTL.",
   queryKeyAuth: true,
   request: { params: SessionPathSchema, query: StreamQuerySchema },
   response: {
@@ -64,12 +64,22 @@ export const streamRoute = defineRoute({
     schema: z.string().meta({ description: "A text/event-stream body." }),
     headers: { "Cache-Control": "no-cache, no-transform", "X-Accel-Buffering": "no" },
   },
-  errors: [404],
   async handle({ params, query }, call) {
-    // Checked before any byte is sent, so a wrong job is a plain JSON 404 (the agent's NOT_FOUND
-    // covers unknown and other owners' jobs) and not a 200 an EventSource would keep reopening.
-    const { job } = await call.ctx.jobs.getJob({ jobId: query.job_id, compact: true }, call.rpc());
-    if (!job || job.sessionId !== params.session_id) throw new NotFoundError("Job not found in this session");
+    // The spec's answer for an unknown job is the stream's `error` event, which clients read as
+    // the end; another owner's job (the agent's NOT_FOUND) and another session's look the same.
+    const job = await call.ctx.jobs.getJob({ jobId: query.job_id, compact: true }, call.rpc()).then(
+      (r) => r.job,
+      (err: unknown) => {
+        if (err instanceof RedlineError && err.httpStatus === 404) return undefined;
+        throw err;
+      },
+    );
+    if (!job || job.sessionId !== params.session_id) {
+      const send = (res: Response) => {
+        res.end(`event: error\ndata: ${JSON.stringify({ error: "Job not found" })}\n\n`);
+      };
+      return { body: "", headers: SSE_HEADERS, send };
+    }
     return {
       body: "",
       headers: SSE_HEADERS,
@@ -87,8 +97,10 @@ function resumeCursor(res: Response, lastSequence: number | undefined): number {
 
 /**
  * Writes one job's events to `res` as server-sent events until the job ends (usage or error),
- * the client leaves, or the key is revoked: replays events after the resume cursor, then follows
- * NATS (or polls the agent) with a heartbeat comment, re-checking the key before every event.
+ * the client leaves, the key is revoked, or the gateway stops (the stream then ends after the
+ * event being written, so the client's Last-Event-ID resumes it on another instance with no gap
+ * or repeat): replays events after the resume cursor, then follows NATS (or polls the agent)
+ * with a heartbeat comment, re-checking the key before every event.
  */
 async function streamJob(
   res: Response,
@@ -113,6 +125,7 @@ class JobStream {
   private readonly queue: WireJobEvent[] = [];
   private unsubscribe: () => void = () => {};
   private readonly timers: NodeJS.Timeout[] = [];
+  private readonly onGatewayStop = () => this.gatewayStopping();
 
   constructor(
     private readonly res: Response,
@@ -133,6 +146,7 @@ class JobStream {
       this.send("error", { error: "The stream failed; reconnect to resume" });
     } finally {
       for (const timer of this.timers) clearInterval(timer);
+      this.call.ctx.stopping.removeEventListener("abort", this.onGatewayStop);
       this.unsubscribe();
       if (!this.closed) this.res.end();
     }
@@ -145,6 +159,8 @@ class JobStream {
       this.closed = true;
       this.wake();
     });
+    if (ctx.stopping.aborted) this.gatewayStopping();
+    else ctx.stopping.addEventListener("abort", this.onGatewayStop, { once: true });
     this.timers.push(setInterval(() => this.write(": heartbeat\n\n"), ctx.cfg.streamHeartbeatMs ?? HEARTBEAT_MS));
     const recheckMs = Math.max(MIN_KEY_RECHECK_MS, Math.floor(ctx.cfg.authCacheTtlMs / 2));
     this.timers.push(
@@ -233,6 +249,15 @@ class JobStream {
       this.call.log.warn({ err }, "re-checking the stream's key failed; keeping the stream");
       return true;
     }
+  }
+
+  // The gateway stops: the stream ends (after an event being written, never inside one) with a
+  // comment, and an EventSource reconnects, landing on another instance, with Last-Event-ID.
+  private gatewayStopping(): void {
+    if (this.done) return;
+    this.write(": the server is restarting; reconnect with Last-Event-ID to resume\n\n");
+    this.finished = true;
+    this.wake();
   }
 
   private revoked(): void {

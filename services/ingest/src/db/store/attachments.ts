@@ -37,10 +37,64 @@ export function findAttachment(db: Db, ownerId: string, id: string): Promise<Att
   return db<AttachmentRow>("attachments").where({ id, owner_id: ownerId }).whereNull("deleted_at").first();
 }
 
+const UNFINISHED: AttachmentRow["status"][] = ["pending", "processing"];
+
+/** Which attachment jobs to read: one owner's, optionally of one session and in some row states. */
+export interface AttachmentJobFilter {
+  ownerId: string;
+  /** Only this session's; undefined = every session of the owner. */
+  sessionId?: string;
+  /** Only deleted (true) or live (false) rows in these states; undefined = every visible job. */
+  rows?: { deleted: boolean; statuses: AttachmentRow["status"][] };
+  /** Seconds a job stays visible after its last status change once it ended. */
+  retentionSeconds: number;
+}
+
+/**
+ * The attachment rows whose job is visible: live ones still pending or processing; and, ended
+ * less than `retentionSeconds` ago (updated_at), live ones completed or failed and deleted ones
+ * that were pending or processing (cancelled). An attachment deleted after it ended has no job.
+ */
+function visibleJobs(db: Db, filter: AttachmentJobFilter) {
+  const q = db<AttachmentRow>("attachments")
+    .where({ owner_id: filter.ownerId })
+    .where((open) =>
+      open
+        .where((live) => live.whereNull("deleted_at").whereIn("status", UNFINISHED))
+        .orWhere((ended) =>
+          ended
+            .whereRaw("updated_at > now() - make_interval(secs => ?)", [filter.retentionSeconds])
+            .where((kept) => kept.whereNull("deleted_at").orWhereIn("status", UNFINISHED)),
+        ),
+    );
+  if (filter.sessionId) q.andWhere({ session_id: filter.sessionId });
+  if (filter.rows) {
+    q.whereIn("status", filter.rows.statuses);
+    if (filter.rows.deleted) q.whereNotNull("deleted_at");
+    else q.whereNull("deleted_at");
+  }
+  return q;
+}
+
+/** Up to `limit` visible attachment jobs of the filter (see visibleJobs), newest first (created_at, then id). */
+export function listAttachmentJobs(db: Db, filter: AttachmentJobFilter, limit: number): Promise<AttachmentRow[]> {
+  return visibleJobs(db, filter)
+    .orderBy([
+      { column: "created_at", order: "desc" },
+      { column: "id", order: "desc" },
+    ])
+    .limit(limit);
+}
+
+/** The owner's attachment `id` when its job is visible (see visibleJobs); undefined otherwise. */
+export function findAttachmentJob(db: Db, filter: AttachmentJobFilter, id: string): Promise<AttachmentRow | undefined> {
+  return visibleJobs(db, filter).where({ id }).first();
+}
+
 /** Ids of live attachments left pending or processing. */
 export async function unfinishedAttachmentIds(db: Db): Promise<string[]> {
   const rows = await db<AttachmentRow>("attachments")
-    .whereIn("status", ["pending", "processing"])
+    .whereIn("status", UNFINISHED)
     .whereNull("deleted_at")
     .select("id");
   return rows.map((r) => r.id);
