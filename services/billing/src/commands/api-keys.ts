@@ -135,7 +135,7 @@ export function revokeApiKey(db: Knex, apiKey: string): Promise<boolean> {
  * POST /v1/api-keys: a new personal key of the caller's user (never an organization key, even
  * when the caller uses one). InputError (400) for a name over 100 characters.
  */
-export function createOwnApiKey(
+export async function createOwnApiKey(
   db: Knex,
   principal: Principal,
   input: { name?: string; readOnly?: boolean },
