@@ -6,7 +6,14 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { TABLES } from "../db/tables.js";
 import { openTestDb } from "../db/test-db.js";
 import { resolveApiKey } from "./api-keys.js";
-import { claimHandoff, createHandoff, HANDOFF_TTL_MS, MAX_HANDOFF_ATTEMPTS, signUpAgent } from "./handoffs.js";
+import {
+  claimHandoff,
+  createHandoff,
+  HANDOFF_TTL_MS,
+  MAX_HANDOFF_ATTEMPTS,
+  MAX_HANDOFFS_PER_HOUR,
+  signUpAgent,
+} from "./handoffs.js";
 
 let db: Knex;
 beforeAll(async () => {
@@ -97,5 +104,20 @@ describe("createHandoff and claimHandoff", () => {
     await expect(createHandoff(db, a.principal, "not an address")).rejects.toMatchObject({ httpStatus: 400 });
     const orgKey = { ...a.principal, organizationId: a.accountId };
     await expect(createHandoff(db, orgKey, "x@example.com")).rejects.toMatchObject({ httpStatus: 409 });
+  });
+
+  it("caps the takeover mails of one account per rolling hour (429 with Retry-After)", async () => {
+    const a = await agent();
+    const start = new Date("2026-12-02T08:00:00Z");
+    for (let i = 0; i < MAX_HANDOFFS_PER_HOUR; i++)
+      await createHandoff(db, a.principal, `n${i}@example.com`, new Date(start.getTime() + i * 60_000));
+    const at = new Date(start.getTime() + 30 * 60_000);
+    await expect(createHandoff(db, a.principal, "more@example.com", at)).rejects.toMatchObject({
+      httpStatus: 429,
+      headers: { "Retry-After": String(30 * 60) },
+      body: { code: "handoff_limit" },
+    });
+    // Once the oldest leaves the hour, one more may go.
+    await createHandoff(db, a.principal, "later@example.com", new Date(start.getTime() + 60 * 60_000 + 1000));
   });
 });

@@ -22,6 +22,7 @@ import {
   countSignup,
   findHandoffForUpdate,
   insertHandoff,
+  lockedRecentHandoffs,
   markClaimed,
   recordWrongCode,
 } from "../db/store/handoffs.js";
@@ -33,8 +34,11 @@ export const MAX_HANDOFF_ATTEMPTS = 5;
 export const HANDOFF_TTL_MS = 30 * 60 * 1000;
 /** Default agent sign-ups per source address per hour (AGENT_SIGNUPS_PER_HOUR). */
 export const DEFAULT_AGENT_SIGNUPS_PER_HOUR = 10;
+/** Takeover mails one agent account may send per rolling hour: the address is the agent's choice. */
+export const MAX_HANDOFFS_PER_HOUR = 5;
 const CODE_DIGITS = 8;
-const SIGNUP_WINDOW_MS = 60 * 60 * 1000;
+const HOUR_MS = 60 * 60 * 1000;
+const SIGNUP_WINDOW_MS = HOUR_MS;
 
 const scryptAsync = promisify(scrypt) as (password: string, salt: string, keylen: number) => Promise<Buffer>;
 
@@ -50,6 +54,18 @@ export class SignupLimitError extends RedlineError {
       GrpcStatus.RESOURCE_EXHAUSTED,
       `Too many agent sign-ups from this address: at most ${perHour} per hour. Retry after ${retryAfterSeconds} seconds.`,
       { body: { code: "signup_limit" }, headers: { "Retry-After": String(retryAfterSeconds) } },
+    );
+  }
+}
+
+/** 429 for an agent past its takeover links of the hour: JSON `{detail, code}` with Retry-After. */
+export class HandoffLimitError extends RedlineError {
+  constructor(retryAfterSeconds: number) {
+    super(
+      429,
+      GrpcStatus.RESOURCE_EXHAUSTED,
+      `Too many takeover links: at most ${MAX_HANDOFFS_PER_HOUR} per hour per account. Retry after ${retryAfterSeconds} seconds.`,
+      { body: { code: "handoff_limit" }, headers: { "Retry-After": String(retryAfterSeconds) } },
     );
   }
 }
@@ -106,8 +122,9 @@ export interface NewHandoff {
 /**
  * POST /v1/agents/handoff: opens a takeover link of the caller's agent account for `email`.
  * InputError (400) for a malformed address; ConflictError (409) when the key is an organization
- * key or the account is not (or no longer) an agent's. Earlier open links stay valid until they
- * expire; the first one redeemed adopts the account and ends the others.
+ * key or the account is not (or no longer) an agent's; HandoffLimitError (429, Retry-After) past
+ * MAX_HANDOFFS_PER_HOUR links in the last hour. Earlier open links stay valid until they expire;
+ * the first one redeemed adopts the account and ends the others.
  */
 export async function createHandoff(
   db: Knex,
@@ -126,12 +143,22 @@ export async function createHandoff(
   const handoffId = randomUUID();
   const code = String(randomInt(0, 10 ** CODE_DIGITS)).padStart(CODE_DIGITS, "0");
   const expiresAt = new Date(now.getTime() + HANDOFF_TTL_MS);
-  await insertHandoff(db, {
-    id: handoffId,
-    account_id: account.id,
-    email: address,
-    code_hash: await hashCode(handoffId, code),
-    expires_at: expiresAt,
+  const codeHash = await hashCode(handoffId, code);
+  await db.transaction(async (trx) => {
+    // Each link mails an address the agent chose: a cap per account keeps it from mailing anyone at will.
+    const recent = await lockedRecentHandoffs(trx, account.id, new Date(now.getTime() - HOUR_MS));
+    if (recent.length >= MAX_HANDOFFS_PER_HOUR) {
+      const oldest = recent[recent.length - MAX_HANDOFFS_PER_HOUR];
+      throw new HandoffLimitError(Math.max(1, Math.ceil((oldest.getTime() + HOUR_MS - now.getTime()) / 1000)));
+    }
+    await insertHandoff(trx, {
+      id: handoffId,
+      account_id: account.id,
+      email: address,
+      code_hash: codeHash,
+      expires_at: expiresAt,
+      created_at: now,
+    });
   });
   return { handoffId, code, expiresAt, email: address };
 }

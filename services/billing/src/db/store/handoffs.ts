@@ -8,9 +8,23 @@ type Db = Knex | Knex.Transaction;
 /** Stores a new link (the code only as its hash). */
 export async function insertHandoff(
   db: Db,
-  row: Pick<HandoffRow, "id" | "account_id" | "email" | "code_hash" | "expires_at">,
+  row: Pick<HandoffRow, "id" | "account_id" | "email" | "code_hash" | "expires_at" | "created_at">,
 ): Promise<void> {
   await db(TABLES.handoffs).insert(row);
+}
+
+/**
+ * Creation times of the account's links opened since `since`, oldest first, after locking the
+ * account's row so that concurrent requests count one at a time.
+ */
+export async function lockedRecentHandoffs(trx: Knex.Transaction, accountId: string, since: Date): Promise<Date[]> {
+  await trx(TABLES.accounts).where({ id: accountId }).forUpdate().select("id");
+  const rows = await trx<HandoffRow>(TABLES.handoffs)
+    .where({ account_id: accountId })
+    .andWhere("created_at", ">=", since)
+    .orderBy("created_at")
+    .select("created_at");
+  return rows.map((r) => r.created_at);
 }
 
 /** The link by id, locked until the transaction ends (attempts are counted one at a time). */

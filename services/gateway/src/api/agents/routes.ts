@@ -30,7 +30,8 @@ export const handoffRoute = defineRoute({
   ...endpoint("POST /v1/agents/handoff", "startAgentHandoff", "Hand the account over to a human", "agents"),
   description:
     "With the agent's key: mails a one-time code to `email` and answers the takeover link's id. Only an account " +
-    "made by POST /v1/agents/signup and not yet taken over can be handed off (else 409).",
+    "made by POST /v1/agents/signup and not yet taken over can be handed off (else 409); at most 5 links per " +
+    "account per hour (429 with Retry-After).",
   request: { body: schemas.HandoffSchema },
   ...answers(
     schemas.HandoffResponseSchema,

@@ -70,6 +70,15 @@ export const SignupLimitResponse = {
   schema: ErrorSchema,
 };
 
+/** 429 of the handoff: `{detail, code: "handoff_limit"}` with Retry-After. */
+export const HandoffLimitResponse = {
+  status: 429,
+  description:
+    'Too many takeover links of this account in the last hour: `{detail, code: "handoff_limit"}` with a ' +
+    "Retry-After header (seconds).",
+  schema: ErrorSchema,
+};
+
 /** The claim's 403, 404 and 410 (interface-spec Authentication rule 5 and Errors). */
 export const ClaimErrors = [
   { status: 403, description: "Wrong code; the detail states the attempts left.", schema: ErrorSchema },
