@@ -172,6 +172,18 @@ describe("organizations", () => {
     await json(await stack.call("DELETE", path(`/members/${owner.id}`), { key: admin.key }), 403);
     const last = await stack.call("DELETE", path(`/members/${owner.id}`), { key: owner.key });
     expect((await json(last, 409)).code).toBe("last_owner");
+    const demote = await stack.call("PATCH", path(`/members/${owner.id}`), { key: owner.key, body: { role: "admin" } });
+    expect((await json(demote, 409)).code).toBe("last_owner");
+    const promote = { key: admin.key, body: { role: "owner" } };
+    await json(await stack.call("PATCH", path(`/members/${admin.id}`), promote), 403);
+    const made = await stack.call("PATCH", path(`/members/${admin.id}`), { key: owner.key, body: { role: "owner" } });
+    expect(await json(made, 200)).toMatchObject({ user_id: admin.id, role: "owner" });
+    const back = await stack.call("PATCH", path(`/members/${admin.id}`), { key: admin.key, body: { role: "member" } });
+    expect(await json(back, 200)).toMatchObject({ user_id: admin.id, role: "member" });
+    await json(
+      await stack.call("PATCH", path(`/members/${admin.id}`), { key: owner.key, body: { role: "boss" } }),
+      422,
+    );
     // Any member may leave.
     await json(await stack.call("DELETE", path(`/members/${admin.id}`), { key: admin.key }), 200);
     const left = await json(await stack.call("GET", path("/members"), { key: owner.key }), 200);

@@ -151,6 +151,34 @@ export async function addMember(
   });
 }
 
+/**
+ * PATCH /v1/organizations/{id}/members/{user_id} `{role}`: owners and admins change a member's
+ * role; only owners make an owner or change one. 404 non-member caller or target, 403 not
+ * allowed, 409 demoting the last owner, 400 bad role.
+ */
+export async function setRole(
+  db: Knex,
+  principal: Principal,
+  input: { organizationId: string; userId: string; role: string },
+): Promise<MemberView> {
+  const role = roleOf(input.role, "member");
+  return db.transaction(async (trx) => {
+    const caller = await adminOf(trx, principal, input.organizationId, "change roles");
+    await lockMemberships(trx, input.organizationId);
+    const target = isUuid(input.userId) ? await findMembership(trx, input.userId, input.organizationId) : undefined;
+    if (!target) throw new NotFoundError("Member not found");
+    if ((role === "owner" || target.role === "owner") && caller.role !== "owner")
+      throw new ForbiddenError("Only owners can make or change owners");
+    if (target.role === "owner" && role !== "owner" && (await countOwners(trx, input.organizationId)) <= 1)
+      throw new ConflictError("An organization keeps at least one owner: add another owner first", {
+        code: "last_owner",
+      });
+    await setMemberRole(trx, input.userId, input.organizationId, role);
+    const [member] = await membersOf(trx, input.organizationId, input.userId);
+    return member;
+  });
+}
+
 /** Ends a membership under the organization's lock; the last owner stays (409). Revokes the member's keys. */
 async function removeLocked(trx: Knex.Transaction, organizationId: string, userId: string): Promise<void> {
   const target = await findMembership(trx, userId, organizationId);

@@ -83,6 +83,28 @@ export const addMemberRoute = defineRoute({
   },
 });
 
+/** PATCH /v1/organizations/{organization_id}/members/{user_id} `{role}`. */
+export const setRoleRoute = defineRoute({
+  ...endpoint(
+    "PATCH /v1/organizations/{organization_id}/members/{user_id}",
+    "setOrganizationMemberRole",
+    "Change a member's role",
+    "organizations",
+  ),
+  description:
+    "Owners and admins change a member's role; only owners make an owner or change one. Demoting the last " +
+    "owner is a 409.",
+  request: { params: schemas.MemberPathSchema, body: schemas.SetRoleSchema },
+  ...answers(schemas.MemberSchema, "The member after the change.", [403, 404, 409, 503]),
+  async handle({ params, body }, call) {
+    const res = await call.ctx.billing.setMemberRole(
+      { organizationId: params.organization_id, userId: params.user_id, role: body.role },
+      call.rpc(),
+    );
+    return { body: memberToJson(required(res.member, "member")) };
+  },
+});
+
 /** DELETE /v1/organizations/{organization_id}/members/{user_id}. */
 export const removeMemberRoute = defineRoute({
   ...endpoint(
@@ -168,6 +190,7 @@ export const organizationsRoutes: Route[] = [
   getOrganizationRoute,
   listMembersRoute,
   addMemberRoute,
+  setRoleRoute,
   removeMemberRoute,
   createOrganizationKeyRoute,
   listOrganizationKeysRoute,

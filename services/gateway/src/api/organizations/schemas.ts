@@ -75,6 +75,11 @@ export const AddMemberSchema = component("AddMemberRequest", {
   ...issueType("value_error"),
 });
 
+/** PATCH /v1/organizations/{id}/members/{user_id} body. */
+export const SetRoleSchema = component("SetMemberRoleRequest", {
+  role: ROLE.meta({ description: "The new role; only owners make or change owners." }),
+});
+
 /** DELETE /v1/organizations/{id}/members/{user_id} response. */
 export const MemberRemovedSchema = component("OrganizationMemberRemoved", {
   organization_id: z.string(),
