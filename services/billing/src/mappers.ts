@@ -1,9 +1,9 @@
 // Command results → billing.v1 messages.
 import type { billingV1 } from "@redline/grpc-stubs";
 import { InputError, type Principal } from "@redline/service-kit";
-import type { AccountRef } from "./commands/plans.js";
 import type { IssuedKey } from "./commands/api-keys.js";
 import type { MemberView, OrganizationOfUser } from "./commands/organizations.js";
+import type { AccountRef } from "./commands/plans.js";
 import type { UsageView } from "./commands/quota.js";
 import type { ApiKeyRow } from "./db/tables.js";
 
