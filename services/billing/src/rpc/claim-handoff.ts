@@ -4,4 +4,4 @@ import type { BillingRpc } from "./call.js";
 
 /** The adopted account id and a new key; 403 wrong code (attempts left), 410 disabled for good, 404 unknown or expired. */
 export const claimHandoff: BillingRpc<"claimHandoff"> = (ctx, req) =>
-  claim(ctx.db, { handoffId: req.handoffId, code: req.code });
+  claim(ctx.db, { handoffId: req.handoffId, code: req.code }, ctx.clock.now());

@@ -8,4 +8,4 @@ import type { BillingRpc } from "./call.js";
  * and normalised address. INVALID_ARGUMENT (400) malformed email; 409 not an agent account.
  */
 export const createHandoff: BillingRpc<"createHandoff"> = (ctx, req, call) =>
-  create(ctx.db, requirePrincipal(call), req.email);
+  create(ctx.db, requirePrincipal(call), req.email, ctx.clock.now());

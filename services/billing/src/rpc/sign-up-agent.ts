@@ -4,4 +4,4 @@ import type { BillingRpc } from "./call.js";
 
 /** The account id, key (shown once) and plan; RESOURCE_EXHAUSTED (429, Retry-After) past the per-source hourly cap. */
 export const signUpAgent: BillingRpc<"signUpAgent"> = (ctx, req) =>
-  signUp(ctx.db, { name: req.name, source: req.source }, ctx.agentSignupsPerHour);
+  signUp(ctx.db, { name: req.name, source: req.source }, ctx.agentSignupsPerHour, ctx.clock.now());
