@@ -1,8 +1,11 @@
-// `pnpm --silent admin keys create --user alice [--org acme] [--plan free|plus|pro]` prints only
-// the new key; `pnpm --silent admin keys revoke KEY` revokes one. `admin promotions create` prints
-// only the new promotion code; `admin accounts set-plan / set-limit` change an account's plan,
-// billing anchor day or enterprise limit mid-cycle. Talks to the billing service of the running
-// stack (BILLING_ADDR, else the address the supervisor recorded, else the default).
+// Operator CLI over the billing service of the running stack (BILLING_ADDR, else the address the
+// supervisor recorded, else the default):
+//   `pnpm --silent admin keys create --user alice [--org acme] [--plan pro] [--name ci] [--read-only]`
+//   prints only the new key; `keys list --user alice` prints the user's active keys (never the
+//   keys themselves); `keys revoke KEY|ID` revokes one; `orgs create|add-member|remove-member`
+//   manage organizations and their members' roles. `admin promotions create` prints only the new
+//   promotion code; `admin accounts set-plan / set-limit` change an account's plan, billing anchor
+//   day or enterprise limit mid-cycle.
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
@@ -10,11 +13,16 @@ import { billingV1 } from "@redline/grpc-stubs";
 import { createRpcClient, DEFAULT_ADDRS, RedlineError } from "@redline/service-kit";
 
 const USAGE = `usage:
-  admin keys create --user NAME [--org NAME] [--plan free|plus|pro|enterprise]
-  admin keys revoke KEY
+  admin keys create --user NAME [--org NAME] [--plan free|plus|pro|enterprise] [--name LABEL] [--read-only]
+  admin keys list --user NAME
+  admin keys revoke KEY|KEY_ID
+  admin orgs create NAME --owner USER
+  admin orgs add-member ORG USER [--role owner|admin|member]
+  admin orgs remove-member ORG USER
   admin promotions create --name NAME --ops N --expires DATE [--max-redemptions M]
   admin accounts set-plan (--user NAME | --org NAME | --account ID) --plan free|plus|pro|enterprise [--anchor-day 1-31]
-  admin accounts set-limit (--user NAME | --org NAME | --account ID) --ops N`;
+  admin accounts set-limit (--user NAME | --org NAME | --account ID) --ops N
+(ORG and USER of keys/orgs are names or ids; names unknown to create and add-member are created)`;
 
 function billingAddress(): string {
   if (process.env.BILLING_ADDR) return process.env.BILLING_ADDR;
@@ -43,10 +51,16 @@ const { positionals, values } = parseArgs({
     expires: { type: "string" },
     "max-redemptions": { type: "string" },
     "anchor-day": { type: "string" },
+    "read-only": { type: "boolean" },
+    owner: { type: "string" },
+    role: { type: "string" },
   },
 });
-const [group, verb, arg] = positionals;
-if (!["keys", "promotions", "accounts"].includes(group ?? "") || !verb) fail(USAGE);
+const [group, verb, ...args] = positionals;
+if (!["keys", "orgs", "promotions", "accounts"].includes(group ?? "") || !verb) fail(USAGE);
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const opts = { timeoutMs: 10_000 };
 
 /** A whole number option, or a usage error naming it; undefined when absent. */
 function count(name: string, value: string | undefined): number | undefined {
@@ -70,54 +84,112 @@ function accountRef() {
 }
 
 const billing = createRpcClient(billingV1.BillingServiceService, billingAddress());
-try {
-  if (group === "promotions") {
-    if (verb !== "create" || !values.name) fail(USAGE);
-    const ops = count("ops", values.ops);
-    if (ops === undefined) fail(USAGE);
-    const res = await billing.createPromotion(
-      {
-        name: values.name,
-        ops,
-        expiresAt: expiry(values.expires),
-        maxRedemptions: count("max-redemptions", values["max-redemptions"]) ?? 0,
-      },
-      { timeoutMs: 10_000 },
-    );
-    process.stdout.write(`${res.code}\n`);
-  } else if (group === "accounts" && verb === "set-plan") {
-    if (!values.plan) fail(USAGE);
-    const res = await billing.setAccountPlan(
-      { account: accountRef(), plan: values.plan, anchorDay: count("anchor-day", values["anchor-day"]) ?? 0 },
-      { timeoutMs: 10_000 },
-    );
-    process.stderr.write(`account ${res.accountId} is on ${res.usage?.subscriptionTier}\n`);
-  } else if (group === "accounts" && verb === "set-limit") {
-    const ops = count("ops", values.ops);
-    if (ops === undefined) fail(USAGE);
-    const res = await billing.setAccountLimit({ account: accountRef(), monthlyLimit: ops }, { timeoutMs: 10_000 });
-    process.stderr.write(`account ${res.accountId}: monthly limit ${res.usage?.monthlyLimit}\n`);
-  } else if (group !== "keys") {
-    fail(USAGE);
-  } else if (verb === "create") {
+
+/** One line per key: id, prefix, read-only flag, organization, created, last used, name. */
+function printKeys(keys: billingV1.ApiKeyInfo[]): void {
+  for (const k of keys) {
+    const cols = [
+      k.id,
+      k.prefix,
+      k.readOnly ? "read-only" : "read-write",
+      k.organizationId || "personal",
+      k.createdAt?.toISOString() ?? "",
+      k.lastUsedAt?.toISOString() ?? "never-used",
+      k.name,
+    ];
+    process.stdout.write(`${cols.join("\t")}\n`);
+  }
+}
+
+async function keys(): Promise<void> {
+  if (verb === "create") {
     if (!values.user) fail(USAGE);
     const res = await billing.createApiKey(
-      { user: values.user, organization: values.org ?? "", plan: values.plan ?? "" },
-      { timeoutMs: 10_000 },
+      {
+        user: values.user,
+        organization: values.org ?? "",
+        plan: values.plan ?? "",
+        name: values.name ?? "",
+        readOnly: values["read-only"] ?? false,
+      },
+      opts,
     );
     process.stdout.write(`${res.apiKey}\n`);
+  } else if (verb === "list") {
+    if (!values.user) fail(USAGE);
+    printKeys((await billing.adminListApiKeys({ user: values.user }, opts)).keys);
   } else if (verb === "revoke") {
-    if (!arg) fail(USAGE);
-    const res = await billing.revokeApiKey({ apiKey: arg }, { timeoutMs: 10_000 });
-    if (!res.revoked) fail("no such active key");
+    const [ref] = args;
+    if (!ref) fail(USAGE);
+    // A key id revokes without the key at hand (keys list shows ids, never keys).
+    if (UUID.test(ref)) await billing.adminRevokeApiKeyById({ id: ref }, opts);
+    else if (!(await billing.revokeApiKey({ apiKey: ref }, opts)).revoked) fail("no such active key");
     process.stderr.write("revoked\n");
   } else {
     fail(USAGE);
   }
+}
+
+async function orgs(): Promise<void> {
+  const [org, user] = args;
+  if (verb === "create") {
+    if (!org || !values.owner) fail(USAGE);
+    const res = await billing.adminAddMember({ organization: org, user: values.owner, role: "owner" }, opts);
+    process.stderr.write(`organization ${org}: ${res.member?.name ?? values.owner} is an owner\n`);
+  } else if (verb === "add-member") {
+    if (!org || !user) fail(USAGE);
+    const res = await billing.adminAddMember({ organization: org, user, role: values.role ?? "" }, opts);
+    process.stderr.write(`organization ${org}: ${res.member?.name ?? user} is ${res.member?.role ?? "a member"}\n`);
+  } else if (verb === "remove-member") {
+    if (!org || !user) fail(USAGE);
+    await billing.adminRemoveMember({ organization: org, user }, opts);
+    process.stderr.write(`organization ${org}: ${user} removed, their organization keys revoked\n`);
+  } else {
+    fail(USAGE);
+  }
+}
+
+async function promotions(): Promise<void> {
+  if (verb !== "create" || !values.name) fail(USAGE);
+  const ops = count("ops", values.ops);
+  if (ops === undefined) fail(USAGE);
+  const res = await billing.createPromotion(
+    {
+      name: values.name,
+      ops,
+      expiresAt: expiry(values.expires),
+      maxRedemptions: count("max-redemptions", values["max-redemptions"]) ?? 0,
+    },
+    opts,
+  );
+  process.stdout.write(`${res.code}\n`);
+}
+
+async function accounts(): Promise<void> {
+  if (verb === "set-plan") {
+    if (!values.plan) fail(USAGE);
+    const res = await billing.setAccountPlan(
+      { account: accountRef(), plan: values.plan, anchorDay: count("anchor-day", values["anchor-day"]) ?? 0 },
+      opts,
+    );
+    process.stderr.write(`account ${res.accountId} is on ${res.usage?.subscriptionTier}\n`);
+  } else if (verb === "set-limit") {
+    const ops = count("ops", values.ops);
+    if (ops === undefined) fail(USAGE);
+    const res = await billing.setAccountLimit({ account: accountRef(), monthlyLimit: ops }, opts);
+    process.stderr.write(`account ${res.accountId}: monthly limit ${res.usage?.monthlyLimit}\n`);
+  } else {
+    fail(USAGE);
+  }
+}
+
+const commands: Record<string, () => Promise<void>> = { keys, orgs, promotions, accounts };
+try {
+  await commands[group]();
 } catch (err) {
   if (err instanceof RedlineError && err.httpStatus === 503)
     fail("billing is not reachable: start Redline first (pnpm start)");
-  fail(err instanceof Error ? err.message : String(err));
+  fail(err instanceof RedlineError && typeof err.detail === "string" ? err.detail : String(err));
 } finally {
   billing.close();
 }

@@ -11,17 +11,24 @@ export interface BillingConfig {
   logLevel?: string;
   /** Lets the SetTestClock RPC move billing's clock (test stacks only); default false. */
   testClock?: boolean;
+  /** Agent sign-ups (POST /v1/agents/signup) per source address per hour; default 10. */
+  agentSignupsPerHour?: number;
 }
 
 /**
  * Reads LISTEN_ADDR (the bind address; default BILLING_ADDR, else 127.0.0.1:50064), DATABASE_URL
- * (required), LOG_LEVEL and REDLINE_TEST_CLOCK ("1" enables SetTestClock; never set it in production).
+ * (required), LOG_LEVEL, REDLINE_TEST_CLOCK ("1" enables SetTestClock; never set it in production)
+ * and AGENT_SIGNUPS_PER_HOUR (an integer >= 1, default 10); throws naming a malformed one.
  */
 export function loadConfig(env: Record<string, string | undefined>): BillingConfig {
+  const signups = env.AGENT_SIGNUPS_PER_HOUR;
+  if (signups !== undefined && !/^[1-9][0-9]{0,6}$/.test(signups))
+    throw new Error(`AGENT_SIGNUPS_PER_HOUR must be an integer >= 1, got '${signups}'`);
   return {
     grpcAddress: listenAddr(env, "billing"),
     databaseUrl: requireEnv(env, "DATABASE_URL"),
     logLevel: env.LOG_LEVEL,
     testClock: env.REDLINE_TEST_CLOCK === "1",
+    agentSignupsPerHour: signups === undefined ? undefined : Number(signups),
   };
 }

@@ -1,6 +1,7 @@
 // Everything a billing handler uses, built once from the config.
 import { createDb, createLogger, type Knex, type Logger } from "@redline/service-kit";
 import { type Clock, createClock } from "./clock.js";
+import { DEFAULT_AGENT_SIGNUPS_PER_HOUR } from "./commands/handoffs.js";
 import type { BillingConfig } from "./config.js";
 import { SCHEMA } from "./db/migrations.js";
 
@@ -11,6 +12,8 @@ export interface BillingContext {
   log: Logger;
   /** "Now" for periods, grant expiry and Retry-After (movable only with cfg.testClock). */
   clock: Clock;
+  /** Agent sign-ups per source address per hour (BillingConfig.agentSignupsPerHour). */
+  agentSignupsPerHour: number;
 }
 
 /** Opens the pool and the logger (no I/O until the first query). */
@@ -19,6 +22,7 @@ export function createContext(cfg: BillingConfig): BillingContext {
     db: createDb(cfg.databaseUrl, SCHEMA),
     log: createLogger("billing", cfg.logLevel),
     clock: createClock(cfg.testClock ?? false),
+    agentSignupsPerHour: cfg.agentSignupsPerHour ?? DEFAULT_AGENT_SIGNUPS_PER_HOUR,
   };
 }
 

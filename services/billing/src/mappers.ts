@@ -1,8 +1,11 @@
 // Command results → billing.v1 messages.
 import type { billingV1 } from "@redline/grpc-stubs";
 import { InputError, type Principal } from "@redline/service-kit";
+import type { IssuedKey } from "./commands/api-keys.js";
+import type { MemberView, OrganizationOfUser } from "./commands/organizations.js";
 import type { AccountRef } from "./commands/plans.js";
 import type { UsageView } from "./commands/quota.js";
+import type { ApiKeyRow } from "./db/tables.js";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -12,8 +15,37 @@ export function toUsage(usage: UsageView): billingV1.Usage {
 }
 
 /** The proto Principal; `keyId` is empty where no stored key is at hand. */
-export function toPrincipal(principal: Principal, keyId = ""): billingV1.Principal {
-  return { ...principal, keyId };
+export function toPrincipal(principal: Principal, keyId = "", readOnly = false): billingV1.Principal {
+  return { ...principal, keyId, readOnly };
+}
+
+/** A stored key as listings show it: never the key or its hash; last_used_at absent when never used. */
+export function toApiKeyInfo(row: ApiKeyRow): billingV1.ApiKeyInfo {
+  return {
+    id: row.id,
+    name: row.name ?? "",
+    prefix: row.key_prefix,
+    readOnly: row.read_only,
+    createdAt: row.created_at,
+    lastUsedAt: row.last_used_at ?? undefined,
+    organizationId: row.organization_id ?? "",
+    userId: row.user_id,
+  };
+}
+
+/** A new key: the raw key (shown once) and its listing. */
+export function toCreatedApiKey(issued: IssuedKey): billingV1.CreatedApiKey {
+  return { apiKey: issued.apiKey, key: toApiKeyInfo(issued.row) };
+}
+
+/** An organization with the caller's role. */
+export function toOrganization(org: OrganizationOfUser): billingV1.Organization {
+  return { id: org.id, name: org.name, plan: org.plan, role: org.role, createdAt: org.created_at };
+}
+
+/** A member; email "" when none is on file. */
+export function toMember(member: MemberView): billingV1.OrganizationMember {
+  return { userId: member.user_id, name: member.name, email: member.email ?? "", role: member.role };
 }
 
 /** An operator's account reference → the store lookup: id, else user name, else organization name. */

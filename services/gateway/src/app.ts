@@ -30,6 +30,7 @@ function handler(route: Route, ctx: GatewayContext): RequestHandler {
         requestId: state.requestId,
         log: state.log,
         principal: state.principal,
+        sourceAddress: req.socket.remoteAddress ?? "",
         rpc: (timeoutMs = DEFAULT_RPC_TIMEOUT_MS) => ({
           principal: state.principal ?? undefined,
           requestId: state.requestId,

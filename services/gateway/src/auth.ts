@@ -24,6 +24,20 @@ export function unauthenticated(detail: string): RedlineError {
 export interface ResolvedKey {
   principal: Principal;
   keyId: string;
+  /** Only GET and HEAD requests pass with this key. */
+  readOnly: boolean;
+}
+
+/** Methods a read-only key may use: the ones that change nothing. */
+const READ_METHODS = new Set(["GET", "HEAD"]);
+
+/** 403 `{detail}` for a write with a read-only key. */
+function readOnlyRefusal(): RedlineError {
+  return new RedlineError(
+    403,
+    GrpcStatus.PERMISSION_DENIED,
+    "This API key is read-only: it can only make GET and HEAD requests. Use a key without read_only to change anything.",
+  );
 }
 
 /** Resolves API keys through billing with a short positive cache. */
@@ -66,6 +80,7 @@ export function createKeyResolver(ctx: GatewayContext, ttlMs: number): KeyResolv
     return {
       principal: { userId: p.userId, organizationId: p.organizationId, ownerId: p.ownerId, plan: p.plan },
       keyId: p.keyId,
+      readOnly: p.readOnly,
     };
   };
 
@@ -106,7 +121,8 @@ export function recheckKey(res: Response): Promise<ResolvedKey> | null {
 /**
  * Middleware for every /v1 route: requires `Authorization: Bearer <key>` (the scheme in any case:
  * `Bearer`, `bearer`, `BEARER`; a single space); missing, malformed, unknown or revoked → 401 `{detail}`.
- * On success the principal is on the request state for the handler and the gRPC metadata.
+ * On success the principal is on the request state for the handler and the gRPC metadata. A
+ * read-only key gets 403 `{detail}` on any method but GET and HEAD, before any body is read.
  * With `queryKey` (the progress stream), a request without the header may carry the key as the
  * `api_key` or `token` query parameter.
  */
@@ -120,6 +136,7 @@ export function authenticate(resolver: KeyResolver, opts: { queryKey?: boolean }
       const key = Array.isArray(raw) ? raw[raw.length - 1] : raw;
       if (typeof key === "string" && key.length > 0 && key.length <= MAX_KEY_CHARS) {
         const resolved = await resolver.resolve(key, state.requestId);
+        if (resolved.readOnly && !READ_METHODS.has(req.method)) throw readOnlyRefusal();
         state.principal = resolved.principal;
         state.keyId = resolved.keyId;
         rechecks.set(res, () => resolver.resolve(key, state.requestId));
@@ -134,6 +151,7 @@ export function authenticate(resolver: KeyResolver, opts: { queryKey?: boolean }
     }
     const key = match[1];
     const resolved = await resolver.resolve(key, state.requestId);
+    if (resolved.readOnly && !READ_METHODS.has(req.method)) throw readOnlyRefusal();
     state.principal = resolved.principal;
     state.keyId = resolved.keyId;
     rechecks.set(res, () => resolver.resolve(key, state.requestId));

@@ -24,6 +24,8 @@ export interface RouteCall {
   log: Logger;
   /** The caller; null only on routes without auth. */
   principal: Principal | null;
+  /** The peer address of the connection (the unit of per-source limits such as agent sign-ups). */
+  sourceAddress: string;
   /** Call options carrying the principal and request id, with a deadline (default 10 s). */
   rpc(timeoutMs?: number): CallOpts;
 }

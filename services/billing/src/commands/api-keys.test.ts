@@ -4,7 +4,15 @@ import { InputError, type Knex, UnauthenticatedError } from "@redline/service-ki
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { TABLES } from "../db/tables.js";
 import { openTestDb } from "../db/test-db.js";
-import { createApiKey, hashKey, resolveApiKey, revokeApiKey } from "./api-keys.js";
+import {
+  createApiKey,
+  createOwnApiKey,
+  hashKey,
+  listOwnApiKeys,
+  resolveApiKey,
+  revokeApiKey,
+  revokeOwnApiKey,
+} from "./api-keys.js";
 
 let db: Knex;
 beforeAll(async () => {
@@ -57,5 +65,33 @@ describe("resolveApiKey and revokeApiKey", () => {
     await expect(resolveApiKey(db, "sk_short")).rejects.toBeInstanceOf(UnauthenticatedError);
     await expect(resolveApiKey(db, `sk_${"0".repeat(32)}`)).rejects.toBeInstanceOf(UnauthenticatedError);
     expect(await revokeApiKey(db, "sk_unknown")).toBe(false);
+  });
+});
+
+describe("named, read-only keys and their last use", () => {
+  it("resolves read_only and records a use at most once a minute", async () => {
+    const { apiKey, key } = await createApiKey(db, { user: "ro-user", name: "viewer", readOnly: true });
+    expect(key).toMatchObject({ name: "viewer", read_only: true, last_used_at: null });
+    expect((await resolveApiKey(db, apiKey)).readOnly).toBe(true);
+    const first = (await db(TABLES.apiKeys).where({ id: key.id }).first()).last_used_at as Date;
+    expect(first).toBeInstanceOf(Date);
+    await resolveApiKey(db, apiKey);
+    const second = (await db(TABLES.apiKeys).where({ id: key.id }).first()).last_used_at as Date;
+    expect(second.getTime()).toBe(first.getTime());
+  });
+
+  it("lists and revokes only the caller's own personal keys", async () => {
+    const mine = await createApiKey(db, { user: "own-a" });
+    const theirs = await createApiKey(db, { user: "own-b" });
+    const extra = await createOwnApiKey(db, mine.principal, { name: "  second  " });
+    expect(extra.row.name).toBe("second");
+    expect((await listOwnApiKeys(db, mine.principal)).map((k) => k.id)).toEqual([extra.row.id, mine.key.id]);
+    await expect(revokeOwnApiKey(db, theirs.principal, extra.row.id)).rejects.toMatchObject({ httpStatus: 404 });
+    await expect(revokeOwnApiKey(db, mine.principal, "garbage")).rejects.toMatchObject({ httpStatus: 404 });
+    await revokeOwnApiKey(db, mine.principal, extra.row.id);
+    expect((await listOwnApiKeys(db, mine.principal)).map((k) => k.id)).toEqual([mine.key.id]);
+    await expect(createOwnApiKey(db, mine.principal, { name: "x".repeat(101) })).rejects.toMatchObject({
+      httpStatus: 400,
+    });
   });
 });

@@ -127,4 +127,69 @@ export const migrations: Migration[] = [
       });
     },
   },
+  {
+    name: "20261202T1100_keys_orgs_handoffs",
+    // Named and read-only keys with a last use; member roles; agent accounts, their takeover
+    // links (codes stored hashed) and the per-source window of agent sign-ups.
+    async up(db: Knex) {
+      await db.schema.withSchema(SCHEMA).alterTable("api_keys", (t) => {
+        t.text("name").nullable();
+        t.boolean("read_only").notNullable().defaultTo(false);
+        t.timestamp("last_used_at", { useTz: true }).nullable();
+        t.index(["user_id"]);
+        t.index(["organization_id"]);
+      });
+      // Memberships made before roles existed stay plain members; an operator promotes one with
+      // `admin orgs add-member --role owner`.
+      await db.schema.withSchema(SCHEMA).alterTable("memberships", (t) => {
+        t.text("role").notNullable().defaultTo("member");
+        t.timestamp("created_at", { useTz: true }).notNullable().defaultTo(db.fn.now());
+        t.index(["organization_id"]);
+      });
+      await db.raw(
+        `ALTER TABLE ${SCHEMA}.memberships ADD CONSTRAINT memberships_role_check CHECK (role IN ('owner', 'admin', 'member'))`,
+      );
+      await db.schema.withSchema(SCHEMA).alterTable("accounts", (t) => {
+        t.boolean("is_agent").notNullable().defaultTo(false);
+      });
+      await db.schema.withSchema(SCHEMA).createTable("handoffs", (t) => {
+        t.uuid("id").primary();
+        t.uuid("account_id").notNullable().references("id").inTable(`${SCHEMA}.accounts`);
+        t.text("email").notNullable();
+        t.text("code_hash").notNullable();
+        t.integer("failed_attempts").notNullable().defaultTo(0);
+        t.timestamp("expires_at", { useTz: true }).notNullable();
+        t.timestamp("disabled_at", { useTz: true }).nullable();
+        t.timestamp("claimed_at", { useTz: true }).nullable();
+        t.timestamp("created_at", { useTz: true }).notNullable().defaultTo(db.fn.now());
+        t.index(["account_id"]);
+      });
+      await db.schema.withSchema(SCHEMA).createTable("signup_windows", (t) => {
+        t.text("source").notNullable();
+        t.timestamp("window_start", { useTz: true }).notNullable();
+        t.integer("count").notNullable().defaultTo(0);
+        t.primary(["source", "window_start"]);
+      });
+    },
+    async down(db: Knex) {
+      await db.schema.withSchema(SCHEMA).dropTableIfExists("signup_windows");
+      await db.schema.withSchema(SCHEMA).dropTableIfExists("handoffs");
+      await db.schema.withSchema(SCHEMA).alterTable("accounts", (t) => {
+        t.dropColumn("is_agent");
+      });
+      await db.raw(`ALTER TABLE ${SCHEMA}.memberships DROP CONSTRAINT memberships_role_check`);
+      await db.schema.withSchema(SCHEMA).alterTable("memberships", (t) => {
+        t.dropIndex(["organization_id"]);
+        t.dropColumn("role");
+        t.dropColumn("created_at");
+      });
+      await db.schema.withSchema(SCHEMA).alterTable("api_keys", (t) => {
+        t.dropIndex(["user_id"]);
+        t.dropIndex(["organization_id"]);
+        t.dropColumn("name");
+        t.dropColumn("read_only");
+        t.dropColumn("last_used_at");
+      });
+    },
+  },
 ];

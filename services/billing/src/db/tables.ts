@@ -10,6 +10,8 @@ export const TABLES = {
   charges: `${SCHEMA}.charges`,
   promotions: `${SCHEMA}.promotions`,
   promotionGrants: `${SCHEMA}.promotion_grants`,
+  handoffs: `${SCHEMA}.handoffs`,
+  signupWindows: `${SCHEMA}.signup_windows`,
 } as const;
 
 export interface AccountRow {
@@ -19,6 +21,8 @@ export interface AccountRow {
   plan: string;
   /** The email on file (users; PATCH /v1/users/me); null when none was set. */
   email: string | null;
+  /** Signed up by an agent (POST /v1/agents/signup) and not yet taken over by a human. */
+  is_agent: boolean;
   created_at: Date;
   /** Day of month (1-31) the billing cycle starts on; null = the day of created_at (UTC). */
   anchor_day: number | null;
@@ -26,9 +30,14 @@ export interface AccountRow {
   monthly_limit: number | null;
 }
 
+/** A member's role: owners and admins manage members and keys; members use the organization's keys. */
+export type MemberRole = "owner" | "admin" | "member";
+
 export interface MembershipRow {
   user_id: string;
   organization_id: string;
+  role: MemberRole;
+  created_at: Date;
 }
 
 export interface ApiKeyRow {
@@ -37,6 +46,11 @@ export interface ApiKeyRow {
   key_prefix: string;
   user_id: string;
   organization_id: string | null;
+  /** The key's label; null when none was given. */
+  name: string | null;
+  read_only: boolean;
+  /** When it last authenticated a request, updated at most once a minute; null when never. */
+  last_used_at: Date | null;
   created_at: Date;
   revoked_at: Date | null;
 }
@@ -90,4 +104,25 @@ export interface PromotionGrantRow {
   ops_remaining: number;
   expires_at: Date;
   created_at: Date;
+}
+
+/** A takeover link of an agent account; the code is stored only as a salted scrypt hash. */
+export interface HandoffRow {
+  id: string;
+  account_id: string;
+  email: string;
+  code_hash: string;
+  failed_attempts: number;
+  expires_at: Date;
+  /** Set when too many wrong codes disabled the link for good. */
+  disabled_at: Date | null;
+  claimed_at: Date | null;
+  created_at: Date;
+}
+
+/** Agent sign-ups of one source address in one fixed window. */
+export interface SignupWindowRow {
+  source: string;
+  window_start: Date;
+  count: number;
 }

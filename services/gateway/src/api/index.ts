@@ -2,11 +2,14 @@
 // (with its schemas and mappers beside it); this file only orders the areas. Adding a route to an
 // area's list mounts it and adds its OpenAPI entry.
 import type { Route } from "../route-registry.js";
+import { agentsRoutes } from "./agents/routes.js";
+import { apiKeysRoutes } from "./api-keys/routes.js";
 import { attachmentsRoutes } from "./attachments/routes.js";
 import { chatRoutes } from "./chat/routes.js";
 import { documentsRoutes } from "./documents/routes.js";
 import { exportsRoutes } from "./exports/routes.js";
 import { jobsRoutes } from "./jobs/routes.js";
+import { organizationsRoutes } from "./organizations/routes.js";
 import { promotionsRoutes } from "./promotions/routes.js";
 import { rosterRoutes } from "./roster/routes.js";
 import { sessionsRoutes } from "./sessions/routes.js";
@@ -35,6 +38,9 @@ export function apiRoutes(): Route[] {
     ...usersRoutes,
     ...usageRoutes,
     ...promotionsRoutes,
+    ...apiKeysRoutes,
+    ...organizationsRoutes,
+    ...agentsRoutes,
     ...systemRoutes,
   ];
 }

@@ -1,8 +1,8 @@
-// Accounts, memberships and API keys: all SQL of billing's identity side. Functions take a
-// `Knex | Knex.Transaction`; the command that needs atomicity opens the transaction.
+// Accounts and memberships: the SQL of billing's identity side (keys are in api-keys.ts).
+// Functions take a `Knex | Knex.Transaction`; the command that needs atomicity opens the transaction.
 import { randomUUID } from "node:crypto";
 import type { Knex } from "@redline/service-kit";
-import { type AccountRow, type ApiKeyRow, TABLES } from "../tables.js";
+import { type AccountRow, type MemberRole, type MembershipRow, TABLES } from "../tables.js";
 
 type Db = Knex | Knex.Transaction;
 
@@ -33,29 +33,115 @@ export async function setAccountPlan(db: Db, id: string, plan: string): Promise<
   await db(TABLES.accounts).where({ id }).update({ plan });
 }
 
-/** Makes the user a member of the organization (a no-op when already one). */
-export async function addMembership(db: Db, userId: string, organizationId: string): Promise<void> {
-  await db(TABLES.memberships).insert({ user_id: userId, organization_id: organizationId }).onConflict().ignore();
-}
-
-/** Stores a key by its hash and prefix only. */
-export async function insertApiKey(
+/** Makes the user a member of the organization with `role`; false (nothing changed) when already one. */
+export async function addMembership(
   db: Db,
-  key: Pick<ApiKeyRow, "key_hash" | "key_prefix" | "user_id" | "organization_id">,
-): Promise<void> {
-  await db(TABLES.apiKeys).insert({ id: randomUUID(), ...key });
+  userId: string,
+  organizationId: string,
+  role: MemberRole = "member",
+): Promise<boolean> {
+  const rows = await db(TABLES.memberships)
+    .insert({ user_id: userId, organization_id: organizationId, role })
+    .onConflict(["user_id", "organization_id"])
+    .ignore()
+    .returning("user_id");
+  return rows.length > 0;
 }
 
-/** The key with this hash that is not revoked; undefined when unknown or revoked. */
-export function findActiveKey(db: Db, keyHash: string): Promise<ApiKeyRow | undefined> {
-  return db<ApiKeyRow>(TABLES.apiKeys).where({ key_hash: keyHash }).whereNull("revoked_at").first();
+/** Sets a member's role; false when the user is not a member. */
+export async function setMemberRole(
+  db: Db,
+  userId: string,
+  organizationId: string,
+  role: MemberRole,
+): Promise<boolean> {
+  return (
+    (await db(TABLES.memberships).where({ user_id: userId, organization_id: organizationId }).update({ role })) > 0
+  );
 }
 
-/** Marks the key with this hash revoked; false when unknown or already revoked. */
-export async function revokeKeyByHash(db: Db, keyHash: string): Promise<boolean> {
-  const count = await db(TABLES.apiKeys)
-    .where({ key_hash: keyHash })
-    .whereNull("revoked_at")
-    .update({ revoked_at: db.fn.now() });
-  return count > 0;
+/** The user's membership of the organization; undefined when not a member. */
+export function findMembership(db: Db, userId: string, organizationId: string): Promise<MembershipRow | undefined> {
+  return db<MembershipRow>(TABLES.memberships).where({ user_id: userId, organization_id: organizationId }).first();
+}
+
+/** Ends a membership; false when there was none. */
+export async function deleteMembership(db: Db, userId: string, organizationId: string): Promise<boolean> {
+  return (await db(TABLES.memberships).where({ user_id: userId, organization_id: organizationId }).delete()) > 0;
+}
+
+/** Locks the organization's membership rows (FOR UPDATE), so role checks and changes agree. */
+export async function lockMemberships(db: Db, organizationId: string): Promise<void> {
+  await db(TABLES.memberships).where({ organization_id: organizationId }).forUpdate().select("user_id");
+}
+
+/** Owners of the organization still on the list. */
+export async function countOwners(db: Db, organizationId: string): Promise<number> {
+  const row = await db(TABLES.memberships)
+    .where({ organization_id: organizationId, role: "owner" })
+    .count<{ n: string }[]>({ n: "*" })
+    .first();
+  return Number(row?.n ?? 0);
+}
+
+/** An organization with the user's role in it. */
+export interface OrganizationOfUser extends AccountRow {
+  role: MemberRole;
+}
+
+/** The organizations the user belongs to, by name; with `organizationId`, only that one. */
+export function organizationsOfUser(db: Db, userId: string, organizationId?: string): Promise<OrganizationOfUser[]> {
+  const q = db(`${TABLES.memberships} as m`)
+    .join(`${TABLES.accounts} as a`, "a.id", "m.organization_id")
+    .where("m.user_id", userId)
+    .select<OrganizationOfUser[]>("a.*", "m.role")
+    .orderBy("a.name");
+  if (organizationId) q.andWhere("m.organization_id", organizationId);
+  return q;
+}
+
+/** A member as listings show it. */
+export interface MemberView {
+  user_id: string;
+  name: string;
+  email: string | null;
+  role: MemberRole;
+}
+
+/** The organization's members: owners, admins, then members, each by name. */
+export function membersOf(db: Db, organizationId: string, userId?: string): Promise<MemberView[]> {
+  const q = db(`${TABLES.memberships} as m`)
+    .join(`${TABLES.accounts} as a`, "a.id", "m.user_id")
+    .where("m.organization_id", organizationId)
+    .select<MemberView[]>("m.user_id", "a.name", "a.email", "m.role")
+    .orderByRaw("CASE m.role WHEN 'owner' THEN 0 WHEN 'admin' THEN 1 ELSE 2 END, a.name");
+  if (userId) q.andWhere("m.user_id", userId);
+  return q;
+}
+
+/** The user accounts whose email on file is `email` (case-insensitive), oldest first. */
+export function usersByEmail(db: Db, email: string): Promise<AccountRow[]> {
+  return db<AccountRow>(TABLES.accounts)
+    .where({ kind: "user" })
+    .whereRaw("lower(email) = lower(?)", [email])
+    .orderBy("created_at");
+}
+
+/** The account of `kind` with this name; undefined when none. */
+export function findAccountByName(db: Db, kind: AccountRow["kind"], name: string): Promise<AccountRow | undefined> {
+  return db<AccountRow>(TABLES.accounts).where({ kind, name }).first();
+}
+
+/** Inserts an account; false when (kind, name) is taken. */
+export async function insertAccount(
+  db: Db,
+  row: Pick<AccountRow, "id" | "kind" | "name" | "plan" | "is_agent">,
+): Promise<boolean> {
+  const rows = await db(TABLES.accounts).insert(row).onConflict(["kind", "name"]).ignore().returning("id");
+  return rows.length > 0;
+}
+
+/** Turns an agent account into a human's: the email on file set, the agent mark cleared. */
+export async function adoptAccount(db: Db, id: string, email: string): Promise<void> {
+  await db(TABLES.accounts).where({ id }).update({ email, is_agent: false });
 }

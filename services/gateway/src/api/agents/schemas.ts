@@ -1,0 +1,91 @@
+// Agent sign-up and takeover (unshown-parts.md, Accounts: agent takeover; interface-spec
+// Authentication rule 5, Errors 403/404/410).
+import { isEmailAddress, MAX_EMAIL_CHARS } from "@redline/service-kit";
+import { z } from "zod";
+import { issueType } from "../../validation.js";
+import { MAX_KEY_NAME_CHARS } from "../api-keys/schemas.js";
+import { component, ErrorSchema, MAX_ID_CHARS } from "../shared/schemas.js";
+
+/** POST /v1/agents/signup body: optional (no body, or `{}`, or `{name}`). */
+export const SignupObjectSchema = component("AgentSignupRequest", {
+  name: z
+    .string()
+    .trim()
+    .max(MAX_KEY_NAME_CHARS)
+    .nullish()
+    .meta({ description: "A label for the agent (at most 100 characters); it names the first key." }),
+});
+
+/** The sign-up body, which may be left out. */
+export const SignupSchema = SignupObjectSchema.optional().meta({ description: "Optional: `{name?}`." });
+
+/** POST /v1/agents/signup response. */
+export const SignupResponseSchema = component("AgentSignup", {
+  account_id: z.string().meta({ description: "The new account's id; it stays the same after a takeover." }),
+  api_key: z.string().meta({ description: "The account's key (sk_ + 32 hex), shown only here." }),
+  plan: z.string().meta({ description: "The account's plan: free." }),
+});
+
+/** POST /v1/agents/handoff body. */
+export const HandoffSchema = component("AgentHandoffRequest", {
+  email: z
+    .string()
+    .trim()
+    .max(MAX_EMAIL_CHARS)
+    .refine(isEmailAddress, {
+      message: "value is not a valid email address: one plain address such as name@example.com",
+      ...issueType("value_error"),
+    })
+    .meta({ format: "email", description: "The human's address; the one-time code is mailed there." }),
+});
+
+/** POST /v1/agents/handoff response. */
+export const HandoffResponseSchema = component("AgentHandoff", {
+  handoff_id: z.string().meta({ description: "The takeover link: POST /v1/agents/handoff/{handoff_id}/claim." }),
+  expires_at: z.string().meta({ format: "date-time", description: "When the link expires (30 minutes)." }),
+});
+
+/** Path of /v1/agents/handoff/{handoff_id}/claim. */
+export const HandoffPathSchema = z.object({
+  handoff_id: z.string().min(1).max(MAX_ID_CHARS).meta({ description: "The takeover link's id." }),
+});
+
+/** POST /v1/agents/handoff/{handoff_id}/claim body. */
+export const ClaimSchema = component("AgentClaimRequest", {
+  code: z.string().trim().min(1).max(64).meta({ description: "The one-time code from the mail." }),
+});
+
+/** POST /v1/agents/handoff/{handoff_id}/claim response. */
+export const ClaimResponseSchema = component("AgentClaim", {
+  account_id: z.string().meta({ description: "The adopted account: the agent's account id, unchanged." }),
+  api_key: z.string().meta({ description: "A new key of the account for the human (sk_ + 32 hex), shown only here." }),
+});
+
+/** 429 of the sign-up: `{detail, code: "signup_limit"}` with Retry-After. */
+export const SignupLimitResponse = {
+  status: 429,
+  description:
+    'Too many sign-ups from this source address this hour (AGENT_SIGNUPS_PER_HOUR): `{detail, code: "signup_limit"}` ' +
+    "with a Retry-After header (seconds).",
+  schema: ErrorSchema,
+};
+
+/** 429 of the handoff: `{detail, code: "handoff_limit"}` with Retry-After. */
+export const HandoffLimitResponse = {
+  status: 429,
+  description:
+    'Too many takeover links of this account in the last hour: `{detail, code: "handoff_limit"}` with a ' +
+    "Retry-After header (seconds).",
+  schema: ErrorSchema,
+};
+
+/** The claim's 403, 404 and 410 (interface-spec Authentication rule 5 and Errors). */
+export const ClaimErrors = [
+  { status: 403, description: "Wrong code; the detail states the attempts left.", schema: ErrorSchema },
+  { status: 404, description: "Unknown or expired takeover link (or one already used).", schema: ErrorSchema },
+  {
+    status: 410,
+    description: "The link is disabled for good after too many wrong codes, even for the right one.",
+    schema: ErrorSchema,
+  },
+];

@@ -1,0 +1,34 @@
+// billing.v1 organization messages → the Organization and OrganizationMember JSON.
+import type { billingV1 } from "@redline/grpc-stubs";
+import { required } from "@redline/service-kit";
+import { iso } from "../shared/mappers.js";
+import type { MemberJson, OrganizationJson } from "./schemas.js";
+
+const ROLES = ["owner", "admin", "member"] as const;
+
+function roleOf(role: string): OrganizationJson["role"] {
+  const found = ROLES.find((r) => r === role);
+  if (!found) throw new Error(`contract: unknown role '${role}'`);
+  return found;
+}
+
+/** An organization with the caller's role. */
+export function organizationToJson(org: billingV1.Organization): OrganizationJson {
+  return {
+    id: org.id,
+    name: org.name,
+    plan: org.plan,
+    role: roleOf(org.role),
+    created_at: required(iso(org.createdAt), "created_at"),
+  };
+}
+
+/** A member; email left out when none is on file. */
+export function memberToJson(member: billingV1.OrganizationMember): MemberJson {
+  return {
+    user_id: member.userId,
+    name: member.name,
+    ...(member.email && { email: member.email }),
+    role: roleOf(member.role),
+  };
+}
