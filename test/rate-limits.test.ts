@@ -6,7 +6,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { startBillingService } from "@redline/billing";
 import { gatewayConfig, type RateLimitsConfig, type RunningGateway, startGateway } from "@redline/gateway";
 import { freePort } from "@redline/local-infra";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startStackWithKey } from "./support/file-stack.js";
 import { REPO_ROOT, sampleContract } from "./support/fixtures.js";
 import type { TestStack } from "./support/stack.js";
