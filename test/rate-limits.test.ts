@@ -11,9 +11,11 @@ import { startStackWithKey } from "./support/file-stack.js";
 import { REPO_ROOT, sampleContract } from "./support/fixtures.js";
 import type { TestStack } from "./support/stack.js";
 
-// read: 4 requests of burst, one token back per second; write: 5 per minute (no refill within a test).
+// read: 4 requests of burst, one token back per second; write: 5 per minute (no refill within a
+// test); expensive: 30 per 10 minutes, large enough for gateways to admit early (rate-limit.ts,
+// BucketMirror) until the last 10 tokens.
 const LIMITS: RateLimitsConfig = {
-  expensive: { capacity: 3, windowSeconds: 60 },
+  expensive: { capacity: 30, windowSeconds: 600 },
   write: { capacity: 5, windowSeconds: 60 },
   read: { capacity: 4, windowSeconds: 4 },
 };
@@ -114,8 +116,8 @@ describe("RateLimit headers on normal responses", () => {
       }),
     });
     expect(res.status).toBe(200);
-    expect(res.headers.get("ratelimit-policy")).toBe('"expensive";q=3;w=60');
-    expect(res.headers.get("ratelimit")).toMatch(/^"expensive";r=2;t=2\d$/);
+    expect(res.headers.get("ratelimit-policy")).toBe('"expensive";q=30;w=600');
+    expect(res.headers.get("ratelimit")).toMatch(/^"expensive";r=29;t=2\d$/);
   });
 
   it("carries the generous defaults on the stack's own gateway, and none on public routes", async () => {
@@ -192,6 +194,23 @@ describe("shared state across two gateway processes", () => {
     );
     expect(results.filter((s) => s === 200)).toHaveLength(5);
     expect(results.filter((s) => s === 429)).toHaveLength(11);
+  });
+});
+
+describe("early admission far from the limit", () => {
+  it("still stops at exactly `capacity` across both gateways: the last tokens are decided by billing", async () => {
+    const k = await stack.createKey("rl-early");
+    // An expensive route refused cheaply after its token is taken: an export of an empty body is a 422.
+    const exportEmpty = (base: string) =>
+      fetch(`${base}/v1/documents/export`, {
+        method: "POST",
+        headers: { Authorization: `Bearer ${k}`, "Content-Type": "application/json" },
+        body: "{}",
+      });
+    const statuses: number[] = [];
+    for (let i = 0; i < 40; i++) statuses.push((await exportEmpty(i % 2 === 0 ? gwA.url : urlB)).status);
+    expect(statuses.slice(0, 30).every((s) => s === 422)).toBe(true);
+    expect(statuses.slice(30).every((s) => s === 429)).toBe(true);
   });
 });
 

@@ -10,7 +10,7 @@ import { DEFAULT_RATE_LIMITS, type GatewayConfig } from "./config.js";
 import type { GatewayContext } from "./context.js";
 import { cors } from "./cors.js";
 import { errorHandler, notFound } from "./error-handler.js";
-import { idempotency } from "./idempotency.js";
+import { carriesIdempotencyKey, idempotency } from "./idempotency.js";
 import { rateLimiter } from "./rate-limit.js";
 import { requestContext, requestState } from "./request-context.js";
 import { DEFAULT_RPC_TIMEOUT_MS, pathGuard, type Route, toExpressPath } from "./route-registry.js";
@@ -78,7 +78,10 @@ export function createApp(ctx: GatewayContext, cfg: GatewayConfig): express.Expr
     const chain: RequestHandler[] = [];
     if (route.auth) chain.push(route.queryKeyAuth ? queryKeyAuth : auth);
     // Before the body is read: a throttled caller costs no parsing.
-    if (route.auth && route.limiter) chain.push(limit(route.limiter));
+    // Idempotent routes called with a key overlap the limiter's round trip with BeginIdempotency.
+    if (route.auth && route.limiter) {
+      chain.push(limit(route.limiter, route.idempotent ? { defer: (req) => carriesIdempotencyKey(cfg, req) } : {}));
+    }
     if (route.body) {
       const mediaType = route.bodyMediaType ?? "application/json";
       chain.push(bodyTypeGuard(mediaType), mediaType === "multipart/form-data" ? multipart : json);

@@ -18,10 +18,11 @@ import { createHash } from "node:crypto";
 import { status as GrpcStatus } from "@grpc/grpc-js";
 import { billingV1 } from "@redline/grpc-stubs";
 import { InputError, RedlineError, SchemaError } from "@redline/service-kit";
-import type { RequestHandler, Response } from "express";
+import type { Request, RequestHandler, Response } from "express";
 import type { UploadedFile } from "./body.js";
 import { CHAT_DEADLINE_GRACE_MS, type GatewayConfig } from "./config.js";
 import type { GatewayContext } from "./context.js";
+import { rateLimitDecision } from "./rate-limit.js";
 import { requestState } from "./request-context.js";
 
 /** The key as the client sends it: 1-255 printable ASCII characters (as Stripe and the IETF idempotency draft allow). */
@@ -92,12 +93,19 @@ function replayableHeaders(res: Response): Record<string, string> {
   return out;
 }
 
+/** True when `idempotency` will act on the request: the feature is on and the header is sent. */
+export function carriesIdempotencyKey(cfg: GatewayConfig, req: Request): boolean {
+  return cfg.idempotency !== false && req.get("idempotency-key") !== undefined;
+}
+
 /**
  * Middleware of idempotent routes, after the body is parsed and before validation: without an
- * Idempotency-Key header (or with `enabled` false) it does nothing. With one: 400 for a malformed
- * key; replays, 422 or 409 per the semantics above; otherwise it claims the key and records the
- * route's answer (success or error) before it is sent. Billing unavailable: 503 from the error
- * middleware, the request not run (no guarantee is better than a double charge).
+ * Idempotency-Key header (or with `cfg.idempotency` false) it does nothing. With one: 400 for a
+ * malformed key; the rate limiter's deferred decision and BeginIdempotency awaited together (a
+ * 429 releases a claim it took); replays, 422 or 409 per the semantics above; otherwise it
+ * claims the key and records the route's answer (success or error) as it is sent. Billing
+ * unavailable: 503 from the error middleware, the request not run (no guarantee is better than
+ * a double charge).
  */
 export function idempotency(ctx: GatewayContext, cfg: GatewayConfig): RequestHandler {
   // A running claim outlives the longest request (sync chat: the AI cap plus the RPC grace);
@@ -107,14 +115,26 @@ export function idempotency(ctx: GatewayContext, cfg: GatewayConfig): RequestHan
     const key = req.get("idempotency-key");
     if (key === undefined || cfg.idempotency === false) return next();
     if (!KEY.test(key)) {
-      return next(new InputError("Idempotency-Key must be 1-255 printable ASCII characters without spaces"));
+      const refusal = await rateLimitDecision(res);
+      return next(refusal ?? new InputError("Idempotency-Key must be 1-255 printable ASCII characters without spaces"));
     }
     const state = requestState(res);
     const principal = state.principal;
     if (!principal) return next();
     const hash = requestHash(req.method, req.path, req.query, req.body);
     const opts = { principal, requestId: state.requestId, timeoutMs: BEGIN_TIMEOUT_MS };
-    const begun = await ctx.billing.beginIdempotency({ idempotencyKey: key, requestHash: hash, leaseSeconds }, opts);
+    const complete = (response: billingV1.StoredResponse | undefined) =>
+      ctx.billing.completeIdempotency({ idempotencyKey: key, requestHash: hash, response }, opts);
+    const [refusal, begun] = await Promise.all([
+      rateLimitDecision(res),
+      ctx.billing.beginIdempotency({ idempotencyKey: key, requestHash: hash, leaseSeconds }, opts),
+    ]);
+    if (refusal) {
+      if (begun.outcome === billingV1.IdempotencyOutcome.IDEMPOTENCY_OUTCOME_STARTED) {
+        complete(undefined).catch((err) => state.log.warn({ err }, "idempotency key not released after a 429"));
+      }
+      return next(refusal);
+    }
     switch (begun.outcome) {
       case billingV1.IdempotencyOutcome.IDEMPOTENCY_OUTCOME_REPLAY: {
         const stored = begun.response;
@@ -150,14 +170,12 @@ export function idempotency(ctx: GatewayContext, cfg: GatewayConfig): RequestHan
     }
 
     // Every answer of these routes (the handler's and the error middleware's) goes out through
-    // res.json: record it first, so a retry arriving after the client saw it gets the same.
+    // res.json: it is recorded as it is sent. The record is written alongside the response, not
+    // before it, to keep a billing round trip off the chat path: a client retries only when it
+    // did not get the answer, long after the record landed; a retry racing the write in the
+    // same millisecond finds the claim running and gets the 409, never a second run.
     let settled = false;
     const send = res.json.bind(res);
-    const complete = (response: billingV1.StoredResponse | undefined) =>
-      ctx.billing.completeIdempotency(
-        { idempotencyKey: key, requestHash: hash, response },
-        { principal, requestId: state.requestId, timeoutMs: BEGIN_TIMEOUT_MS },
-      );
     res.json = (body: unknown) => {
       if (settled) return send(body);
       settled = true;
@@ -169,10 +187,10 @@ export function idempotency(ctx: GatewayContext, cfg: GatewayConfig): RequestHan
             body: Buffer.from(JSON.stringify(body) ?? ""),
           }
         : undefined;
-      complete(stored)
-        .catch((err) => state.log.warn({ err }, "idempotency record not completed; the key frees when its lease ends"))
-        .finally(() => send(body));
-      return res;
+      complete(stored).catch((err) =>
+        state.log.warn({ err }, "idempotency record not completed; the key frees when its lease ends"),
+      );
+      return send(body);
     };
     // A response that ended another way (a stream) leaves nothing to replay: free the key. A
     // dropped connection is not such an end: the handler still answers through res.json, and

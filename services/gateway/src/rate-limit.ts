@@ -9,7 +9,7 @@
 // `RateLimit: "<class>";r=<whole tokens left>;t=<seconds until the bucket is full again>`.
 import { status as GrpcStatus } from "@grpc/grpc-js";
 import { RedlineError, required } from "@redline/service-kit";
-import type { RequestHandler } from "express";
+import type { Request, RequestHandler, Response } from "express";
 import type { LimiterClass, RateLimitPolicy, RateLimitsConfig } from "./config.js";
 import type { GatewayContext } from "./context.js";
 import { requestState } from "./request-context.js";
@@ -56,49 +56,156 @@ export function rateLimitHeader(limiter: LimiterClass, remaining: number, resetS
   return `"${limiter}";r=${Math.max(0, remaining)};t=${Math.max(0, Math.ceil(resetSeconds))}`;
 }
 
+/** A bucket with fewer whole tokens than this (or this share of its capacity) left is decided strictly. */
+const STRICT_ZONE_MIN = 10;
+const STRICT_ZONE_SHARE = 0.1;
+/** How long billing's last word on a bucket may stand in for a new one. */
+const MIRROR_FRESH_MS = 1000;
+const MIRROR_MAX_ENTRIES = 10_000;
+
+/** What this gateway last heard from billing about one bucket. */
+interface MirroredBucket {
+  remaining: number;
+  resetSeconds: number;
+  at: number;
+  /** Requests admitted early whose ConsumeRateLimit has not answered yet. */
+  inflight: number;
+}
+
 /**
- * Middleware factory: `limit(cls)` takes one token of the caller's `cls` bucket after auth and
- * before the body is read. Sets RateLimit-Policy and RateLimit on the response (so they ride on
- * every answer of the route, errors included), and answers 429 (RateLimitedError) when the bucket
- * is empty. With `limits` false every route passes untouched; when billing does not answer in
- * CONSUME_TIMEOUT_MS the request passes with a warn log and no RateLimit header (fail open).
+ * The gateway's view of the buckets it used in the last second, so that a request far from its
+ * limit does not wait for billing: every billing round trip on a loaded machine costs several
+ * ms, and the chat path has a 2 ms budget. Such a request is admitted at once and its token is
+ * still taken from the shared bucket, in the background. Only while billing's last answer is
+ * under a second old and leaves more than the strict zone (max(10, 10 % of capacity)) beyond
+ * the requests in flight; otherwise the request waits for billing's decision. So the shared
+ * bucket stays the one authority: near the limit every replica asks it first, and an early
+ * admission can overshoot only when other replicas drained the strict zone within that second
+ * (each overshoot logged). Small limits (capacity <= 10, as in tests) are always strict.
+ */
+class BucketMirror {
+  private readonly buckets = new Map<string, MirroredBucket>();
+
+  /** The bucket's mirror when billing spoke of it within MIRROR_FRESH_MS. */
+  fresh(id: string): MirroredBucket | undefined {
+    const seen = this.buckets.get(id);
+    return seen && Date.now() - seen.at < MIRROR_FRESH_MS ? seen : undefined;
+  }
+
+  /** Takes billing's answer; keeps the in-flight count of the entry (early admissions still out). */
+  record(id: string, decision: { remaining: number; resetSeconds: number }): void {
+    const seen = this.buckets.get(id);
+    if (seen) {
+      seen.remaining = decision.remaining;
+      seen.resetSeconds = decision.resetSeconds;
+      seen.at = Date.now();
+      return;
+    }
+    if (this.buckets.size >= MIRROR_MAX_ENTRIES) {
+      const now = Date.now();
+      for (const [k, v] of this.buckets) if (now - v.at >= MIRROR_FRESH_MS && v.inflight === 0) this.buckets.delete(k);
+      if (this.buckets.size >= MIRROR_MAX_ENTRIES) return;
+    }
+    this.buckets.set(id, { ...decision, at: Date.now(), inflight: 0 });
+  }
+
+  /** Drops the mirror (billing unreachable): the next request asks billing. */
+  forget(id: string): void {
+    this.buckets.delete(id);
+  }
+}
+
+/** Where a deferred decision waits for the idempotency middleware (res.locals key). */
+const PENDING = "redlineRateLimit";
+
+/**
+ * The decision the limiter deferred for this request (see rateLimiter): the 429 to answer, or
+ * null to go on. Resolves at once when nothing was deferred.
+ */
+export function rateLimitDecision(res: Response): Promise<RateLimitedError | null> {
+  return (res.locals[PENDING] as Promise<RateLimitedError | null> | undefined) ?? Promise.resolve(null);
+}
+
+/**
+ * Middleware factory: `limit(cls, {defer})` takes one token of the caller's `cls` bucket after auth.
+ * Sets RateLimit-Policy and RateLimit on the response (so they ride on every answer of the
+ * route, errors included), and answers 429 (RateLimitedError) when the bucket is empty, before
+ * the body is read. With `defer(req)` true (an idempotent route called with an Idempotency-Key)
+ * the decision is not awaited here but by the idempotency middleware, together with its own
+ * BeginIdempotency: the two billing round trips overlap instead of adding up on the chat path
+ * (issue #13's 2 ms budget). The price: such a request's body is read before the 429, and a
+ * malformed body there is answered without waiting for the limiter. With `limits` false every
+ * route passes untouched; when billing does not answer in CONSUME_TIMEOUT_MS the request passes
+ * with a warn log and no RateLimit header (fail open).
  */
 export function rateLimiter(ctx: GatewayContext, limits: RateLimitsConfig | false) {
-  return (limiter: LimiterClass): RequestHandler => {
+  const mirror = new BucketMirror();
+  return (limiter: LimiterClass, opts: { defer?: (req: Request) => boolean } = {}): RequestHandler => {
     if (!limits) return (_req, _res, next) => next();
     const policy = limits[limiter];
     const policyValue = policyHeader(limiter, policy);
-    return async (_req, res, next) => {
+    // The last tokens of a bucket are always decided by billing, before the request runs.
+    const strictZone = Math.max(STRICT_ZONE_MIN, Math.ceil(policy.capacity * STRICT_ZONE_SHARE));
+    const decide = async (res: Response): Promise<RateLimitedError | null> => {
       const state = requestState(res);
       const principal = state.principal;
-      if (!principal) return next();
+      if (!principal) return null;
       res.setHeader("RateLimit-Policy", policyValue);
-      let decision: Awaited<ReturnType<GatewayContext["billing"]["consumeRateLimit"]>>;
-      try {
-        decision = await ctx.billing.consumeRateLimit(
-          {
-            // Per key; a principal without a key id (none today) shares its owner's bucket.
-            subject: state.keyId || `owner:${principal.ownerId}`,
-            limiter,
-            capacity: policy.capacity,
-            windowSeconds: policy.windowSeconds,
-          },
+      // Per key; a principal without a key id (none today) shares its owner's bucket.
+      const subject = state.keyId || `owner:${principal.ownerId}`;
+      const consume = () =>
+        ctx.billing.consumeRateLimit(
+          { subject, limiter, capacity: policy.capacity, windowSeconds: policy.windowSeconds },
           { principal, requestId: state.requestId, timeoutMs: CONSUME_TIMEOUT_MS },
         );
+      const id = `${subject} ${limiter}`;
+      const seen = mirror.fresh(id);
+      if (seen && seen.remaining - seen.inflight > strictZone) {
+        // Far from the limit: admit now, debit the shared bucket in the background (see BucketMirror).
+        seen.inflight++;
+        res.setHeader("RateLimit", rateLimitHeader(limiter, seen.remaining - seen.inflight, seen.resetSeconds));
+        consume().then(
+          (decision) => {
+            seen.inflight--;
+            mirror.record(id, decision);
+            if (!decision.allowed) state.log.info({ limiter }, "rate limit overshot by one request admitted early");
+          },
+          (err) => {
+            seen.inflight--;
+            mirror.forget(id);
+            state.log.warn({ err, limiter }, "rate limiter unavailable: request let through unlimited (fail open)");
+          },
+        );
+        return null;
+      }
+      let decision: Awaited<ReturnType<typeof consume>>;
+      try {
+        decision = await consume();
       } catch (err) {
+        mirror.forget(id);
         state.log.warn({ err, limiter }, "rate limiter unavailable: request let through unlimited (fail open)");
+        return null;
+      }
+      mirror.record(id, decision);
+      if (!res.headersSent) {
+        res.setHeader("RateLimit", rateLimitHeader(limiter, decision.remaining, decision.resetSeconds));
+      }
+      if (decision.allowed) return null;
+      const usage = required(decision.usage, "usage");
+      return new RateLimitedError(limiter, policy, decision.retryAfterSeconds, {
+        monthly_limit: usage.monthlyLimit,
+        monthly_used: usage.monthlyUsed,
+        monthly_remaining: usage.monthlyRemaining,
+      });
+    };
+    return async (req, res, next) => {
+      const pending = decide(res);
+      if (opts.defer?.(req)) {
+        res.locals[PENDING] = pending;
         return next();
       }
-      res.setHeader("RateLimit", rateLimitHeader(limiter, decision.remaining, decision.resetSeconds));
-      if (decision.allowed) return next();
-      const usage = required(decision.usage, "usage");
-      next(
-        new RateLimitedError(limiter, policy, decision.retryAfterSeconds, {
-          monthly_limit: usage.monthlyLimit,
-          monthly_used: usage.monthlyUsed,
-          monthly_remaining: usage.monthlyRemaining,
-        }),
-      );
+      const refusal = await pending;
+      next(refusal ?? undefined);
     };
   };
 }
