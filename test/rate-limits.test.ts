@@ -214,6 +214,24 @@ describe("early admission far from the limit", () => {
   });
 });
 
+describe("ConsumeRateLimit debits (billing)", () => {
+  it("records early admissions unconditionally and makes the next requests wait off the debt", async () => {
+    const principal = (await stack.billing.resolveApiKey({ apiKey: await stack.createKey("rl-debit") })).principal;
+    const bucket = { subject: "debit-test", limiter: "write", capacity: 5, windowSeconds: 50 };
+    const debit = await stack.billing.consumeRateLimit({ ...bucket, debit: 7 }, { principal });
+    expect(debit).toMatchObject({ allowed: true, remaining: 0 });
+    const next = await stack.billing.consumeRateLimit({ ...bucket, debit: 0 }, { principal });
+    expect(next.allowed).toBe(false);
+    // 2 tokens owed + 1 to take, at 0.1 token/s: about 30 s.
+    expect(next.retryAfterSeconds).toBeGreaterThan(29);
+    expect(next.retryAfterSeconds).toBeLessThanOrEqual(30);
+    expect(next.usage).toMatchObject({ monthlyLimit: 500, monthlyUsed: 0 });
+    await expect(stack.billing.consumeRateLimit({ ...bucket, debit: -1 }, { principal })).rejects.toMatchObject({
+      httpStatus: 400,
+    });
+  });
+});
+
 describe("failure policy", () => {
   it("fails open when the limiter's store is unreachable: the request passes without a RateLimit header", async () => {
     // A gateway whose billing (the limiter's store) is a separate billing process we can stop,

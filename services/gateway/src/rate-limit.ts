@@ -61,6 +61,8 @@ const STRICT_ZONE_MIN = 10;
 const STRICT_ZONE_SHARE = 0.1;
 /** How long billing's last word on a bucket may stand in for a new one. */
 const MIRROR_FRESH_MS = 1000;
+/** Early admissions are sent to billing as one debit per bucket at most this often. */
+const DEBIT_FLUSH_MS = 50;
 const MIRROR_MAX_ENTRIES = 10_000;
 
 /** What this gateway last heard from billing about one bucket. */
@@ -68,20 +70,28 @@ interface MirroredBucket {
   remaining: number;
   resetSeconds: number;
   at: number;
-  /** Requests admitted early whose ConsumeRateLimit has not answered yet. */
+  /** Requests admitted early, not yet sent to billing (the next debit). */
+  unsent: number;
+  /** Requests admitted early, sent in a debit billing has not answered yet. */
   inflight: number;
+  /** The pending flush of `unsent`. */
+  timer?: NodeJS.Timeout;
 }
 
 /**
  * The gateway's view of the buckets it used in the last second, so that a request far from its
  * limit does not wait for billing: every billing round trip on a loaded machine costs several
  * ms, and the chat path has a 2 ms budget. Such a request is admitted at once and its token is
- * still taken from the shared bucket, in the background. Only while billing's last answer is
- * under a second old and leaves more than the strict zone (max(10, 10 % of capacity)) beyond
- * the requests in flight; otherwise the request waits for billing's decision. So the shared
- * bucket stays the one authority: near the limit every replica asks it first, and an early
- * admission can overshoot only when other replicas drained the strict zone within that second
- * (each overshoot logged). Small limits (capacity <= 10, as in tests) are always strict.
+ * still taken from the shared bucket, in the background: early admissions of a bucket are
+ * batched into one debit every DEBIT_FLUSH_MS (one statement for many requests, none on the
+ * request's path). Only while billing's last answer is under a second old and leaves more than
+ * the strict zone (max(10, 10 % of capacity)) beyond the admissions not yet answered; otherwise
+ * the request waits for billing's decision. So the shared
+ * bucket stays the one authority: near the limit every replica asks it first, and early
+ * admissions can overshoot only when other replicas drained the strict zone within that second;
+ * the debit then takes the bucket below zero, so the overshoot delays the next requests instead
+ * of being forgiven. Small limits (capacity <= 10, as in tests) are always strict. A gateway
+ * that stops loses at most DEBIT_FLUSH_MS of unsent debits.
  */
 class BucketMirror {
   private readonly buckets = new Map<string, MirroredBucket>();
@@ -103,10 +113,12 @@ class BucketMirror {
     }
     if (this.buckets.size >= MIRROR_MAX_ENTRIES) {
       const now = Date.now();
-      for (const [k, v] of this.buckets) if (now - v.at >= MIRROR_FRESH_MS && v.inflight === 0) this.buckets.delete(k);
+      for (const [k, v] of this.buckets) {
+        if (now - v.at >= MIRROR_FRESH_MS && v.inflight === 0 && v.unsent === 0) this.buckets.delete(k);
+      }
       if (this.buckets.size >= MIRROR_MAX_ENTRIES) return;
     }
-    this.buckets.set(id, { ...decision, at: Date.now(), inflight: 0 });
+    this.buckets.set(id, { ...decision, at: Date.now(), unsent: 0, inflight: 0 });
   }
 
   /** Drops the mirror (billing unreachable): the next request asks billing. */
@@ -153,34 +165,45 @@ export function rateLimiter(ctx: GatewayContext, limits: RateLimitsConfig | fals
       res.setHeader("RateLimit-Policy", policyValue);
       // Per key; a principal without a key id (none today) shares its owner's bucket.
       const subject = state.keyId || `owner:${principal.ownerId}`;
-      const consume = () =>
+      const consume = (debit: number) =>
         ctx.billing.consumeRateLimit(
-          { subject, limiter, capacity: policy.capacity, windowSeconds: policy.windowSeconds },
+          { subject, limiter, capacity: policy.capacity, windowSeconds: policy.windowSeconds, debit },
           { principal, requestId: state.requestId, timeoutMs: CONSUME_TIMEOUT_MS },
         );
       const id = `${subject} ${limiter}`;
       const seen = mirror.fresh(id);
-      if (seen && seen.remaining - seen.inflight > strictZone) {
+      if (seen && seen.remaining - seen.unsent - seen.inflight > strictZone) {
         // Far from the limit: admit now, debit the shared bucket in the background (see BucketMirror).
-        seen.inflight++;
-        res.setHeader("RateLimit", rateLimitHeader(limiter, seen.remaining - seen.inflight, seen.resetSeconds));
-        consume().then(
-          (decision) => {
-            seen.inflight--;
-            mirror.record(id, decision);
-            if (!decision.allowed) state.log.info({ limiter }, "rate limit overshot by one request admitted early");
-          },
-          (err) => {
-            seen.inflight--;
-            mirror.forget(id);
-            state.log.warn({ err, limiter }, "rate limiter unavailable: request let through unlimited (fail open)");
-          },
+        seen.unsent++;
+        res.setHeader(
+          "RateLimit",
+          rateLimitHeader(limiter, seen.remaining - seen.unsent - seen.inflight, seen.resetSeconds),
         );
+        seen.timer ??= setTimeout(() => {
+          const debit = seen.unsent;
+          seen.timer = undefined;
+          seen.unsent = 0;
+          seen.inflight += debit;
+          consume(debit).then(
+            (decision) => {
+              seen.inflight -= debit;
+              mirror.record(id, decision);
+            },
+            (err) => {
+              seen.inflight -= debit;
+              mirror.forget(id);
+              state.log.warn(
+                { err, limiter, debit },
+                "rate limiter unavailable: early admissions not debited (fail open)",
+              );
+            },
+          );
+        }, DEBIT_FLUSH_MS).unref();
         return null;
       }
       let decision: Awaited<ReturnType<typeof consume>>;
       try {
-        decision = await consume();
+        decision = await consume(0);
       } catch (err) {
         mirror.forget(id);
         state.log.warn({ err, limiter }, "rate limiter unavailable: request let through unlimited (fail open)");

@@ -8,7 +8,7 @@
 // already sits next to the quota rows, and a single-row upsert on a primary key costs well
 // under a millisecond, inside the 2 ms budget of the chat path.
 import { InputError, type Knex, type Principal } from "@redline/service-kit";
-import { takeToken } from "../db/store/rate-limits.js";
+import { debitTokens, takeToken } from "../db/store/rate-limits.js";
 import { getUsage, type UsageView } from "./quota.js";
 
 /** One request against a bucket. */
@@ -21,7 +21,12 @@ export interface RateLimitRequest {
   capacity: number;
   /** Seconds an empty bucket takes to fill, >= 1. */
   windowSeconds: number;
+  /** 0 (default): decide one request. N > 0: record N requests already admitted (see debitTokens). */
+  debit?: number;
 }
+
+/** The most requests one debit may record (a gateway flushes every few tens of ms). */
+const MAX_DEBIT = 100_000;
 
 /** The limiter's answer; times in seconds. */
 export interface RateLimitDecision {
@@ -37,9 +42,11 @@ export interface RateLimitDecision {
 }
 
 /**
- * Takes one token from the caller's bucket (refill rate = capacity / windowSeconds per second).
- * InputError (400) for an empty subject or limiter, or capacity/window below 1. Refusals change
- * nothing but the refill bookkeeping and carry the usage read after the refusal.
+ * Takes one token from the caller's bucket (refill rate = capacity / windowSeconds per second),
+ * or with `debit` records that many early admissions (always allowed; the bucket may go
+ * negative). InputError (400) for an empty subject or limiter, capacity/window below 1, or a
+ * debit outside 0..MAX_DEBIT. Refusals change nothing but the refill bookkeeping and carry the
+ * usage read after the refusal.
  */
 export async function consumeRateLimit(
   db: Knex,
@@ -52,13 +59,13 @@ export async function consumeRateLimit(
   if (!(req.capacity >= 1) || !(req.windowSeconds >= 1)) {
     throw new InputError("capacity and window_seconds must be at least 1");
   }
+  const debit = req.debit ?? 0;
+  if (!Number.isInteger(debit) || debit < 0 || debit > MAX_DEBIT) {
+    throw new InputError(`debit must be an integer from 0 to ${MAX_DEBIT}`);
+  }
   const rate = req.capacity / req.windowSeconds;
-  const { tokens, allowed } = await takeToken(db, {
-    subject: req.subject,
-    limiter: req.limiter,
-    capacity: req.capacity,
-    refillPerSecond: rate,
-  });
+  const bucket = { subject: req.subject, limiter: req.limiter, capacity: req.capacity, refillPerSecond: rate };
+  const { tokens, allowed } = debit > 0 ? await debitTokens(db, bucket, debit) : await takeToken(db, bucket);
   const decision: RateLimitDecision = {
     allowed,
     remaining: Math.max(0, Math.floor(tokens)),

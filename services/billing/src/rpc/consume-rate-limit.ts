@@ -5,9 +5,9 @@ import { toUsage } from "../mappers.js";
 import type { BillingRpc } from "./call.js";
 
 /**
- * Takes one token (allowed) or reports the wait (refused, with the owner's usage for X-Usage-*).
- * INVALID_ARGUMENT for an empty subject/limiter or capacity/window below 1; UNAUTHENTICATED
- * without a principal on the call.
+ * Takes one token (allowed) or reports the wait (refused, with the owner's usage for X-Usage-*);
+ * with `debit` N > 0 records N early admissions. INVALID_ARGUMENT for an empty subject/limiter,
+ * capacity/window below 1 or a bad debit; UNAUTHENTICATED without a principal on the call.
  */
 export const consumeRateLimit: BillingRpc<"consumeRateLimit"> = async (ctx, req, call) => {
   const decision = await consume(ctx.db, requirePrincipal(call), {
@@ -15,6 +15,7 @@ export const consumeRateLimit: BillingRpc<"consumeRateLimit"> = async (ctx, req,
     limiter: req.limiter,
     capacity: req.capacity,
     windowSeconds: req.windowSeconds,
+    debit: req.debit,
   });
   return {
     allowed: decision.allowed,

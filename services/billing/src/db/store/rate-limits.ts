@@ -37,3 +37,28 @@ export async function takeToken(db: Db, ref: BucketRef): Promise<Pick<RateLimitB
   );
   return rows[0];
 }
+
+/**
+ * Records `debit` requests a gateway already admitted (its early admissions, batched): the
+ * tokens are taken unconditionally in one atomic upsert, after the same refill, and the bucket
+ * may go below zero, so the debt delays the next requests instead of being forgotten.
+ */
+export async function debitTokens(
+  db: Db,
+  ref: BucketRef,
+  debit: number,
+): Promise<Pick<RateLimitBucketRow, "tokens" | "allowed">> {
+  const level = `least(cast(:capacity as float8),
+      b.tokens + greatest(0, cast(extract(epoch from excluded.updated_at - b.updated_at) as float8)) * cast(:rate as float8))`;
+  const { rows } = await db.raw<{ rows: Pick<RateLimitBucketRow, "tokens" | "allowed">[] }>(
+    `insert into ${TABLES.rateLimitBuckets} as b (subject, limiter, tokens, allowed, updated_at)
+     values (:subject, :limiter, cast(:capacity as float8) - :debit, true, clock_timestamp())
+     on conflict (subject, limiter) do update set
+       tokens = ${level} - :debit,
+       allowed = true,
+       updated_at = greatest(b.updated_at, excluded.updated_at)
+     returning tokens, allowed`,
+    { subject: ref.subject, limiter: ref.limiter, capacity: ref.capacity, rate: ref.refillPerSecond, debit },
+  );
+  return rows[0];
+}
