@@ -178,6 +178,8 @@ describe("shared state across two gateway processes", () => {
     expect((await clearMemory(gwA.url, k)).status).toBe(200);
     expect((await clearMemory(urlB, k)).status).toBe(200);
     const onB = await clearMemory(urlB, k);
+    // The child process read its policy from RATE_LIMIT_WRITE_CAPACITY / _WINDOW_S.
+    expect(onB.headers.get("ratelimit-policy")).toBe('"write";q=5;w=60');
     expect(onB.headers.get("ratelimit")).toMatch(/^"write";r=2;/);
     expect((await clearMemory(gwA.url, k)).status).toBe(200);
     expect((await clearMemory(urlB, k)).status).toBe(200);
