@@ -2,6 +2,7 @@
 // the first response and is charged once; the same key with another body is a 422; keys are
 // per owner; a duplicate sent while the first still runs gets 409 or the same answer, never a
 // second run. Usage is read from billing (the system of record), not from the replayed body.
+import { requestHash } from "@redline/gateway";
 import { billingV1 } from "@redline/grpc-stubs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { principalOf, startStackWithKey } from "./support/file-stack.js";
@@ -142,6 +143,28 @@ describe("POST /v1/chat with Idempotency-Key", () => {
     expect(after.status).toBe(200);
     expect(after.text).toBe(ok[0].text);
     expect(await used(k)).toBe(1);
+  });
+
+  it("answers 409 with Retry-After when the first request is still running after the 2 s wait", async () => {
+    const k = await stack.createKey("idem-409");
+    const principal = await principalOf(stack, k);
+    const body = { message: EDIT, document_html: sampleContract() };
+    // The first request, as another gateway holding the claim while its turn runs.
+    const held = await stack.billing.beginIdempotency(
+      { idempotencyKey: "slow-1", requestHash: requestHash("POST", "/v1/chat", {}, body), leaseSeconds: 600 },
+      { principal },
+    );
+    expect(held.outcome).toBe(billingV1.IdempotencyOutcome.IDEMPOTENCY_OUTCOME_STARTED);
+    const started = Date.now();
+    const retry = await post("/v1/chat", k, "slow-1", body);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(1900);
+    expect(retry.status).toBe(409);
+    expect(JSON.parse(retry.text)).toMatchObject({
+      code: "idempotency_in_progress",
+      detail: expect.stringMatching(/still in progress/),
+    });
+    expect(retry.headers.get("retry-after")).toBe("1");
+    expect(await used(k)).toBe(0);
   });
 
   it("rejects a malformed key with 400 before running anything", async () => {

@@ -9,9 +9,10 @@
 //   `Idempotent-Replayed: true`;
 // - same key, another request: 422, `{detail: [{type: "idempotency_key_reused", loc: ["header",
 //   "Idempotency-Key"], msg}]}` (the spec's validation body), nothing runs;
-// - same key while the first request still runs: 409 `{detail, code: "idempotency_in_progress"}`
-//   with Retry-After: 1, rather than holding the retry's connection open for up to the 30-minute
-//   AI cap;
+// - same key while the first request still runs: the retry waits up to 2 s for the first answer
+//   (then answers it), else 409 `{detail, code: "idempotency_in_progress"}` with Retry-After: 1,
+//   rather than holding the retry's connection open for up to the 30-minute AI cap; if the first
+//   ends in a released key (5xx) within those 2 s, the retry runs the request itself;
 // - what is kept: 2xx and 4xx answers (deterministic for that body). 5xx and 429 (transient: a
 //   dependency, the quota) release the key, so the retry runs the request again.
 import { createHash } from "node:crypto";
@@ -28,6 +29,9 @@ import { requestState } from "./request-context.js";
 /** The key as the client sends it: 1-255 printable ASCII characters (as Stripe and the IETF idempotency draft allow). */
 const KEY = /^[\x21-\x7e]{1,255}$/;
 const BEGIN_TIMEOUT_MS = 5000;
+/** How long a duplicate of a running request waits for its answer before the 409, and how often it looks. */
+const IN_PROGRESS_WAIT_MS = 2000;
+const IN_PROGRESS_POLL_MS = 50;
 /** Headers of a stored response that describe the request in flight, not the answer: never replayed. */
 const NOT_REPLAYED = new Set([
   "x-request-id",
@@ -125,10 +129,19 @@ export function idempotency(ctx: GatewayContext, cfg: GatewayConfig): RequestHan
     const opts = { principal, requestId: state.requestId, timeoutMs: BEGIN_TIMEOUT_MS };
     const complete = (response: billingV1.StoredResponse | undefined) =>
       ctx.billing.completeIdempotency({ idempotencyKey: key, requestHash: hash, response }, opts);
-    const [refusal, begun] = await Promise.all([
-      rateLimitDecision(res),
-      ctx.billing.beginIdempotency({ idempotencyKey: key, requestHash: hash, leaseSeconds }, opts),
-    ]);
+    const begin = () => ctx.billing.beginIdempotency({ idempotencyKey: key, requestHash: hash, leaseSeconds }, opts);
+    let [refusal, begun] = await Promise.all([rateLimitDecision(res), begin()]);
+    // A duplicate of a running request waits a little for its answer (a quick upload, or a
+    // retry right behind the first's record) before the 409.
+    const waitUntil = Date.now() + IN_PROGRESS_WAIT_MS;
+    while (
+      !refusal &&
+      begun.outcome === billingV1.IdempotencyOutcome.IDEMPOTENCY_OUTCOME_IN_PROGRESS &&
+      Date.now() < waitUntil
+    ) {
+      await new Promise((resolve) => setTimeout(resolve, IN_PROGRESS_POLL_MS));
+      begun = await begin();
+    }
     if (refusal) {
       if (begun.outcome === billingV1.IdempotencyOutcome.IDEMPOTENCY_OUTCOME_STARTED) {
         complete(undefined).catch((err) => state.log.warn({ err }, "idempotency key not released after a 429"));
@@ -171,9 +184,8 @@ export function idempotency(ctx: GatewayContext, cfg: GatewayConfig): RequestHan
 
     // Every answer of these routes (the handler's and the error middleware's) goes out through
     // res.json: it is recorded as it is sent. The record is written alongside the response, not
-    // before it, to keep a billing round trip off the chat path: a client retries only when it
-    // did not get the answer, long after the record landed; a retry racing the write in the
-    // same millisecond finds the claim running and gets the 409, never a second run.
+    // before it, to keep a billing round trip off the chat path: a retry racing the write finds
+    // the claim running and waits for the record (above), never a second run.
     let settled = false;
     const send = res.json.bind(res);
     res.json = (body: unknown) => {

@@ -10,5 +10,6 @@ export {
   type RateLimitsConfig,
 } from "./config.js";
 export { createContext, type GatewayContext, SERVICE_NAMES, type ServiceName } from "./context.js";
+export { requestHash } from "./idempotency.js";
 export { buildOpenApi } from "./openapi.js";
 export { type RunningGateway, startGateway } from "./service.js";

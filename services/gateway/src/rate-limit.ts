@@ -62,7 +62,7 @@ const STRICT_ZONE_SHARE = 0.1;
 /** How long billing's last word on a bucket may stand in for a new one. */
 const MIRROR_FRESH_MS = 1000;
 /** Early admissions are sent to billing as one debit per bucket at most this often. */
-const DEBIT_FLUSH_MS = 200;
+const DEBIT_FLUSH_MS = 50;
 const MIRROR_MAX_ENTRIES = 10_000;
 
 /** What this gateway last heard from billing about one bucket. */
