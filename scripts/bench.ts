@@ -10,6 +10,7 @@
 //   (j) offline engine parse of adversarial messages, equal characters per size, 12.5k×8 vs 100k×1 (scripts/lib/bench-offline.ts)
 //   (k) ingest scaling: txt export, html → docx export, HTML upload at 1-8 MB (scripts/lib/bench-scaling.ts)
 //   (l) sync chat p50 with the rate limiter and Idempotency-Key on vs off, side by side (target: < 2 ms added)
+import { type ChildProcess, spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { chmodSync, mkdtempSync, rmSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
@@ -18,7 +19,6 @@ import { billingV1, documentsV1 } from "@redline/grpc-stubs";
 import { WorkingDocument } from "@redline/html-chunks";
 import { createTestDatabase, freePort, infraEnv, startLocalInfra } from "@redline/local-infra";
 import { createRpcClient, type Principal } from "@redline/service-kit";
-import { gatewayConfig, startGateway } from "../services/gateway/src/index.js";
 import { sampleContract } from "../test/support/fixtures.js";
 import { readSse } from "../test/support/jobs.js";
 import {
@@ -535,10 +535,10 @@ async function benchAsyncOverhead(infra: Parameters<typeof startTestStack>[0]) {
 }
 
 /**
- * (l): the cost of rate limits and Idempotency-Key on the chat path. The same stack's services
- * behind two gateways built alike: one with the defaults (limiter on, default classes) called
- * with a fresh Idempotency-Key per request (BeginIdempotency + CompleteIdempotency) and without
- * one (limiter only), and one with `rateLimits: false, idempotency: false`. Each round runs the three back to back (rotating who goes first), each side in its own
+ * (l): the cost of rate limits and Idempotency-Key on the chat path. The same services behind
+ * gateway processes built alike: the stack's, with the defaults (limiter on, default classes),
+ * called with a fresh Idempotency-Key per request (BeginIdempotency + CompleteIdempotency) and
+ * without one (limiter only), and two with RATE_LIMITS=off IDEMPOTENCY=off. Each round runs the three back to back (rotating who goes first), each side in its own
  * session doing the same non-editing turn on the sample contract. Printed: the three p50s,
  * p50(on) - p50(off), and the median of the per-round differences on - off, which is the verdict:
  * on a shared 2-core machine the p50s drift with other processes' load by more than the 2 ms
@@ -546,23 +546,60 @@ async function benchAsyncOverhead(infra: Parameters<typeof startTestStack>[0]) {
  * noise floor (off vs off), printed with the load average.
  */
 async function benchLimiterOverhead(infra: Parameters<typeof startTestStack>[0]) {
-  const stack = await startTestStack(infra, { name: "bench_limits" });
-  // Two gateways built alike on the same services, differing only in these two settings.
-  const limited = await startGateway(gatewayConfig({ port: 0, addrs: stack.addrs, logLevel: "silent" }));
-  const off = await startGateway(
-    gatewayConfig({ port: 0, addrs: stack.addrs, logLevel: "silent", rateLimits: false, idempotency: false }),
-  );
-  // A second "off" gateway: the off/off difference is the noise floor of this measurement.
-  const off2 = await startGateway(
-    gatewayConfig({ port: 0, addrs: stack.addrs, logLevel: "silent", rateLimits: false, idempotency: false }),
-  );
+  // The deployed shape (every service its own process, as `pnpm start`): in one process the
+  // billing server's work for a background debit or record would run on the very event loop
+  // that serves the measured request, which no deployment does.
+  const dataDir = mkdtempSync(join(tmpdir(), "redline-bench-limits-"));
+  chmodSync(dataDir, 0o755);
+  const ports = await Promise.all(Array.from({ length: 8 }, () => freePort()));
+  const addrs = {
+    DOCUMENTS_ADDR: `127.0.0.1:${ports[0]}`,
+    SESSIONS_ADDR: `127.0.0.1:${ports[1]}`,
+    AGENT_ADDR: `127.0.0.1:${ports[2]}`,
+    BILLING_ADDR: `127.0.0.1:${ports[3]}`,
+    INGEST_ADDR: `127.0.0.1:${ports[4]}`,
+  };
+  const env = {
+    ...process.env,
+    ...addrs,
+    ...infraEnv({ ...infra, databaseUrl: await createTestDatabase(infra.databaseUrl, "bench_limits") }),
+    LOG_LEVEL: "warn",
+  };
+  // Its gateway has the defaults: limiter on, Idempotency-Key honoured.
+  const processes = await startStack({ dataDir, env: { ...env, PORT: String(ports[5]) } });
+  const children: ChildProcess[] = [];
+  const gatewayProcess = async (port: number): Promise<string> => {
+    const child = spawn(process.execPath, ["--import", "tsx", "services/gateway/src/main.ts"], {
+      cwd: join(import.meta.dirname, ".."),
+      stdio: ["ignore", "ignore", "inherit"],
+      env: { ...env, PORT: String(port), RATE_LIMITS: "off", IDEMPOTENCY: "off" },
+    });
+    children.push(child);
+    const url = `http://127.0.0.1:${port}`;
+    for (let i = 0; i < 300; i++) {
+      if (
+        await fetch(`${url}/health`).then(
+          () => true,
+          () => false,
+        )
+      )
+        return url;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    throw new Error("a bench gateway did not start within 30 s");
+  };
   try {
-    const key = await stack.createKey("bench-limits", { plan: "pro" });
+    // Two gateways with both features off: the second one's difference to the first is the noise floor.
+    const [offUrl, off2Url] = await Promise.all([gatewayProcess(ports[6]), gatewayProcess(ports[7])]);
+    const billing = createRpcClient(billingV1.BillingServiceService, addrs.BILLING_ADDR);
+    const { apiKey: key } = await billing.createApiKey({ user: "bench-limits", organization: "", plan: "pro" });
+    billing.close();
+    const limitedUrl = processes.gatewayUrl;
     const sides = [
-      { name: "on", call: caller(limited.url), times: [] as number[], session: "bench-limits-on", idem: true },
-      { name: "limiter", call: caller(limited.url), times: [] as number[], session: "bench-limits-lim", idem: false },
-      { name: "off", call: caller(off.url), times: [] as number[], session: "bench-limits-off", idem: false },
-      { name: "off2", call: caller(off2.url), times: [] as number[], session: "bench-limits-off2", idem: false },
+      { name: "on", call: caller(limitedUrl), times: [] as number[], session: "bench-limits-on", idem: true },
+      { name: "limiter", call: caller(limitedUrl), times: [] as number[], session: "bench-limits-lim", idem: false },
+      { name: "off", call: caller(offUrl), times: [] as number[], session: "bench-limits-off", idem: false },
+      { name: "off2", call: caller(off2Url), times: [] as number[], session: "bench-limits-off2", idem: false },
     ];
     for (const side of sides) {
       const load = await side.call("POST", "/v1/chat", {
@@ -608,10 +645,9 @@ async function benchLimiterOverhead(infra: Parameters<typeof startTestStack>[0])
       pass: addedPaired < 2,
     });
   } finally {
-    await limited.close();
-    await off.close();
-    await off2.close();
-    await stack.close();
+    for (const child of children) if (child.exitCode === null) child.kill("SIGTERM");
+    await processes.stop();
+    rmSync(dataDir, { recursive: true, force: true });
   }
 }
 
