@@ -6,10 +6,12 @@ import { apiRoutes } from "./api/index.js";
 import { openApiRoute } from "./api/system/routes.js";
 import { authenticate, createKeyResolver } from "./auth.js";
 import { bodySizeGuard, bodyTypeGuard, hasBody, jsonBody, multipartBody } from "./body.js";
-import type { GatewayConfig } from "./config.js";
+import { DEFAULT_RATE_LIMITS, type GatewayConfig } from "./config.js";
 import type { GatewayContext } from "./context.js";
 import { cors } from "./cors.js";
 import { errorHandler, notFound } from "./error-handler.js";
+import { carriesIdempotencyKey, idempotency } from "./idempotency.js";
+import { rateLimiter } from "./rate-limit.js";
 import { requestContext, requestState } from "./request-context.js";
 import { DEFAULT_RPC_TIMEOUT_MS, pathGuard, type Route, toExpressPath } from "./route-registry.js";
 
@@ -48,8 +50,9 @@ function handler(route: Route, ctx: GatewayContext): RequestHandler {
 /**
  * Builds the gateway's Express app over `ctx`. Order per request: request id → CORS (a
  * preflight ends here) → declared body cap (413, reads nothing) → path checks (400) → route
- * match (else 404) → auth (401/503) → body type and encoding (415) → body (400/413/422) →
- * validation (422) → handler. Auth comes before any body is read, so an unauthenticated caller
+ * match (else 404) → auth (401/503) → rate limit of the route's class (429) → body type and
+ * encoding (415) → body (400/413/422) → Idempotency-Key on the routes that declare it (replay,
+ * 409, 422) → validation (422) → handler. Auth comes before any body is read, so an unauthenticated caller
  * costs no parsing; an error answered while the body is still unread closes the connection (see
  * errorHandler).
  */
@@ -70,13 +73,21 @@ export function createApp(ctx: GatewayContext, cfg: GatewayConfig): express.Expr
   const queryKeyAuth = authenticate(resolver, { queryKey: true });
   const json = jsonBody(cfg);
   const multipart = multipartBody(cfg);
+  const limit = rateLimiter(ctx, cfg.rateLimits ?? DEFAULT_RATE_LIMITS);
+  const idempotent = idempotency(ctx, cfg);
   for (const route of [...routes, openApiRoute(routes)]) {
     const chain: RequestHandler[] = [];
     if (route.auth) chain.push(route.queryKeyAuth ? queryKeyAuth : auth);
+    // Before the body is read: a throttled caller costs no parsing.
+    // Idempotent routes called with a key overlap the limiter's round trip with BeginIdempotency.
+    if (route.auth && route.limiter) {
+      chain.push(limit(route.limiter, route.idempotent ? { defer: (req) => carriesIdempotencyKey(cfg, req) } : {}));
+    }
     if (route.body) {
       const mediaType = route.bodyMediaType ?? "application/json";
       chain.push(bodyTypeGuard(mediaType), mediaType === "multipart/form-data" ? multipart : json);
     }
+    if (route.idempotent) chain.push(idempotent);
     chain.push(handler(route, ctx));
     app[route.method](toExpressPath(route.path), ...chain);
   }

@@ -24,7 +24,33 @@ export interface GatewayConfig {
   natsUrl?: string;
   /** Comment heartbeat period of an idle progress stream (default 15 s). */
   streamHeartbeatMs?: number;
+  /** Per-key token buckets per endpoint class; undefined: DEFAULT_RATE_LIMITS; false: no limits. */
+  rateLimits?: RateLimitsConfig | false;
+  /** Honour Idempotency-Key on the routes that declare it (default true). */
+  idempotency?: boolean;
 }
+
+/** The endpoint classes of the rate limits; each route declares its class (api/shared/routes.ts). */
+export type LimiterClass = "expensive" | "write" | "read";
+
+/** One class's bucket: `capacity` requests of burst, refilled at capacity / windowSeconds per second. */
+export interface RateLimitPolicy {
+  capacity: number;
+  windowSeconds: number;
+}
+
+/** The policy of every class. */
+export type RateLimitsConfig = Record<LimiterClass, RateLimitPolicy>;
+
+/**
+ * Defaults per API key: generous enough that no interactive client (nor the test suite) meets
+ * them, low enough that a runaway script is slowed before it floods the model or the converters.
+ */
+export const DEFAULT_RATE_LIMITS: RateLimitsConfig = {
+  expensive: { capacity: 600, windowSeconds: 60 },
+  write: { capacity: 3000, windowSeconds: 60 },
+  read: { capacity: 6000, windowSeconds: 60 },
+};
 
 /** Extra time the chat RPC gets beyond aiTimeoutMs, so the agent can answer its own 504 first. */
 export const CHAT_DEADLINE_GRACE_MS = 15_000;
@@ -48,9 +74,33 @@ export function gatewayConfig(overrides: Partial<GatewayConfig> = {}): GatewayCo
 type Env = Record<string, string | undefined>;
 
 /**
+ * RATE_LIMITS=off disables the limiter; RATE_LIMIT_<CLASS>_CAPACITY and
+ * RATE_LIMIT_<CLASS>_WINDOW_S (CLASS = EXPENSIVE, WRITE, READ; integers >= 1) override
+ * DEFAULT_RATE_LIMITS class by class.
+ */
+function rateLimitsFromEnv(env: Env): RateLimitsConfig | false {
+  const mode = (env.RATE_LIMITS ?? "on").toLowerCase();
+  if (mode === "off") return false;
+  if (mode !== "on") throw new Error(`RATE_LIMITS must be on or off; got ${mode}`);
+  const positive = (n: number) => Number.isInteger(n) && n >= 1;
+  const limits = { ...DEFAULT_RATE_LIMITS };
+  for (const cls of Object.keys(limits) as LimiterClass[]) {
+    const name = `RATE_LIMIT_${cls.toUpperCase()}`;
+    const capacity = numberVar(env, `${name}_CAPACITY`, positive, "an integer >= 1");
+    const windowSeconds = numberVar(env, `${name}_WINDOW_S`, positive, "an integer >= 1");
+    limits[cls] = {
+      capacity: capacity ?? limits[cls].capacity,
+      windowSeconds: windowSeconds ?? limits[cls].windowSeconds,
+    };
+  }
+  return limits;
+}
+
+/**
  * Reads PORT (default 8080), HOST (127.0.0.1), *_ADDR, MAX_REQUEST_MB (100), SUPPORT_EMAIL,
- * AI_TIMEOUT_MS (30 min), AUTH_CACHE_TTL_MS (5000), LOG_LEVEL (info) and NATS_URL (job events).
- * Throws an Error naming the variable when a number is malformed or out of range.
+ * AI_TIMEOUT_MS (30 min), AUTH_CACHE_TTL_MS (5000), LOG_LEVEL (info), NATS_URL (job events),
+ * the rate limits (rateLimitsFromEnv) and IDEMPOTENCY=off (Idempotency-Key ignored).
+ * Throws an Error naming the variable when a value is malformed or out of range.
  */
 export function loadConfig(env: Env): GatewayConfig {
   const port = numberVar(env, "PORT", (n) => Number.isInteger(n) && n >= 0 && n <= 65535, "an integer 0..65535");
@@ -63,6 +113,8 @@ export function loadConfig(env: Env): GatewayConfig {
     logLevel: env.LOG_LEVEL || DEFAULTS.logLevel,
     supportEmail: env.SUPPORT_EMAIL || DEFAULTS.supportEmail,
     natsUrl: env.NATS_URL || undefined,
+    rateLimits: rateLimitsFromEnv(env),
+    idempotency: (env.IDEMPOTENCY ?? "on").toLowerCase() !== "off",
     ...(port !== undefined && { port }),
     ...(maxRequestMb !== undefined && { maxRequestMb }),
     ...(aiTimeoutMs !== undefined && { aiTimeoutMs }),

@@ -4,11 +4,16 @@
 import type { RequestHandler } from "express";
 
 /** Request headers a browser client may send (what the gateway reads). */
-export const CORS_ALLOW_HEADERS = "Authorization, Content-Type, Content-Encoding, Last-Event-ID, X-Request-Id";
+export const CORS_ALLOW_HEADERS =
+  "Authorization, Content-Type, Content-Encoding, Last-Event-ID, X-Request-Id, Idempotency-Key";
 
-/** Response headers a browser client may read: quota (Errors rule 2), export file name and warnings, request id. */
+/**
+ * Response headers a browser client may read: quota (Errors rule 2), rate limits, a replayed
+ * Idempotency-Key answer, export file name and warnings, request id.
+ */
 export const CORS_EXPOSE_HEADERS =
-  "Retry-After, X-Usage-Limit, X-Usage-Used, X-Usage-Remaining, Content-Disposition, X-Export-Warnings, X-Request-Id";
+  "Retry-After, X-Usage-Limit, X-Usage-Used, X-Usage-Remaining, RateLimit, RateLimit-Policy, Idempotent-Replayed, " +
+  "Content-Disposition, X-Export-Warnings, X-Request-Id";
 
 /** Methods of the /v1 routes. */
 export const CORS_ALLOW_METHODS = "GET, POST, PATCH, DELETE";

@@ -1,5 +1,15 @@
 export { createApp } from "./app.js";
-export { CHAT_DEADLINE_GRACE_MS, type GatewayConfig, gatewayConfig, loadConfig } from "./config.js";
+export {
+  CHAT_DEADLINE_GRACE_MS,
+  DEFAULT_RATE_LIMITS,
+  type GatewayConfig,
+  gatewayConfig,
+  type LimiterClass,
+  loadConfig,
+  type RateLimitPolicy,
+  type RateLimitsConfig,
+} from "./config.js";
 export { createContext, type GatewayContext, SERVICE_NAMES, type ServiceName } from "./context.js";
+export { requestHash } from "./idempotency.js";
 export { buildOpenApi } from "./openapi.js";
 export { type RunningGateway, startGateway } from "./service.js";

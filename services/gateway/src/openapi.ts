@@ -27,10 +27,12 @@ const ERROR_RESPONSES: Record<number, { description: string; schema: string; hea
   },
   422: { description: "Validation error.", schema: "HTTPValidationError" },
   429: {
-    description: "Monthly operations quota exhausted, or an endpoint cooldown.",
+    description:
+      "Monthly operations quota exhausted (code quota_exhausted), or the API key's rate limit of the route's class (code rate_limited).",
     schema: "QuotaExceededError",
     headers: {
       "Retry-After": "Seconds to wait before retrying.",
+      RateLimit: 'Rate limits only: e.g. "write";r=0;t=12.',
       "X-Usage-Limit": "Monthly operations quota.",
       "X-Usage-Used": "Operations used this period.",
       "X-Usage-Remaining": "Operations left this period.",
@@ -86,6 +88,16 @@ function parameters(route: Route): Json[] {
   };
   add("path", route.params);
   add("query", route.query);
+  if (route.idempotent) {
+    out.push({
+      name: "Idempotency-Key",
+      in: "header",
+      required: false,
+      description:
+        "1-255 printable ASCII characters, unique per request, kept 24 h per account: a retry with the same key and body answers the first response (Idempotent-Replayed: true) and is charged once; another body → 422; while the first still runs → 409.",
+      schema: { type: "string", minLength: 1, maxLength: 255 },
+    });
+  }
   return out;
 }
 
@@ -107,11 +119,19 @@ function errorResponse(spec: ErrorResponseSpec): [string, Json] {
   ];
 }
 
+/** The rate-limit headers of every response of a keyed route (draft-ietf-httpapi-ratelimit-headers-10). */
+const RATE_LIMIT_HEADERS: Record<string, string> = {
+  "RateLimit-Policy":
+    'The route\'s rate-limit class and policy, e.g. "expensive";q=600;w=60 (requests per window in seconds, per API key).',
+  RateLimit: 'What is left of it, e.g. "expensive";r=599;t=1 (requests left; seconds until the bucket is full).',
+};
+
 function operation(route: Route): Json {
+  const successHeaders = { ...(route.limiter && RATE_LIMIT_HEADERS), ...route.response.headers };
   const responses: Json = {
     [String(route.response.status)]: {
       description: route.response.description,
-      ...(route.response.headers && { headers: headersObject(route.response.headers) }),
+      ...(Object.keys(successHeaders).length > 0 && { headers: headersObject(successHeaders) }),
       content: { "application/json": { schema: schemaRef(route.response.schema) } },
     },
   };

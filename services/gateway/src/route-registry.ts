@@ -9,6 +9,7 @@ import {
   type ValidationIssue,
 } from "@redline/service-kit";
 import type { z } from "zod";
+import type { LimiterClass } from "./config.js";
 import type { GatewayContext } from "./context.js";
 import { type InputLocation, parseOrThrow } from "./validation.js";
 
@@ -58,6 +59,10 @@ interface RouteHead {
   tags: string[];
   /** Needs `Authorization: Bearer <key>` (every /v1 route). */
   auth: boolean;
+  /** The rate-limit class of a keyed route (see endpoint()); absent on public routes. */
+  limiter?: LimiterClass;
+  /** Honours Idempotency-Key: a retry with the same key and body answers the first response. */
+  idempotent?: boolean;
 }
 
 /** A route as written by its author; `handle` receives the parsed query, path and body. */
@@ -108,7 +113,9 @@ export function defineRoute<
   if (input.params || input.body) auto.push(400); // a path id that does not decode; a body cut short
   if (spec.auth) auto.push(401);
   if (input.body) auto.push(413, 415); // 415: a Content-Type or Content-Encoding the route does not take
-  if (input.query || input.params || input.body) auto.push(422);
+  if (input.query || input.params || input.body || spec.idempotent) auto.push(422); // also an Idempotency-Key reused with another body
+  if (spec.idempotent) auto.push(409); // a retry while the first request with its Idempotency-Key runs
+  if (spec.limiter) auto.push(429); // the rate limit of the route's class
   const statusOf = (e: ErrorResponseSpec) => (typeof e === "number" ? e : e.status);
   const custom = spec.errors ?? [];
   const errors = [...auto.filter((a) => !custom.some((c) => statusOf(c) === statusOf(a))), ...custom];
@@ -120,6 +127,8 @@ export function defineRoute<
     description: spec.description,
     tags: spec.tags,
     auth: spec.auth,
+    limiter: spec.limiter,
+    idempotent: spec.idempotent ?? false,
     queryKeyAuth: spec.queryKeyAuth ?? false,
     query: input.query,
     params: input.params,

@@ -128,6 +128,40 @@ export const migrations: Migration[] = [
     },
   },
   {
+    name: "20261202T1000_rate_limits_idempotency",
+    // Token buckets of the gateway's rate limits (one row per API key and endpoint class) and the
+    // responses kept for Idempotency-Key retries (one row per owner and key, 24 h).
+    async up(db: Knex) {
+      await db.schema.withSchema(SCHEMA).createTable("rate_limit_buckets", (t) => {
+        t.text("subject").notNullable();
+        t.text("limiter").notNullable();
+        // Fractional: the refill is continuous (capacity / window per second).
+        t.double("tokens").notNullable();
+        t.boolean("allowed").notNullable();
+        t.timestamp("updated_at", { useTz: true }).notNullable();
+        t.primary(["subject", "limiter"]);
+      });
+      await db.schema.withSchema(SCHEMA).createTable("idempotency_records", (t) => {
+        t.uuid("owner_id").notNullable();
+        t.text("idempotency_key").notNullable();
+        t.text("request_hash").notNullable();
+        t.text("state").notNullable();
+        t.integer("status").nullable();
+        t.jsonb("headers").nullable();
+        t.binary("body").nullable();
+        t.timestamp("created_at", { useTz: true }).notNullable();
+        t.timestamp("lease_until", { useTz: true }).notNullable();
+        t.timestamp("expires_at", { useTz: true }).notNullable();
+        t.primary(["owner_id", "idempotency_key"]);
+        t.index(["expires_at"]);
+      });
+    },
+    async down(db: Knex) {
+      await db.schema.withSchema(SCHEMA).dropTableIfExists("idempotency_records");
+      await db.schema.withSchema(SCHEMA).dropTableIfExists("rate_limit_buckets");
+    },
+  },
+  {
     name: "20261202T1100_keys_orgs_handoffs",
     // Named and read-only keys with a last use; member roles; agent accounts, their takeover
     // links (codes stored hashed) and the per-source window of agent sign-ups.

@@ -12,6 +12,8 @@ export const TABLES = {
   promotionGrants: `${SCHEMA}.promotion_grants`,
   handoffs: `${SCHEMA}.handoffs`,
   signupWindows: `${SCHEMA}.signup_windows`,
+  rateLimitBuckets: `${SCHEMA}.rate_limit_buckets`,
+  idempotencyRecords: `${SCHEMA}.idempotency_records`,
 } as const;
 
 export interface AccountRow {
@@ -125,4 +127,33 @@ export interface SignupWindowRow {
   source: string;
   window_start: Date;
   count: number;
+}
+
+export interface RateLimitBucketRow {
+  /** The API key id the bucket belongs to. */
+  subject: string;
+  /** The endpoint class: expensive, write or read. */
+  limiter: string;
+  /** Tokens left after the last request (fractional; refilled from updated_at on the next). */
+  tokens: number;
+  /** Whether the last request took a token. */
+  allowed: boolean;
+  updated_at: Date;
+}
+
+export interface IdempotencyRecordRow {
+  owner_id: string;
+  idempotency_key: string;
+  /** sha256 hex of method, path and canonical body. */
+  request_hash: string;
+  state: "running" | "done";
+  /** The stored response (state done). */
+  status: number | null;
+  headers: Record<string, string> | null;
+  body: Buffer | null;
+  created_at: Date;
+  /** A running claim past this may be taken over by a retry (its gateway died). */
+  lease_until: Date;
+  /** 24 h after the claim; an expired key is free again. */
+  expires_at: Date;
 }

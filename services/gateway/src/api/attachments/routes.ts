@@ -2,7 +2,7 @@
 import { required } from "@redline/service-kit";
 import type { z } from "zod";
 import { defineRoute, type Route, type RouteCall } from "../../route-registry.js";
-import { answers, endpoint } from "../shared/routes.js";
+import { answers, EXPENSIVE_IDEMPOTENT, endpoint } from "../shared/routes.js";
 import { normalizeBase64, SessionPathSchema } from "../shared/schemas.js";
 import { attachmentToJson } from "./mappers.js";
 import * as schemas from "./schemas.js";
@@ -48,6 +48,7 @@ export const uploadAttachmentRoute = defineRoute({
     "uploadAttachment",
     "Attach a file to a session (multipart)",
     "attachments",
+    EXPENSIVE_IDEMPOTENT,
   ),
   description:
     "Documents (.pdf .docx .txt .rtf .md .html .htm) are converted and their text indexed for the agent; images " +
@@ -68,6 +69,7 @@ export const uploadAttachmentBase64Route = defineRoute({
     "uploadAttachmentBase64",
     "Attach a file to a session (base64)",
     "attachments",
+    EXPENSIVE_IDEMPOTENT,
   ),
   request: { body: schemas.AttachmentBase64Schema },
   ...answers(schemas.AttachmentJobSchema, "The attachment_processing job.", [400, 403, 415, 503]),

@@ -7,7 +7,7 @@ import { CHAT_DEADLINE_GRACE_MS } from "../../config.js";
 import { defineRoute, type Route, type RouteCall } from "../../route-registry.js";
 import { AsyncChatResponseSchema } from "../jobs/schemas.js";
 import { USAGE_HEADER_DOCS, usageHeaders, usageToJson, withUsageHeaders } from "../shared/mappers.js";
-import { answers, endpoint } from "../shared/routes.js";
+import { answers, EXPENSIVE_IDEMPOTENT, endpoint } from "../shared/routes.js";
 import { SessionPathSchema } from "../shared/schemas.js";
 import { chatResponseToJson, revertToJson, toChatRpcRequest } from "./mappers.js";
 import * as schemas from "./schemas.js";
@@ -33,7 +33,7 @@ async function chatRpcRequest(call: RouteCall, body: schemas.ChatRequestBody): P
 
 /** The synchronous chat route. Errors: 400 empty message, 429 quota, 504 past the AI cap, agent errors as sent. */
 export const chatRoute = defineRoute({
-  ...endpoint("POST /v1/chat", "chat", "Synchronous AI edit", "chat"),
+  ...endpoint("POST /v1/chat", "chat", "Synchronous AI edit", "chat", EXPENSIVE_IDEMPOTENT),
   description:
     "Runs one chat turn. The document is loaded or replaced only when document_html, upload_document_base64 or " +
     "upload_id is sent. " +
@@ -73,7 +73,7 @@ export const chatRoute = defineRoute({
  * answers 202 `{job_id, session_id, status: "pending", message, usage}` at once.
  */
 export const chatAsyncRoute = defineRoute({
-  ...endpoint("POST /v1/chat/async", "chatAsync", "Asynchronous AI edit (a job)", "chat"),
+  ...endpoint("POST /v1/chat/async", "chatAsync", "Asynchronous AI edit (a job)", "chat", EXPENSIVE_IDEMPOTENT),
   description:
     "Creates a chat job run by the agent's worker pool. Follow it with GET /v1/chat/{session_id}/stream?job_id=… " +
     "or poll GET /v1/jobs/{job_id}. With approval_mode=ask_every_time the job stops at awaiting_approval.",

@@ -5,7 +5,7 @@ import { z } from "zod";
 import { defineRoute, type Route, type RouteCall } from "../../route-registry.js";
 import { pickRosterEntry } from "../sessions/mappers.js";
 import { chunksToHtml, usageHeaders, usageToJson } from "../shared/mappers.js";
-import { answers, endpoint } from "../shared/routes.js";
+import { answers, EXPENSIVE, endpoint } from "../shared/routes.js";
 import { toExportOptions } from "./mappers.js";
 import * as schemas from "./schemas.js";
 
@@ -67,7 +67,7 @@ export function downloadName(requested: string | undefined, title: string, exten
 
 /** POST /v1/documents/export → the file's bytes. */
 export const exportDocumentRoute = defineRoute({
-  ...endpoint("POST /v1/documents/export", "exportDocument", "Export a document", "documents"),
+  ...endpoint("POST /v1/documents/export", "exportDocument", "Export a document", "documents", EXPENSIVE),
   description:
     "Exports `html`, a session's document (`session_id` + optional `document_id`) or a pre-signed upload as docx " +
     "(default), pdf, html, markdown or txt (`doc` = docx, legacy). Non-fatal losses are listed in X-Export-Warnings " +
@@ -152,7 +152,13 @@ async function withUsageHeaders(err: RedlineError, call: RouteCall): Promise<Red
 
 /** POST /v1/documents/export/email-request: the fallback for exports over the cap. */
 export const emailExportRoute = defineRoute({
-  ...endpoint("POST /v1/documents/export/email-request", "requestEmailExport", "Export by email", "documents"),
+  ...endpoint(
+    "POST /v1/documents/export/email-request",
+    "requestEmailExport",
+    "Export by email",
+    "documents",
+    EXPENSIVE,
+  ),
   description:
     "Queues the export of a session's document; the file is stored and a download link valid 7 days is mailed to " +
     "recipient_email, or without it to the email on file of the key's user (PATCH /v1/users/me; 400 " +

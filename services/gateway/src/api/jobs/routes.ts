@@ -3,7 +3,7 @@
 import type { agentJobsV1, ingestFilesV1 } from "@redline/grpc-stubs";
 import { required } from "@redline/service-kit";
 import { defineRoute, type Route, type RouteCall } from "../../route-registry.js";
-import { answers, endpoint } from "../shared/routes.js";
+import { answers, EXPENSIVE, endpoint } from "../shared/routes.js";
 import { SessionPathSchema } from "../shared/schemas.js";
 import { attachmentJobToJson, jobToJson, newestJobs } from "./mappers.js";
 import * as schemas from "./schemas.js";
@@ -40,7 +40,13 @@ export const approveRoute = defineRoute({
 
 /** POST /v1/chat/{session_id}/continue: answers a continue_prompt pause (409 otherwise). */
 export const continueRoute = defineRoute({
-  ...endpoint("POST /v1/chat/{session_id}/continue", "continueJob", "Continue (or finish) a paused long edit", "chat"),
+  ...endpoint(
+    "POST /v1/chat/{session_id}/continue",
+    "continueJob",
+    "Continue (or finish) a paused long edit",
+    "chat",
+    EXPENSIVE,
+  ),
   request: { params: SessionPathSchema, body: schemas.ContinueRequestSchema },
   ...answers(schemas.JobSchema, "The job after the answer.", [404, 409]),
   async handle({ params, body }, call) {

@@ -5,7 +5,7 @@ import { required } from "@redline/service-kit";
 import { defineRoute, type Route, type RouteCall } from "../../route-registry.js";
 import { IncludeHtmlQuerySchema } from "../documents/schemas.js";
 import { usageHeaders, usageToJson, withUsageHeaders } from "../shared/mappers.js";
-import { answers, endpoint } from "../shared/routes.js";
+import { answers, EXPENSIVE_IDEMPOTENT, endpoint } from "../shared/routes.js";
 import { SessionPathSchema } from "../shared/schemas.js";
 import { editorActionJson, resolveDocumentsToOpen, rosterResponse, UUID } from "./mappers.js";
 import * as schemas from "./schemas.js";
@@ -305,6 +305,7 @@ export const reEditChunkRoute = defineRoute({
     "reEditChunk",
     "Resolve a concurrent edit on one section",
     "sessions",
+    EXPENSIVE_IDEMPOTENT,
   ),
   description: "One billable operation. redo re-applies the AI's change on the user's current text; merge blends both.",
   request: { params: schemas.ChunkPathSchema, body: schemas.ReEditChunkSchema },

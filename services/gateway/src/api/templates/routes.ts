@@ -1,7 +1,7 @@
 // The template routes under /v1/templates.
 import { required } from "@redline/service-kit";
 import { defineRoute, type Route } from "../../route-registry.js";
-import { answers, endpoint } from "../shared/routes.js";
+import { answers, EXPENSIVE, endpoint } from "../shared/routes.js";
 import { normalizeBase64 } from "../shared/schemas.js";
 import { templateToJson } from "./mappers.js";
 import * as schemas from "./schemas.js";
@@ -11,7 +11,7 @@ const CONVERT_TIMEOUT_MS = 120_000;
 
 /** POST /v1/templates/upload-base64 `{filename, file_base64}`. */
 export const uploadTemplateRoute = defineRoute({
-  ...endpoint("POST /v1/templates/upload-base64", "uploadTemplate", "Upload a template", "templates"),
+  ...endpoint("POST /v1/templates/upload-base64", "uploadTemplate", "Upload a template", "templates", EXPENSIVE),
   description: 'Same formats as document uploads. The agent can draft from it: `draft from template "name"`.',
   request: { body: schemas.TemplateUploadSchema },
   ...answers(schemas.TemplateSchema, { status: 201, description: "The stored template." }, [400, 415, 503]),

@@ -5,7 +5,7 @@ import { InputError, mediaResponseHeaders, required } from "@redline/service-kit
 import { z } from "zod";
 import { defineRoute, type Route, type RouteCall } from "../../route-registry.js";
 import { createAttachment } from "../attachments/routes.js";
-import { answers, endpoint } from "../shared/routes.js";
+import { answers, EXPENSIVE, EXPENSIVE_IDEMPOTENT, endpoint } from "../shared/routes.js";
 import { normalizeBase64 } from "../shared/schemas.js";
 import { pageSetup, rosterToJson } from "./mappers.js";
 import * as schemas from "./schemas.js";
@@ -64,7 +64,13 @@ export async function loadIntoSession(
 
 /** POST /v1/documents/upload: multipart `file` (+ session_id, open_mode) → HTML, roster, page_setup. */
 export const uploadDocumentRoute = defineRoute({
-  ...endpoint("POST /v1/documents/upload", "uploadDocument", "Upload a document (multipart)", "documents"),
+  ...endpoint(
+    "POST /v1/documents/upload",
+    "uploadDocument",
+    "Upload a document (multipart)",
+    "documents",
+    EXPENSIVE_IDEMPOTENT,
+  ),
   description:
     "multipart/form-data with a `file` part (.pdf .docx .txt .rtf .md .html .htm), optional `session_id` (minted when " +
     "omitted) and `open_mode` (replace | new_focused | background | new_tab). Not billable.",
@@ -83,7 +89,13 @@ export const uploadDocumentRoute = defineRoute({
 
 /** POST /v1/documents/upload-base64: with session_id load it; without, convert only. */
 export const uploadDocumentBase64Route = defineRoute({
-  ...endpoint("POST /v1/documents/upload-base64", "uploadDocumentBase64", "Upload a document (base64)", "documents"),
+  ...endpoint(
+    "POST /v1/documents/upload-base64",
+    "uploadDocumentBase64",
+    "Upload a document (base64)",
+    "documents",
+    EXPENSIVE_IDEMPOTENT,
+  ),
   description:
     "With `session_id` the file is loaded into the session (open_mode as for multipart) and the reply has " +
     "chunks_count, version_id, page_setup and, with return_html, the HTML. Without it, the file is only converted.",
@@ -149,7 +161,13 @@ export const createUploadRoute = defineRoute({
  * loaded there. 404 when the upload is unknown, expired or was never PUT.
  */
 export const processUploadRoute = defineRoute({
-  ...endpoint("POST /v1/uploads/{upload_id}/process", "processUpload", "Process a pre-signed upload", "uploads"),
+  ...endpoint(
+    "POST /v1/uploads/{upload_id}/process",
+    "processUpload",
+    "Process a pre-signed upload",
+    "uploads",
+    EXPENSIVE,
+  ),
   description:
     "Processes the file PUT to the upload's URL. purpose document: converted; with session_id it is loaded into " +
     "the session like POST /v1/documents/upload, without it only converted. purpose attachment: attached to " +
