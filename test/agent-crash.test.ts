@@ -4,6 +4,7 @@
 // fails with a clear error instead of staying in_progress.
 import { type ChildProcess, spawn } from "node:child_process";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { RUNTIME_ARGS } from "../scripts/lib/stack.js";
 import { startScriptedStackWithKey } from "./support/file-stack.js";
 import { REPO_ROOT, sampleContract } from "./support/fixtures.js";
 import { startJob, waitForJob } from "./support/jobs.js";
@@ -36,7 +37,7 @@ afterAll(async () => {
 function startAgentProcess(): ChildProcess {
   const infra = inject("infra");
   // From sources: workspace packages resolve to src/ under the "@redline/source" condition.
-  const args = ["--conditions=@redline/source", "--import", "tsx", "services/agent/src/main.ts"];
+  const args = [...RUNTIME_ARGS.tsx, "services/agent/src/main.ts"];
   const child = spawn(process.execPath, args, {
     cwd: REPO_ROOT,
     stdio: ["ignore", "ignore", "pipe"],

@@ -7,6 +7,7 @@ import { startBillingService } from "@redline/billing";
 import { gatewayConfig, type RateLimitsConfig, type RunningGateway, startGateway } from "@redline/gateway";
 import { freePort } from "@redline/local-infra";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { RUNTIME_ARGS } from "../scripts/lib/stack.js";
 import { startStackWithKey } from "./support/file-stack.js";
 import { REPO_ROOT, sampleContract } from "./support/fixtures.js";
 import type { TestStack } from "./support/stack.js";
@@ -54,7 +55,7 @@ async function startGatewayProcess(): Promise<string> {
     env[`RATE_LIMIT_${cls.toUpperCase()}_CAPACITY`] = String(policy.capacity);
     env[`RATE_LIMIT_${cls.toUpperCase()}_WINDOW_S`] = String(policy.windowSeconds);
   }
-  child = spawn(process.execPath, ["--import", "tsx", "services/gateway/src/main.ts"], {
+  child = spawn(process.execPath, [...RUNTIME_ARGS.tsx, "services/gateway/src/main.ts"], {
     cwd: REPO_ROOT,
     stdio: ["ignore", "ignore", "inherit"],
     env,

@@ -204,6 +204,9 @@ export interface ConfigEnvUse {
   required: Set<string>;
 }
 
+/** Values tried, in order, for a variable whose sample loadConfig refuses. */
+const ALTERNATE_SAMPLES = ["on", "off", "true", "127.0.0.1:1", "http://127.0.0.1:1"];
+
 /**
  * Runs `loadConfig` against recording Proxy environments, so the answer comes from the config
  * code itself (service-kit helpers such as readAddrs and readInfraEnv included) rather than from
@@ -215,12 +218,15 @@ export interface ConfigEnvUse {
  */
 export function probeConfig(loadConfig: (env: Env) => unknown, sample: (name: string) => string): ConfigEnvUse {
   const reads = new Set<string>();
+  // A variable whose sample the config refuses (an on/off switch, an address) gets the first
+  // of these it accepts.
+  const chosen = new Map<string, string>();
   const run = (omit: string | null): unknown => {
     const env = new Proxy({} as Env, {
       get: (_target, key) => {
         if (typeof key !== "string") return undefined;
         reads.add(key);
-        return key === omit ? undefined : sample(key);
+        return key === omit ? undefined : (chosen.get(key) ?? sample(key));
       },
       has: (_target, key) => {
         if (typeof key === "string") reads.add(key);
@@ -234,7 +240,16 @@ export function probeConfig(loadConfig: (env: Env) => unknown, sample: (name: st
       return err;
     }
   };
-  const full = run(null);
+  let full = run(null);
+  for (const name of [...reads]) {
+    if (!full) break;
+    for (const value of ALTERNATE_SAMPLES) {
+      chosen.set(name, value);
+      full = run(null);
+      if (!full) break;
+    }
+    if (full) chosen.delete(name);
+  }
   if (full) throw new Error(`loadConfig rejected an environment with every variable set: ${String(full)}`);
   const required = new Set<string>();
   const tried = new Set<string>();
