@@ -168,9 +168,15 @@ describe("bodies", () => {
   });
 });
 
-describe("health", () => {
-  it("is 503 JSON naming every service when all are down", async () => {
+describe("health and readiness", () => {
+  it("/health is 200 from the gateway alone, even with every service down", async () => {
     const res = await call(gw, "/health");
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ status: "healthy" });
+  });
+
+  it("/ready is 503 JSON naming every service when all are down", async () => {
+    const res = await call(gw, "/ready");
     expect(res.status).toBe(503);
     expect(res.body).toEqual({ status: "unhealthy", failing: ["agent", "billing", "documents", "ingest", "sessions"] });
   });

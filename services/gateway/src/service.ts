@@ -3,7 +3,7 @@
 import { createServer, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { setTimeout as sleep } from "node:timers/promises";
-import type { CloseOptions, Stoppable } from "@redline/service-kit";
+import { type CloseOptions, type Stoppable, startMetricsServer } from "@redline/service-kit";
 import { createApp } from "./app.js";
 import type { GatewayConfig } from "./config.js";
 import { createContext, type GatewayContext } from "./context.js";
@@ -14,6 +14,8 @@ export interface RunningGateway extends Stoppable {
   /** Base URL, e.g. http://127.0.0.1:8080 (no trailing slash). */
   url: string;
   port: number;
+  /** Where GET /metrics answers (host:port), when cfg.metricsAddr is set (not "off"). */
+  metricsAddress?: string;
 }
 
 /** Default time requests in flight get to finish on close (library use and tests). */
@@ -73,6 +75,13 @@ export async function startGateway(
   const host = cfg.host.includes(":") ? `[${cfg.host}]` : cfg.host;
   const url = `http://${host}:${port}`;
   ctx.log.info({ url, port }, "listening");
+  const metrics = cfg.metricsAddr
+    ? await startMetricsServer(cfg.metricsAddr, ctx.log).catch(async (err) => {
+        server.close();
+        ctx.close();
+        throw err;
+      })
+    : null;
 
   const shutdown = async ({ unreadyMs = 0, drainMs = DEFAULT_DRAIN_MS }: CloseOptions) => {
     const started = Date.now();
@@ -100,12 +109,14 @@ export async function startGateway(
     }
     clearTimeout(timer);
     ctx.close();
+    await metrics?.close();
     ctx.log.info({ ms: Date.now() - started }, "gateway stopped");
   };
   let closing: Promise<void> | undefined;
   return {
     url,
     port,
+    ...(metrics && { metricsAddress: metrics.address }),
     close(opts = {}) {
       closing ??= shutdown(opts);
       return closing;

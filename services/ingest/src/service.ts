@@ -29,7 +29,12 @@ export async function startIngestService(cfg: IngestConfig, opts: StartOptions =
       definitions: [ingestV1.IngestServiceService, ingestFilesV1.FilesServiceService],
     };
     const release = () => closeContext(ctx);
-    running = await serveService("ingest", cfg.grpcAddress, ctx, { rpc, health: healthChecks(ctx), release });
+    running = await serveService("ingest", cfg.grpcAddress, ctx, {
+      rpc,
+      health: healthChecks(ctx),
+      metrics: cfg.metricsAddr,
+      release,
+    });
   } catch (err) {
     await closeContext(ctx);
     throw err;
