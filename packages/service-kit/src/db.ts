@@ -26,13 +26,20 @@ interface TarnPool {
 }
 
 /**
- * Reports the pool of `db` on scrape (labelled with its schema, a fixed set) until db.destroy():
+ * Reports the pool of `db` on scrape (labelled with its schema, a fixed set) while it exists:
  * redline_db_pool_connections{pool,state=used|free}, redline_db_pool_max_connections{pool} and
  * redline_db_pool_pending_acquires{pool}, whose growth means callers wait for a connection.
  */
 function observePool(db: Knex, schema: string): void {
-  const pool = () => (db.client as { pool?: TarnPool }).pool;
-  const stops = [
+  // Held weakly and dropped at the first scrape after db.destroy() (knex then clears its pool),
+  // so a destroyed pool is neither reported nor kept alive by the registry.
+  const ref = new WeakRef(db);
+  const pool = (): TarnPool | undefined => {
+    const p = (ref.deref()?.client as { pool?: TarnPool } | undefined)?.pool;
+    if (!p) for (const stop of stops) stop();
+    return p;
+  };
+  const stops: (() => void)[] = [
     gaugeOnScrape(
       `${METRICS_PREFIX}db_pool_connections`,
       "Connections of the service's Postgres pool, by state (used: checked out; free: idle).",
@@ -63,12 +70,6 @@ function observePool(db: Knex, schema: string): void {
       },
     ),
   ];
-  const destroy = db.destroy.bind(db);
-  // Forget the pool once destroyed, so a closed service leaves no stale series (or a leak) behind.
-  db.destroy = ((callback?: (err?: unknown) => void) => {
-    for (const stop of stops) stop();
-    return destroy(callback as never);
-  }) as Knex["destroy"];
 }
 
 /** Health probe: one round trip. */
