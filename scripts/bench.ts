@@ -9,6 +9,8 @@
 //   (g)-(i) ingest: docx → HTML vs pandoc, pdf → text vs pdftotext, HTML → pdf (scripts/lib/bench-ingest.ts)
 //   (j) offline engine parse of adversarial messages, equal characters per size, 12.5k×8 vs 100k×1 (scripts/lib/bench-offline.ts)
 //   (k) ingest scaling: txt export, html → docx export, HTML upload at 1-8 MB (scripts/lib/bench-scaling.ts)
+//   (l) GET /health and GET /ready req/s vs an authenticated list (scripts/lib/bench-metrics.ts)
+//   (m) chat p50 with metrics on vs METRICS_ADDR=off, separate processes (target < 3 %) (scripts/lib/bench-metrics.ts)
 import { randomUUID } from "node:crypto";
 import { chmodSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -26,6 +28,7 @@ import {
 } from "../test/support/scripted-openai.js";
 import { startTestStack, type TestStack } from "../test/support/stack.js";
 import { benchIngest } from "./lib/bench-ingest.js";
+import { benchHealth, benchMetricsOverhead } from "./lib/bench-metrics.js";
 import { benchOfflineParse } from "./lib/bench-offline.js";
 import { benchIngestScaling } from "./lib/bench-scaling.js";
 import { startStack } from "./lib/stack.js";
@@ -571,6 +574,8 @@ async function main() {
     if (wanted("f")) await benchAsyncOverhead(infra);
     if (wanted("g", "h", "i")) await benchIngest(results);
     if (wanted("k")) await benchIngestScaling(results);
+    if (wanted("l")) await benchHealth(results, infra);
+    if (wanted("m")) await benchMetricsOverhead(results, infra);
   } finally {
     await infra.stop();
     rmSync(dataDir, { recursive: true, force: true });
