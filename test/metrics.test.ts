@@ -135,7 +135,8 @@ afterAll(async () => {
 });
 
 /** UUIDs, long hex or numeric ids, API keys: none may appear as a label value. */
-const ID_LIKE = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|[0-9a-f]{16,}|\d{6,}|sk_[0-9a-f]|[a-z]+_[0-9a-z]{10,}/i;
+const ID_LIKE =
+  /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|[0-9a-f]{16,}|\d{6,}|sk_[0-9a-f]|[a-z]+_[0-9a-z]{10,}/i;
 
 describe("metrics", () => {
   it("lists every service's metrics address in stack.json, none of them an API port", () => {

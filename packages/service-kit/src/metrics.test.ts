@@ -20,7 +20,7 @@ import { createRpcClient, startGrpcServer } from "./rpc.js";
 const log = createLogger("metrics-test", "silent");
 
 /** The value of one series of `name` with exactly `labels`, read from the registry. */
-async function valueOf(name: string, labels: Record<string, string> = {}): Promise<number | undefined> {
+async function seriesValue(name: string, labels: Record<string, string> = {}): Promise<number | undefined> {
   const metric = metricsRegistry.getSingleMetric(name);
   if (!metric) return undefined;
   const { values } = await metric.get();
@@ -42,12 +42,12 @@ describe("metrics helpers", () => {
     const stopC = gaugeOnScrape(name, "test", ["pool"], async () => {
       throw new Error("dependency down");
     });
-    expect(await valueOf(name, { pool: "p" })).toBe(5);
+    expect(await seriesValue(name, { pool: "p" })).toBe(5);
     stopB();
-    expect(await valueOf(name, { pool: "p" })).toBe(2);
+    expect(await seriesValue(name, { pool: "p" })).toBe(2);
     stopA();
     stopC();
-    expect(await valueOf(name, { pool: "p" })).toBeUndefined();
+    expect(await seriesValue(name, { pool: "p" })).toBeUndefined();
   });
 
   it("splits a gRPC path into service and method and names codes", () => {
@@ -67,11 +67,13 @@ describe("metrics helpers", () => {
     const fail = instrumentRpc(path, async () => {
       throw new NotFoundError("missing");
     });
-    const before = (await valueOf("redline_grpc_server_handled_total", { ...labels, grpc_code: "OK" })) ?? 0;
+    const before = (await seriesValue("redline_grpc_server_handled_total", { ...labels, grpc_code: "OK" })) ?? 0;
     expect(await ok(21)).toBe(42);
     await expect(fail()).rejects.toBeInstanceOf(NotFoundError);
-    expect(await valueOf("redline_grpc_server_handled_total", { ...labels, grpc_code: "OK" })).toBe(before + 1);
-    expect(await valueOf("redline_grpc_server_handled_total", { ...labels, grpc_code: "NOT_FOUND" })).toBeGreaterThan(0);
+    expect(await seriesValue("redline_grpc_server_handled_total", { ...labels, grpc_code: "OK" })).toBe(before + 1);
+    expect(
+      await seriesValue("redline_grpc_server_handled_total", { ...labels, grpc_code: "NOT_FOUND" }),
+    ).toBeGreaterThan(0);
     const text = await metricsRegistry.metrics();
     expect(text).toMatch(
       /redline_grpc_server_handling_seconds_bucket\{le="0\.001",grpc_service="redline\.test\.v1\.Test",grpc_method="Probe"\} \d+/,
@@ -133,11 +135,7 @@ describe("health checks, single flight", () => {
 
   it("a backend's grpc.health.v1 Check probes its dependencies at most once per HEALTH_CACHE_MS", async () => {
     let probes = 0;
-    const server = await startGrpcServer(
-      "127.0.0.1:0",
-      [healthService({ postgres: async () => void probes++ })],
-      log,
-    );
+    const server = await startGrpcServer("127.0.0.1:0", [healthService({ postgres: async () => void probes++ })], log);
     const client = createRpcClient(healthV1.HealthService, server.address);
     try {
       const answers = await Promise.all(Array.from({ length: 20 }, () => client.check({ service: "" })));
