@@ -10,6 +10,8 @@
 //   (j) offline engine parse of adversarial messages, equal characters per size, 12.5k×8 vs 100k×1 (scripts/lib/bench-offline.ts)
 //   (k) ingest scaling: txt export, html → docx export, HTML upload at 1-8 MB (scripts/lib/bench-scaling.ts)
 //   (l) sync chat p50 with the rate limiter and Idempotency-Key on vs off, side by side (target: < 2 ms added)
+//   (m) chat p50 with metrics on vs METRICS_ADDR=off, separate processes (target < 3 %) (scripts/lib/bench-metrics.ts)
+//   (n) GET /health and GET /ready req/s vs an authenticated list (scripts/lib/bench-metrics.ts)
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { chmodSync, mkdtempSync, rmSync } from "node:fs";
@@ -29,6 +31,7 @@ import {
 } from "../test/support/scripted-openai.js";
 import { startTestStack, type TestStack } from "../test/support/stack.js";
 import { benchIngest } from "./lib/bench-ingest.js";
+import { benchHealth, benchMetricsOverhead } from "./lib/bench-metrics.js";
 import { benchOfflineParse } from "./lib/bench-offline.js";
 import { benchIngestScaling } from "./lib/bench-scaling.js";
 import { startStack } from "./lib/stack.js";
@@ -692,6 +695,8 @@ async function main() {
     if (wanted("g", "h", "i")) await benchIngest(results);
     if (wanted("k")) await benchIngestScaling(results);
     if (wanted("l")) await benchLimiterOverhead(infra);
+    if (wanted("m")) await benchMetricsOverhead(results, infra);
+    if (wanted("n")) await benchHealth(results, infra);
   } finally {
     await infra.stop();
     rmSync(dataDir, { recursive: true, force: true });

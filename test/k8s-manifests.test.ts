@@ -55,6 +55,9 @@ const MODELS: Record<string, new (data: never) => { validate(): void }> = {
 };
 
 type Env = Record<string, string | undefined>;
+
+/** The port every server pod serves GET /metrics on (METRICS_ADDR in each ConfigMap). */
+const METRICS_PORT = 9464;
 type LoadConfig = (env: Env) => unknown;
 
 /** The services: every services/<name> with a config.ts; its pods carry app.kubernetes.io/name=<name>. */
@@ -309,6 +312,29 @@ describe.skipIf(!KUBECTL).each(OVERLAYS)("deploy/k8s/overlays/%s", (overlay) => 
     expect(problems).toEqual([]);
   });
 
+  it("lets Prometheus scrape every server pod: a metrics containerPort, the prometheus.io annotations and METRICS_ADDR on that port", () => {
+    const problems: string[] = [];
+    for (const d of r.of("Deployment")) {
+      const template = (d.spec as { template: { metadata?: { annotations?: Record<string, string> } } }).template;
+      const w = r.workloads.find((x) => x.kind === "Deployment" && x.name === d.metadata.name);
+      if (!w || !SERVICES.includes(nameOf(w.labels))) continue;
+      const a = template.metadata?.annotations ?? {};
+      if (
+        a["prometheus.io/scrape"] !== "true" ||
+        a["prometheus.io/port"] !== String(METRICS_PORT) ||
+        a["prometheus.io/path"] !== "/metrics"
+      )
+        problems.push(`Deployment ${d.metadata.name}: prometheus.io annotations missing or wrong`);
+      for (const c of w.pod.containers) {
+        if (!c.ports?.some((p) => p.name === "metrics" && p.containerPort === METRICS_PORT))
+          problems.push(`Deployment ${d.metadata.name} container ${c.name}: no metrics containerPort ${METRICS_PORT}`);
+        const addr = containerEnv(c, r.objects).vars.get("METRICS_ADDR")?.value;
+        if (addr !== `0.0.0.0:${METRICS_PORT}`) problems.push(`${d.metadata.name}: METRICS_ADDR is ${addr}`);
+      }
+    }
+    expect(problems).toEqual([]);
+  });
+
   it("lets into each Service only its callers: the services its address is given to, which for a service are the callers its context.ts names; only the gateway is public", () => {
     const problems: string[] = [];
     const policies = r.of("NetworkPolicy").map((np) => ({
@@ -316,9 +342,15 @@ describe.skipIf(!KUBECTL).each(OVERLAYS)("deploy/k8s/overlays/%s", (overlay) => 
       spec: np.spec as {
         podSelector: LabelSelector;
         policyTypes?: string[];
-        ingress?: { from?: { podSelector?: LabelSelector; namespaceSelector?: unknown; ipBlock?: unknown }[] }[];
+        ingress?: {
+          from?: { podSelector?: LabelSelector; namespaceSelector?: unknown; ipBlock?: unknown }[];
+          ports?: { port?: number | string }[];
+        }[];
       },
     }));
+    // A rule admitting only the metrics port (Prometheus from its namespace) opens no API port.
+    const metricsOnly = (rule: { ports?: { port?: number | string }[] }) =>
+      (rule.ports?.length ?? 0) > 0 && (rule.ports ?? []).every((p) => p.port === METRICS_PORT || p.port === "metrics");
     const denyAll = policies.find(
       (p) => Object.keys(p.spec.podSelector).length === 0 && p.spec.policyTypes?.includes("Ingress") && !p.spec.ingress,
     );
@@ -332,6 +364,7 @@ describe.skipIf(!KUBECTL).each(OVERLAYS)("deploy/k8s/overlays/%s", (overlay) => 
       let outside = false;
       for (const p of policies.filter((p) => selects(p.spec.podSelector, target.labels)))
         for (const rule of p.spec.ingress ?? []) {
+          if (metricsOnly(rule)) continue;
           if (!rule.from?.length) outside = true;
           for (const peer of rule.from ?? []) {
             if (peer.namespaceSelector || peer.ipBlock || !peer.podSelector) outside = true;

@@ -20,6 +20,7 @@ import {
   canConnect,
   childExited,
   forEachLine,
+  freePort,
   infraEnv,
   isAlive,
   isPortFree,
@@ -64,6 +65,11 @@ export interface StackInfo {
   natsUrl: string;
   s3: S3Settings;
   addrs: StackAddrs;
+  /**
+   * host:port of each service's GET /metrics (a free port the supervisor picked, passed as
+   * METRICS_ADDR); empty when the supervisor's environment says METRICS_ADDR=off.
+   */
+  metrics: Partial<StackAddrs>;
   /** Current service processes (restarts update them). */
   children: Partial<Record<ServiceName, { pid: number; startTime: number | null }>>;
   dataDir: string;
@@ -555,10 +561,21 @@ function serviceEnv(env: NodeJS.ProcessEnv, infra: LocalInfra, addrs: StackPlan[
   };
 }
 
+/**
+ * The metrics address of each service: a free loopback port each, fixed for the stack's life
+ * (a restarted service binds the same one, so scrapers keep finding it); none with METRICS_ADDR=off.
+ */
+async function metricsAddrs(env: NodeJS.ProcessEnv): Promise<Partial<StackAddrs>> {
+  if (env.METRICS_ADDR?.trim().toLowerCase() === "off") return {};
+  const ports = await Promise.all(SERVICE_NAMES.map(() => freePort()));
+  return Object.fromEntries(SERVICE_NAMES.map((name, i) => [name, `127.0.0.1:${ports[i]}`]));
+}
+
 /** A stack being started or running: what stack.json records and stopAll stops. */
 interface StackRun {
   dataDir: string;
   plan: StackPlan;
+  metrics: Partial<StackAddrs>;
   infra: LocalInfra;
   services: Map<ServiceName, Supervised>;
   supervisorStart: number | null;
@@ -584,6 +601,7 @@ function stackInfo(run: StackRun, status: StackInfo["status"]): StackInfo {
       ingest: addrs.ingest,
       gateway: addrs.gateway,
     },
+    metrics: run.metrics,
     children: childrenOf(run.services),
     dataDir: run.dataDir,
     startedAt: new Date(run.startedAt).toISOString(),
@@ -649,7 +667,16 @@ export async function startStack(opts: StartStackOptions = {}): Promise<RunningS
 
   const { addrs, gatewayUrl } = plan;
   const services = new Map<ServiceName, Supervised>();
-  const run: StackRun = { dataDir, plan, infra, services, supervisorStart: processStartTime(process.pid), startedAt };
+  const metrics = await metricsAddrs(env);
+  const run: StackRun = {
+    dataDir,
+    plan,
+    metrics,
+    infra,
+    services,
+    supervisorStart: processStartTime(process.pid),
+    startedAt,
+  };
   const info = (status: StackInfo["status"]) => stackInfo(run, status);
   let status: StackInfo["status"] = "starting";
   let stopped = false;
@@ -661,7 +688,8 @@ export async function startStack(opts: StartStackOptions = {}): Promise<RunningS
   const childEnv = runtimeEnv(serviceEnv(env, infra, addrs), runtime);
   let gaveUp: ServiceName | undefined;
   const supervise = (name: ServiceName) => {
-    const s = new Supervised(name, entryOf(name), RUNTIME_ARGS[runtime], childEnv, log, writeStackFile, (n) => {
+    const env = { ...childEnv, METRICS_ADDR: metrics[name] ?? "off" };
+    const s = new Supervised(name, entryOf(name), RUNTIME_ARGS[runtime], env, log, writeStackFile, (n) => {
       gaveUp ??= n;
     });
     services.set(name, s);
@@ -698,6 +726,7 @@ export async function startStack(opts: StartStackOptions = {}): Promise<RunningS
     natsUrl: result.natsUrl,
     s3: result.s3,
     addrs: result.addrs,
+    metrics: result.metrics,
     dataDir,
     stop,
   };

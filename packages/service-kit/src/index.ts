@@ -6,6 +6,7 @@ export * from "./errors.js";
 export * from "./health.js";
 export * from "./logger.js";
 export * from "./messaging.js";
+export * from "./metrics.js";
 export * from "./migrations.js";
 export * from "./object-store.js";
 export * from "./principal.js";

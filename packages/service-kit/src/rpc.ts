@@ -18,6 +18,7 @@ import {
 } from "@grpc/grpc-js";
 import { type ErrorPayload, RedlineError, UnauthenticatedError, UnavailableError } from "./errors.js";
 import type { Logger } from "./logger.js";
+import { instrumentRpc } from "./metrics.js";
 import { type Principal, principalFromMetadata, principalToMetadata, REQUEST_ID_KEY } from "./principal.js";
 
 const ERROR_TRAILER = "redline-error-bin";
@@ -198,7 +199,7 @@ export async function startGrpcServer(
     for (const [name, method] of Object.entries(definition)) {
       const handler = handlers[name];
       if (!handler) throw new Error(`no handler for ${method.path}`);
-      impl[name] = wrapUnary(method.path, handler, log, active);
+      impl[name] = wrapUnary(method.path, instrumentRpc(method.path, handler), log, active);
     }
     server.addService(definition as unknown as ServiceDefinition, impl);
   }

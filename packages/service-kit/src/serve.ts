@@ -4,12 +4,15 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { type HealthCheck, healthService } from "./health.js";
 import type { Logger } from "./logger.js";
+import { startMetricsServer } from "./metrics.js";
 import { bindRpcFiles, DEFAULT_DRAIN_MS, type ServiceDef, startGrpcServer } from "./rpc.js";
 import type { CloseOptions, Stoppable } from "./shutdown.js";
 
 /** A started service: its bound gRPC address (host:port) and an idempotent close. */
 export interface RunningService extends Stoppable {
   address: string;
+  /** Where GET /metrics answers (host:port), when the service was given a metrics address. */
+  metricsAddress?: string;
 }
 
 /** Options of a service's start<Name>Service(cfg, opts). */
@@ -35,6 +38,11 @@ export interface ServeOptions {
   stop?(): Promise<void>;
   /** Releases the context (pools, connections, loops); runs after the server stopped. */
   release(): Promise<void>;
+  /**
+   * METRICS_ADDR: serve GET /metrics on this host:port (port 0 picks one), "off" to record
+   * nothing; absent (library use, tests): metrics are recorded but not served.
+   */
+  metrics?: string;
 }
 
 /**
@@ -54,7 +62,15 @@ export async function serveService<Ctx extends { log: Logger }>(
 ): Promise<RunningService> {
   const services = await bindRpcFiles(ctx, opts.rpc.dir, opts.rpc.definitions);
   let stopping = false;
-  const server = await startGrpcServer(address, [...services, healthService(opts.health, () => stopping)], ctx.log);
+  const metrics = opts.metrics ? await startMetricsServer(opts.metrics, ctx.log) : null;
+  const server = await startGrpcServer(
+    address,
+    [...services, healthService(opts.health, () => stopping)],
+    ctx.log,
+  ).catch(async (err) => {
+    await metrics?.close();
+    throw err;
+  });
   ctx.log.info({ address: server.address }, `${name} listening`);
   const shutdown = async ({ unreadyMs = 0, drainMs = DEFAULT_DRAIN_MS }: CloseOptions) => {
     const started = Date.now();
@@ -74,11 +90,14 @@ export async function serveService<Ctx extends { log: Logger }>(
     }
     await background;
     await opts.release();
+    // Last, so the drain itself can be watched.
+    await metrics?.close();
     ctx.log.info({ ms: Date.now() - started }, `${name} stopped`);
   };
   let closing: Promise<void> | undefined;
   return {
     address: server.address,
+    ...(metrics && { metricsAddress: metrics.address }),
     close(closeOpts = {}) {
       closing ??= shutdown(closeOpts);
       return closing;

@@ -1,11 +1,20 @@
 // The agent's configuration and the only code that reads its environment variables.
-import { listenAddr, numberFromEnv, readAddrs, requireEnv, type ServiceAddrs } from "@redline/service-kit";
+import {
+  listenAddr,
+  numberFromEnv,
+  readAddrs,
+  readMetricsAddr,
+  requireEnv,
+  type ServiceAddrs,
+} from "@redline/service-kit";
 import type { OpenAiEngineConfig } from "./engines/index.js";
 
 type Env = Record<string, string | undefined>;
 
 /** Agent configuration. */
 export interface AgentConfig {
+  /** METRICS_ADDR: host:port of GET /metrics (port 0 picks one), "off" records nothing; unset: not served. */
+  metricsAddr?: string;
   grpcAddress: string;
   addrs: Pick<ServiceAddrs, "documents" | "sessions" | "billing" | "ingest">;
   /** Wall-clock cap of one turn's AI processing, in ms (spec: 30 minutes). */
@@ -62,6 +71,7 @@ export function loadConfig(env: Env): AgentConfig {
   const positive = (name: string) => numberFromEnv(env, name, (n) => n > 0, "a positive number");
   return {
     grpcAddress: listenAddr(env, "agent"),
+    metricsAddr: readMetricsAddr(env),
     addrs: readAddrs(env),
     aiTimeoutMs: positive("AI_TIMEOUT_MS") ?? 30 * 60 * 1000,
     openai: readOpenAiEnv(env),

@@ -11,6 +11,7 @@ import {
 import type { AgentConfig } from "./config.js";
 import { type AgentContext, closeContext, createContext } from "./context.js";
 import { migrations, SCHEMA } from "./db/migrations.js";
+import { observeJobQueue } from "./jobs/metrics.js";
 import { startWorkerPool } from "./jobs/worker-pool.js";
 
 /** A started agent; `context` lets tests read the jobs database. */
@@ -33,6 +34,7 @@ export async function startAgentService(
   const ctx = await createContext(cfg, overrides);
   if (opts.migrate !== false) await migrateLatest(ctx.db, SCHEMA, migrations, ctx.log);
   const pool = startWorkerPool(ctx);
+  const stopQueueMetrics = observeJobQueue(ctx.db);
   ctx.log.info({ engine: ctx.engine.name, instance: ctx.instanceId }, "agent starting");
   const rpc = {
     dir: new URL("./rpc/", import.meta.url),
@@ -42,8 +44,12 @@ export async function startAgentService(
   const running = await serveService("agent", cfg.grpcAddress, ctx, {
     rpc,
     health,
+    metrics: cfg.metricsAddr,
     stop: () => pool.close(),
-    release: () => closeContext(ctx),
+    release: () => {
+      stopQueueMetrics();
+      return closeContext(ctx);
+    },
   });
   return { ...running, context: ctx };
 }

@@ -1,8 +1,10 @@
 // Billing configuration: the only code of the service that reads environment variables.
-import { listenAddr, requireEnv } from "@redline/service-kit";
+import { listenAddr, readMetricsAddr, requireEnv } from "@redline/service-kit";
 
 /** What the billing service needs: where to listen and its database. */
 export interface BillingConfig {
+  /** METRICS_ADDR: host:port of GET /metrics (port 0 picks one), "off" records nothing; unset: not served. */
+  metricsAddr?: string;
   /** host:port of the gRPC server; port 0 picks a free port. */
   grpcAddress: string;
   /** Postgres URL; the service keeps its rows in schema `billing`. */
@@ -26,6 +28,7 @@ export function loadConfig(env: Record<string, string | undefined>): BillingConf
     throw new Error(`AGENT_SIGNUPS_PER_HOUR must be an integer >= 1, got '${signups}'`);
   return {
     grpcAddress: listenAddr(env, "billing"),
+    metricsAddr: readMetricsAddr(env),
     databaseUrl: requireEnv(env, "DATABASE_URL"),
     logLevel: env.LOG_LEVEL,
     testClock: env.REDLINE_TEST_CLOCK === "1",

@@ -16,5 +16,10 @@ export async function startBillingService(cfg: BillingConfig, opts: StartOptions
   }
   const rpc = { dir: new URL("./rpc/", import.meta.url), definitions: [billingV1.BillingServiceService] };
   const health = { postgres: () => pingDb(ctx.db) };
-  return serveService("billing", cfg.grpcAddress, ctx, { rpc, health, release: () => closeContext(ctx) });
+  return serveService("billing", cfg.grpcAddress, ctx, {
+    rpc,
+    health,
+    metrics: cfg.metricsAddr,
+    release: () => closeContext(ctx),
+  });
 }

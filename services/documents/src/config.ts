@@ -1,8 +1,10 @@
 // Reading the documents service's environment into typed config: the only code that reads env vars.
-import { listenAddr, requireEnv } from "@redline/service-kit";
+import { listenAddr, readMetricsAddr, requireEnv } from "@redline/service-kit";
 
 /** Documents configuration. */
 export interface DocumentsConfig {
+  /** METRICS_ADDR: host:port of GET /metrics (port 0 picks one), "off" records nothing; unset: not served. */
+  metricsAddr?: string;
   /** host:port to serve gRPC on; port 0 picks a free port. */
   grpcAddress: string;
   /** Postgres holding the `documents` schema. */
@@ -19,5 +21,11 @@ export interface DocumentsConfig {
  */
 export function loadConfig(env: Record<string, string | undefined>): DocumentsConfig {
   const [databaseUrl, natsUrl] = [requireEnv(env, "DATABASE_URL"), requireEnv(env, "NATS_URL")];
-  return { grpcAddress: listenAddr(env, "documents"), databaseUrl, natsUrl, logLevel: env.LOG_LEVEL };
+  return {
+    grpcAddress: listenAddr(env, "documents"),
+    metricsAddr: readMetricsAddr(env),
+    databaseUrl,
+    natsUrl,
+    logLevel: env.LOG_LEVEL,
+  };
 }

@@ -10,6 +10,7 @@ import {
 } from "@redline/service-kit";
 import type { DocumentsConfig } from "./config.js";
 import { closeContext, createContext } from "./context.js";
+import { observeOutboxLag } from "./outbox-metrics.js";
 
 /** A started service; `db` is exposed for benchmarks and tests that compare against Postgres. */
 export interface RunningDocumentsService extends RunningService {
@@ -30,10 +31,15 @@ export async function startDocumentsService(
     definitions: [documentsV1.DocumentsServiceService, documentsLibraryV1.DocumentLibraryServiceService],
   };
   const health = { postgres: () => pingDb(ctx.db), nats: () => pingNats(ctx.nc) };
+  const stopOutboxMetrics = observeOutboxLag(ctx.db);
   const running = await serveService("documents", cfg.grpcAddress, ctx, {
     rpc,
     health,
-    release: () => closeContext(ctx),
+    metrics: cfg.metricsAddr,
+    release: () => {
+      stopOutboxMetrics();
+      return closeContext(ctx);
+    },
   });
   return { ...running, db: ctx.db };
 }

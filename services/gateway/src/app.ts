@@ -11,6 +11,7 @@ import type { GatewayContext } from "./context.js";
 import { cors } from "./cors.js";
 import { errorHandler, notFound } from "./error-handler.js";
 import { carriesIdempotencyKey, idempotency } from "./idempotency.js";
+import { httpMetrics } from "./metrics.js";
 import { rateLimiter } from "./rate-limit.js";
 import { requestContext, requestState } from "./request-context.js";
 import { DEFAULT_RPC_TIMEOUT_MS, pathGuard, type Route, toExpressPath } from "./route-registry.js";
@@ -62,6 +63,7 @@ export function createApp(ctx: GatewayContext, cfg: GatewayConfig): express.Expr
   app.set("etag", false);
   app.set("case sensitive routing", true);
   app.use(requestContext(ctx.log));
+  app.use(httpMetrics());
   // Before the body cap and auth, so a preflight is answered and every refusal is readable cross-origin.
   app.use(cors());
   app.use(bodySizeGuard(cfg));

@@ -1,6 +1,12 @@
 // Gateway configuration: loadConfig(env) turns environment variables into one typed config;
 // only main.ts passes process.env, tests build configs with gatewayConfig().
-import { DEFAULT_ADDRS, numberFromEnv as numberVar, readAddrs, type ServiceAddrs } from "@redline/service-kit";
+import {
+  DEFAULT_ADDRS,
+  numberFromEnv as numberVar,
+  readAddrs,
+  readMetricsAddr,
+  type ServiceAddrs,
+} from "@redline/service-kit";
 
 /** Everything the gateway needs to run; sizes in MB (MiB), durations in milliseconds. */
 export interface GatewayConfig {
@@ -22,6 +28,8 @@ export interface GatewayConfig {
   logLevel: string;
   /** NATS carrying job events to progress streams; unset: streams poll the agent instead. */
   natsUrl?: string;
+  /** METRICS_ADDR: host:port of GET /metrics (port 0 picks one), "off" records nothing; unset: not served. */
+  metricsAddr?: string;
   /** Comment heartbeat period of an idle progress stream (default 15 s). */
   streamHeartbeatMs?: number;
   /** Per-key token buckets per endpoint class; undefined: DEFAULT_RATE_LIMITS; false: no limits. */
@@ -99,7 +107,8 @@ function rateLimitsFromEnv(env: Env): RateLimitsConfig | false {
 /**
  * Reads PORT (default 8080), HOST (127.0.0.1), *_ADDR, MAX_REQUEST_MB (100), SUPPORT_EMAIL,
  * AI_TIMEOUT_MS (30 min), AUTH_CACHE_TTL_MS (5000), LOG_LEVEL (info), NATS_URL (job events),
- * the rate limits (rateLimitsFromEnv) and IDEMPOTENCY=off (Idempotency-Key ignored).
+ * the rate limits (rateLimitsFromEnv), IDEMPOTENCY=off (Idempotency-Key ignored) and
+ * METRICS_ADDR (unset: metrics not served).
  * Throws an Error naming the variable when a value is malformed or out of range.
  */
 export function loadConfig(env: Env): GatewayConfig {
@@ -115,6 +124,7 @@ export function loadConfig(env: Env): GatewayConfig {
     natsUrl: env.NATS_URL || undefined,
     rateLimits: rateLimitsFromEnv(env),
     idempotency: (env.IDEMPOTENCY ?? "on").toLowerCase() !== "off",
+    metricsAddr: readMetricsAddr(env),
     ...(port !== undefined && { port }),
     ...(maxRequestMb !== undefined && { maxRequestMb }),
     ...(aiTimeoutMs !== undefined && { aiTimeoutMs }),

@@ -168,10 +168,34 @@ describe("bodies", () => {
   });
 });
 
-describe("health", () => {
-  it("is 503 JSON naming every service when all are down", async () => {
+describe("health and readiness", () => {
+  it("/health is 200 from the gateway alone, even with every service down", async () => {
     const res = await call(gw, "/health");
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ status: "healthy" });
+  });
+
+  it("/ready is 503 JSON naming every service when all are down", async () => {
+    const res = await call(gw, "/ready");
     expect(res.status).toBe(503);
     expect(res.body).toEqual({ status: "unhealthy", failing: ["agent", "billing", "documents", "ingest", "sessions"] });
+  });
+
+  it("both answer 503 naming the gateway from the first moment of a stop; metrics are served on their own port", async () => {
+    const own = await startGateway(gatewayConfig({ port: 0, addrs, logLevel: "silent", metricsAddr: "127.0.0.1:0" }));
+    expect(own.metricsAddress).toMatch(/^127\.0\.0\.1:\d+$/);
+    expect(own.metricsAddress?.endsWith(`:${own.port}`)).toBe(false);
+    await call(own, "/health");
+    const scraped = await (await fetch(`http://${own.metricsAddress}/metrics`)).text();
+    expect(scraped).toMatch(/redline_http_requests_total\{method="GET",route="\/health",code="200"\} [1-9]/);
+    expect((await call(own, "/metrics")).status).toBe(404);
+    const closing = own.close({ unreadyMs: 300, drainMs: 100 });
+    await new Promise((r) => setTimeout(r, 50));
+    for (const path of ["/health", "/ready"]) {
+      const res = await call(own, path);
+      expect(res.status, path).toBe(503);
+      expect(res.body, path).toEqual({ status: "unhealthy", failing: ["gateway"] });
+    }
+    await closing;
   });
 });

@@ -3,7 +3,7 @@
 import { createServer, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { setTimeout as sleep } from "node:timers/promises";
-import type { CloseOptions, Stoppable } from "@redline/service-kit";
+import { type CloseOptions, type Stoppable, startMetricsServer } from "@redline/service-kit";
 import { createApp } from "./app.js";
 import type { GatewayConfig } from "./config.js";
 import { createContext, type GatewayContext } from "./context.js";
@@ -14,18 +14,23 @@ export interface RunningGateway extends Stoppable {
   /** Base URL, e.g. http://127.0.0.1:8080 (no trailing slash). */
   url: string;
   port: number;
+  /** Where GET /metrics answers (host:port), when cfg.metricsAddr is set (not "off"). */
+  metricsAddress?: string;
 }
 
 /** Default time requests in flight get to finish on close (library use and tests). */
 const DEFAULT_DRAIN_MS = 10_000;
 
-/** What GET /health answers while the gateway stops (HealthResponse: the gateway itself is failing). */
+/** Liveness and readiness: both answer 503 from the first moment of a stop, so balancers leave at once. */
+const PROBE_PATHS = new Set(["/health", "/ready"]);
+
+/** What GET /health and GET /ready answer while the gateway stops (HealthResponse: the gateway itself is failing). */
 const STOPPING_HEALTH = JSON.stringify({ status: "unhealthy", failing: ["gateway"] });
 
 /**
  * Starts the HTTP gateway on cfg.host:cfg.port; `overrides` replace context members (tests).
  *
- * close(): GET /health answers 503 at once while other requests are still served for
+ * close(): GET /health and GET /ready answer 503 at once while other requests are still served for
  * `unreadyMs` (default 0), so balancers stop routing here; then the listener closes, progress
  * streams end (their clients reconnect elsewhere with Last-Event-ID), every response carries
  * `Connection: close`, and requests in flight get `drainMs` (default 10 s) before their
@@ -42,7 +47,7 @@ export async function startGateway(
   let draining = false;
   const open = new Set<ServerResponse>();
   const server = createServer((req, res) => {
-    if (unready && req.method === "GET" && req.url?.split("?")[0] === "/health") {
+    if (unready && req.method === "GET" && PROBE_PATHS.has(req.url?.split("?")[0] ?? "")) {
       res.writeHead(503, { "Content-Type": "application/json; charset=utf-8", Connection: "close" });
       res.end(STOPPING_HEALTH);
       return;
@@ -73,11 +78,18 @@ export async function startGateway(
   const host = cfg.host.includes(":") ? `[${cfg.host}]` : cfg.host;
   const url = `http://${host}:${port}`;
   ctx.log.info({ url, port }, "listening");
+  const metrics = cfg.metricsAddr
+    ? await startMetricsServer(cfg.metricsAddr, ctx.log).catch(async (err) => {
+        server.close();
+        ctx.close();
+        throw err;
+      })
+    : null;
 
   const shutdown = async ({ unreadyMs = 0, drainMs = DEFAULT_DRAIN_MS }: CloseOptions) => {
     const started = Date.now();
     unready = true;
-    ctx.log.info({ unreadyMs }, "gateway stopping: /health answers 503");
+    ctx.log.info({ unreadyMs }, "gateway stopping: /health and /ready answer 503");
     if (unreadyMs > 0) await sleep(unreadyMs);
     draining = true;
     const closed = new Promise<void>((resolve) => server.close(() => resolve()));
@@ -100,12 +112,14 @@ export async function startGateway(
     }
     clearTimeout(timer);
     ctx.close();
+    await metrics?.close();
     ctx.log.info({ ms: Date.now() - started }, "gateway stopped");
   };
   let closing: Promise<void> | undefined;
   return {
     url,
     port,
+    ...(metrics && { metricsAddress: metrics.address }),
     close(opts = {}) {
       closing ??= shutdown(opts);
       return closing;

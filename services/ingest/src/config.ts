@@ -5,6 +5,7 @@ import {
   listenAddr,
   numberFromEnv as numberVar,
   readAddrs,
+  readMetricsAddr,
   type S3Config,
   type ServiceAddrs,
 } from "@redline/service-kit";
@@ -14,6 +15,8 @@ import type { MailConfig } from "./mailer.js";
 
 /** Ingest configuration. Sizes in bytes, durations in milliseconds. */
 export interface IngestConfig {
+  /** METRICS_ADDR: host:port of GET /metrics (port 0 picks one), "off" records nothing; unset: not served. */
+  metricsAddr?: string;
   /** host:port to serve on; port 0 picks a free one. */
   grpcAddress: string;
   /** Upload cap in bytes; larger content gets 413 request_too_large. */
@@ -102,6 +105,7 @@ export function loadConfig(env: Env): IngestConfig {
   const addrs = readAddrs(env);
   return {
     grpcAddress: listenAddr(env, "ingest"),
+    metricsAddr: readMetricsAddr(env),
     addrs: { billing: addrs.billing },
     maxUploadBytes: Math.floor(maxUploadMb * 1024 * 1024),
     logLevel: env.LOG_LEVEL || "info",

@@ -2,6 +2,7 @@
 // picking the converter by extension and running it in a bounded worker.
 
 import { type ConvertLimits, type ConvertResult, DEFAULT_LIMITS, formatForFilename } from "./formats.js";
+import { timeConversion } from "./ingest-metrics.js";
 import { ConverterPool } from "./sandbox/pool.js";
 
 let sharedPool: ConverterPool | null = null;
@@ -41,5 +42,5 @@ export async function convertDocument(
   pool: ConverterPool = defaultConverterPool(),
 ): Promise<ConvertResult> {
   const format = formatForFilename(filename);
-  return pool.run({ format, filename, bytes, limits: { ...DEFAULT_LIMITS, ...limits } });
+  return timeConversion(format, () => pool.run({ format, filename, bytes, limits: { ...DEFAULT_LIMITS, ...limits } }));
 }

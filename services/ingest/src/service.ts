@@ -8,9 +8,10 @@ import { closeContext, createContext, type IngestContext } from "./context.js";
 export type RunningIngestService = RunningService;
 
 // Without storage there is nothing to probe: conversions and exports need only the process.
+// With it, the stored-file RPCs need both Postgres and the object store.
 function healthChecks(ctx: IngestContext): Record<string, HealthCheck> {
-  const db = ctx.storage?.db;
-  return db ? { postgres: () => pingDb(db) } : {};
+  const storage = ctx.storage;
+  return storage ? { postgres: () => pingDb(storage.db), s3: () => storage.store.ping() } : {};
 }
 
 /**
@@ -29,7 +30,12 @@ export async function startIngestService(cfg: IngestConfig, opts: StartOptions =
       definitions: [ingestV1.IngestServiceService, ingestFilesV1.FilesServiceService],
     };
     const release = () => closeContext(ctx);
-    running = await serveService("ingest", cfg.grpcAddress, ctx, { rpc, health: healthChecks(ctx), release });
+    running = await serveService("ingest", cfg.grpcAddress, ctx, {
+      rpc,
+      health: healthChecks(ctx),
+      metrics: cfg.metricsAddr,
+      release,
+    });
   } catch (err) {
     await closeContext(ctx);
     throw err;

@@ -1,10 +1,12 @@
 // Reading the sessions service's environment into typed config (only main.ts calls this).
-import { listenAddr, readAddrs, requireEnv, type ServiceAddrs } from "@redline/service-kit";
+import { listenAddr, readAddrs, readMetricsAddr, requireEnv, type ServiceAddrs } from "@redline/service-kit";
 
 type Env = Record<string, string | undefined>;
 
 /** Sessions configuration. */
 export interface SessionsConfig {
+  /** METRICS_ADDR: host:port of GET /metrics (port 0 picks one), "off" records nothing; unset: not served. */
+  metricsAddr?: string;
   /** host:port to serve on; port 0 picks a free port. */
   grpcAddress: string;
   /** Postgres holding the `sessions` schema. */
@@ -22,6 +24,7 @@ export function loadConfig(env: Env): SessionsConfig {
   const addrs = readAddrs(env);
   return {
     grpcAddress: listenAddr(env, "sessions"),
+    metricsAddr: readMetricsAddr(env),
     databaseUrl: requireEnv(env, "DATABASE_URL"),
     addrs: { documents: addrs.documents },
     logLevel: env.LOG_LEVEL,

@@ -32,6 +32,7 @@ export async function startSessionsService(
   const running = await serveService("sessions", cfg.grpcAddress, ctx, {
     rpc,
     health,
+    metrics: cfg.metricsAddr,
     release: () => closeContext(ctx),
   });
   return { ...running, context: ctx };

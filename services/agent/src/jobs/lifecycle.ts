@@ -6,6 +6,7 @@ import type { AgentContext } from "../context.js";
 import { appendEvents, type Guard, type JobPatch, type NewEvent, updateJob } from "../db/store/jobs.js";
 import type { JobMetadata, JobRow, JobState } from "../db/tables.js";
 import { finalEvent, publishEvents, usageEvent } from "./events.js";
+import { countJobOutcome } from "./metrics.js";
 
 export type { Guard } from "../db/store/jobs.js";
 
@@ -19,6 +20,7 @@ async function change(
 ): Promise<JobRow | null> {
   const out = await updateJob(ctx.db, jobId, guard, patch, events);
   if (!out) return null;
+  countJobOutcome(patch.status);
   publishEvents(ctx, out.stored);
   return out.updated;
 }

@@ -2,6 +2,7 @@
 import { InputError, requirePrincipal } from "@redline/service-kit";
 import { reserveOperations as reserve } from "../commands/quota.js";
 import { toUsage } from "../mappers.js";
+import { countReservation } from "../reservation-metrics.js";
 import type { BillingRpc } from "./call.js";
 
 /**
@@ -10,10 +11,8 @@ import type { BillingRpc } from "./call.js";
  */
 export const reserveOperations: BillingRpc<"reserveOperations"> = async (ctx, req, call) => {
   if (!req.chargeKey || req.operations < 1) throw new InputError("charge_key and operations >= 1 are required");
-  const usage = await reserve(ctx.db, requirePrincipal(call), {
-    chargeKey: req.chargeKey,
-    ops: req.operations,
-    now: ctx.clock.now(),
-  });
+  const usage = await countReservation(() =>
+    reserve(ctx.db, requirePrincipal(call), { chargeKey: req.chargeKey, ops: req.operations, now: ctx.clock.now() }),
+  );
   return { usage: toUsage(usage) };
 };

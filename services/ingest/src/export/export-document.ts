@@ -6,6 +6,7 @@ import { randomUUID } from "node:crypto";
 import { InputError } from "@redline/service-kit";
 import { defaultConverterPool } from "../convert.js";
 import { DEFAULT_LIMITS, TooManyElementsError } from "../formats.js";
+import { timeExport } from "../ingest-metrics.js";
 import { type ConverterPool, seconds } from "../sandbox/pool.js";
 import {
   EXPORT_MEDIA,
@@ -72,7 +73,11 @@ async function resolveImages(
  * over `deps.maxBytes[format]`, the source has more than `maxElements` elements or the build
  * outlasts `timeoutMs`; with `deps.stored` the last two are a rule-5 413 and a 400 instead.
  */
-export async function exportDocument(job: ExportJob, deps: ExportDeps): Promise<ExportedFile> {
+export function exportDocument(job: ExportJob, deps: ExportDeps): Promise<ExportedFile> {
+  return timeExport(job.format, () => buildExport(job, deps));
+}
+
+async function buildExport(job: ExportJob, deps: ExportDeps): Promise<ExportedFile> {
   const layout = resolveLayout(job.options, job.pageSetup);
   const pool = deps.pool ?? defaultConverterPool();
   const maxElements = deps.maxElements ?? DEFAULT_LIMITS.maxElements;

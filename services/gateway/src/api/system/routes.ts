@@ -1,9 +1,10 @@
-// Public routes without the API key: GET /health (every backing service SERVING) and
+// Public routes without the API key: GET /health (liveness: this process serves), GET /ready
+// (readiness: every backing service SERVING, which reflects their own Postgres/NATS/S3) and
 // GET /openapi.json (this API, built from the route registry).
 import { healthV1 } from "@redline/grpc-stubs";
-import { runHealthChecks } from "@redline/service-kit";
+import { runHealthChecks, singleFlight } from "@redline/service-kit";
 import { z } from "zod";
-import { SERVICE_NAMES } from "../../context.js";
+import { type GatewayContext, SERVICE_NAMES } from "../../context.js";
 import { buildOpenApi } from "../../openapi.js";
 import { defineRoute, type Route } from "../../route-registry.js";
 import { answers, endpoint } from "../shared/routes.js";
@@ -12,29 +13,60 @@ import { HealthResponseSchema } from "./schemas.js";
 /** Deadline of each service's health check. */
 export const HEALTH_CHECK_TIMEOUT_MS = 2000;
 
-/** 200 `{status: "healthy"}`, or 503 `{status: "unhealthy", failing: [service, ...]}`. */
+/** How long /ready reuses one round of backend checks: probes and balancers cannot amplify load. */
+export const READY_CACHE_MS = 1000;
+
+/**
+ * 200 `{status: "healthy"}` from this process alone: liveness must not fail (and restart the
+ * gateway) because a backend is down, and must cost nothing. While the gateway stops, the
+ * server answers 503 before this route (service.ts).
+ */
 export const healthRoute = defineRoute({
-  ...endpoint("GET /health", "health", "Service health", "health"),
-  ...answers(HealthResponseSchema, "Every service reports SERVING.", [
-    { status: 503, description: "At least one service is not serving.", schema: HealthResponseSchema },
+  ...endpoint("GET /health", "health", "Gateway liveness", "health"),
+  ...answers(HealthResponseSchema, "The gateway process serves requests.", [
+    { status: 503, description: "The gateway is shutting down.", schema: HealthResponseSchema },
   ]),
-  async handle(_input, call) {
+  async handle() {
+    return { body: { status: "healthy" as const } };
+  },
+});
+
+/** One shared, briefly cached round of backend checks per gateway context. */
+const readiness = new WeakMap<GatewayContext, () => Promise<string[]>>();
+
+function readinessOf(ctx: GatewayContext): () => Promise<string[]> {
+  let check = readiness.get(ctx);
+  if (!check) {
     const checks = Object.fromEntries(
       SERVICE_NAMES.map((name) => [
         name,
         async () => {
-          const res = await call.ctx.health[name].check(
-            { service: "" },
-            { requestId: call.requestId, timeoutMs: HEALTH_CHECK_TIMEOUT_MS },
-          );
+          const res = await ctx.health[name].check({ service: "" }, { timeoutMs: HEALTH_CHECK_TIMEOUT_MS });
           if (res.status !== healthV1.HealthCheckResponse_ServingStatus.SERVING) throw new Error(`${name} not serving`);
         },
       ]),
     );
-    const failing = await runHealthChecks(checks);
+    check = singleFlight(async () => (await runHealthChecks(checks)).sort(), READY_CACHE_MS);
+    readiness.set(ctx, check);
+  }
+  return check;
+}
+
+/**
+ * 200 `{status: "healthy"}` when every backing service reports SERVING, else 503 `{status:
+ * "unhealthy", failing: [service, ...]}`. One round of checks runs at most every
+ * READY_CACHE_MS, shared by concurrent callers.
+ */
+export const readyRoute = defineRoute({
+  ...endpoint("GET /ready", "ready", "Readiness: every backing service serving", "health"),
+  ...answers(HealthResponseSchema, "Every service reports SERVING.", [
+    { status: 503, description: "At least one service is not serving.", schema: HealthResponseSchema },
+  ]),
+  async handle(_input, call) {
+    const failing = await readinessOf(call.ctx)();
     if (failing.length === 0) return { body: { status: "healthy" as const } };
-    call.log.warn({ failing }, "health check failed");
-    return { status: 503, body: { status: "unhealthy" as const, failing: [...failing].sort() } };
+    call.log.warn({ failing }, "readiness check failed");
+    return { status: 503, body: { status: "unhealthy" as const, failing: [...failing] } };
   },
 });
 
@@ -62,4 +94,4 @@ export function openApiRoute(routes: Route[]): Route {
 }
 
 /** The system routes, in documentation order (api/index.ts mounts every area's list). */
-export const systemRoutes: Route[] = [healthRoute];
+export const systemRoutes: Route[] = [healthRoute, readyRoute];

@@ -1,0 +1,152 @@
+// The metrics helpers: get-or-create metrics, scrape-time gauges with several sources, the per-RPC
+// wrapper's codes and durations, the /metrics listener on port 0, and health's single flight.
+import { setTimeout as sleep } from "node:timers/promises";
+import { healthV1 } from "@redline/grpc-stubs";
+import { describe, expect, it } from "vitest";
+import { NotFoundError } from "./errors.js";
+import { HEALTH_CACHE_MS, healthService, singleFlight } from "./health.js";
+import { createLogger } from "./logger.js";
+import {
+  counter,
+  gaugeOnScrape,
+  grpcCodeOf,
+  instrumentRpc,
+  metricsRegistry,
+  splitGrpcPath,
+  startMetricsServer,
+} from "./metrics.js";
+import { createRpcClient, startGrpcServer } from "./rpc.js";
+
+const log = createLogger("metrics-test", "silent");
+
+/** The value of one series of `name` with exactly `labels`, read from the registry. */
+async function seriesValue(name: string, labels: Record<string, string> = {}): Promise<number | undefined> {
+  const metric = metricsRegistry.getSingleMetric(name);
+  if (!metric) return undefined;
+  const { values } = await metric.get();
+  const hit = values.find((v) => JSON.stringify(v.labels) === JSON.stringify(labels));
+  return hit?.value;
+}
+
+describe("metrics helpers", () => {
+  it("counter() returns the one registered metric when asked twice (several services in one process)", () => {
+    const a = counter("redline_test_twice_total", "test", ["x"]);
+    const b = counter("redline_test_twice_total", "test", ["x"]);
+    expect(b).toBe(a);
+  });
+
+  it("gaugeOnScrape adds up its sources, skips a failing one and forgets a removed one", async () => {
+    const name = "redline_test_scrape_gauge";
+    const stopA = gaugeOnScrape(name, "test", ["pool"], (add) => add({ pool: "p" }, 2));
+    const stopB = gaugeOnScrape(name, "test", ["pool"], async (add) => add({ pool: "p" }, 3));
+    const stopC = gaugeOnScrape(name, "test", ["pool"], async () => {
+      throw new Error("dependency down");
+    });
+    expect(await seriesValue(name, { pool: "p" })).toBe(5);
+    stopB();
+    expect(await seriesValue(name, { pool: "p" })).toBe(2);
+    stopA();
+    stopC();
+    expect(await seriesValue(name, { pool: "p" })).toBeUndefined();
+  });
+
+  it("splits a gRPC path into service and method and names codes", () => {
+    expect(splitGrpcPath("/redline.documents.v1.DocumentsService/GetDocument")).toEqual({
+      grpc_service: "redline.documents.v1.DocumentsService",
+      grpc_method: "GetDocument",
+    });
+    expect(grpcCodeOf(undefined)).toBe("OK");
+    expect(grpcCodeOf(new NotFoundError("nope"))).toBe("NOT_FOUND");
+    expect(grpcCodeOf(new Error("bug"))).toBe("INTERNAL");
+  });
+
+  it("instrumentRpc counts each call by code and times it", async () => {
+    const path = "/redline.test.v1.Test/Probe";
+    const labels = { grpc_service: "redline.test.v1.Test", grpc_method: "Probe" };
+    const ok = instrumentRpc(path, async (n: number) => n * 2);
+    const fail = instrumentRpc(path, async () => {
+      throw new NotFoundError("missing");
+    });
+    const before = (await seriesValue("redline_grpc_server_handled_total", { ...labels, grpc_code: "OK" })) ?? 0;
+    expect(await ok(21)).toBe(42);
+    await expect(fail()).rejects.toBeInstanceOf(NotFoundError);
+    expect(await seriesValue("redline_grpc_server_handled_total", { ...labels, grpc_code: "OK" })).toBe(before + 1);
+    expect(
+      await seriesValue("redline_grpc_server_handled_total", { ...labels, grpc_code: "NOT_FOUND" }),
+    ).toBeGreaterThan(0);
+    const text = await metricsRegistry.metrics();
+    expect(text).toMatch(
+      /redline_grpc_server_handling_seconds_bucket\{le="0\.001",grpc_service="redline\.test\.v1\.Test",grpc_method="Probe"\} \d+/,
+    );
+    expect(text).toMatch(
+      /redline_grpc_server_handling_seconds_count\{grpc_service="redline\.test\.v1\.Test",grpc_method="Probe"\} [2-9]/,
+    );
+  });
+
+  it("serves the Prometheus text on GET /metrics at port 0, 404 elsewhere, and closes", async () => {
+    const server = await startMetricsServer("127.0.0.1:0", log);
+    if (!server) throw new Error("expected a server");
+    try {
+      expect(server.address).toMatch(/^127\.0\.0\.1:\d+$/);
+      expect(server.address.endsWith(":0")).toBe(false);
+      const res = await fetch(`http://${server.address}/metrics`);
+      expect(res.status).toBe(200);
+      expect(res.headers.get("content-type")).toContain("text/plain");
+      const text = await res.text();
+      expect(text).toContain("# TYPE redline_process_resident_memory_bytes gauge");
+      expect(text).toContain("# TYPE redline_nodejs_eventloop_lag_seconds gauge");
+      expect((await fetch(`http://${server.address}/other`)).status).toBe(404);
+    } finally {
+      await server.close();
+    }
+    await expect(fetch(`http://${server.address}/metrics`)).rejects.toThrow();
+  });
+
+  it("refuses an address that is not host:port", async () => {
+    await expect(startMetricsServer("nonsense", log)).rejects.toThrow(/METRICS_ADDR/);
+  });
+});
+
+describe("health checks, single flight", () => {
+  it("singleFlight shares one run among concurrent callers and reuses it for ttl", async () => {
+    let runs = 0;
+    const check = singleFlight(async () => {
+      runs++;
+      await sleep(20);
+      return runs;
+    }, 100);
+    expect(await Promise.all([check(), check(), check()])).toEqual([1, 1, 1]);
+    expect(await check()).toBe(1);
+    await sleep(120);
+    expect(await check()).toBe(2);
+  });
+
+  it("singleFlight caches a failure for ttl too, then tries again", async () => {
+    let runs = 0;
+    const check = singleFlight(async () => {
+      runs++;
+      throw new Error(`down ${runs}`);
+    }, 50);
+    await expect(check()).rejects.toThrow("down 1");
+    await expect(check()).rejects.toThrow("down 1");
+    await sleep(70);
+    await expect(check()).rejects.toThrow("down 2");
+  });
+
+  it("a backend's grpc.health.v1 Check probes its dependencies at most once per HEALTH_CACHE_MS", async () => {
+    let probes = 0;
+    const server = await startGrpcServer("127.0.0.1:0", [healthService({ postgres: async () => void probes++ })], log);
+    const client = createRpcClient(healthV1.HealthService, server.address);
+    try {
+      const answers = await Promise.all(Array.from({ length: 20 }, () => client.check({ service: "" })));
+      expect(answers.every((a) => a.status === healthV1.HealthCheckResponse_ServingStatus.SERVING)).toBe(true);
+      expect(probes).toBe(1);
+      await sleep(HEALTH_CACHE_MS + 50);
+      await client.check({ service: "" });
+      expect(probes).toBe(2);
+    } finally {
+      client.close();
+      await server.close(100);
+    }
+  });
+});

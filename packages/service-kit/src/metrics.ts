@@ -1,0 +1,233 @@
+// Prometheus metrics, once for every service: one registry per process, get-or-create metric
+// helpers (several services share a process in tests, so a metric may be asked for twice), the
+// per-RPC server metrics, gauges computed on scrape, and the /metrics listener on a port of its
+// own (never the API port, so exposing the API never exposes internals and scrapes never queue
+// behind API traffic).
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { status as GrpcStatus } from "@grpc/grpc-js";
+import client from "prom-client";
+import { RedlineError } from "./errors.js";
+import type { Logger } from "./logger.js";
+
+/** The process's one registry: every metric of every service in this process. */
+export const metricsRegistry = new client.Registry();
+
+/** Prefix of every Redline metric. */
+export const METRICS_PREFIX = "redline_";
+
+/** Latency buckets in seconds, from a cached read (1 ms) to a long model turn (60 s). */
+export const LATENCY_BUCKETS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
+
+let enabled = true;
+let defaultsCollected = false;
+
+/** True unless metrics were switched off (METRICS_ADDR=off); the per-request hooks then record nothing. */
+export function metricsEnabled(): boolean {
+  return enabled;
+}
+
+/** `METRICS_ADDR` as read by every service's config: host:port, or undefined when unset; "off" stays "off". */
+export function readMetricsAddr(env: Record<string, string | undefined>): string | undefined {
+  const v = env.METRICS_ADDR?.trim();
+  return v ? v : undefined;
+}
+
+function existing<T>(name: string): T | undefined {
+  return metricsRegistry.getSingleMetric(name) as T | undefined;
+}
+
+/** The counter `name` of the process registry, created on first use. */
+export function counter<L extends string>(
+  name: string,
+  help: string,
+  labelNames: readonly L[] = [],
+): client.Counter<L> {
+  return (
+    existing<client.Counter<L>>(name) ?? new client.Counter({ name, help, labelNames, registers: [metricsRegistry] })
+  );
+}
+
+/** The histogram `name` of the process registry (seconds by default), created on first use. */
+export function histogram<L extends string>(
+  name: string,
+  help: string,
+  labelNames: readonly L[] = [],
+  buckets: number[] = LATENCY_BUCKETS,
+): client.Histogram<L> {
+  return (
+    existing<client.Histogram<L>>(name) ??
+    new client.Histogram({ name, help, labelNames, buckets, registers: [metricsRegistry] })
+  );
+}
+
+/**
+ * Fills a scrape-time gauge: `add(labels, value)` per series. Values of the same series add up,
+ * so two pools of one schema in a process (tests) report their sum.
+ */
+export type GaugeSource<L extends string> = (
+  add: (labels: Partial<Record<L, string>>, value: number) => void,
+) => Promise<void> | void;
+
+const gaugeSources = new Map<string, Set<GaugeSource<string>>>();
+
+/**
+ * A gauge computed when scraped (a cheap query, a pool's counters), not on every event: adds
+ * `source` to the gauge `name` (created on first use) and returns a function removing it again
+ * (call it when the service closes, so a closed pool is not read). Several sources (several
+ * services in one process) each set their own series; a failing source leaves its series out
+ * rather than failing the scrape.
+ */
+export function gaugeOnScrape<L extends string>(
+  name: string,
+  help: string,
+  labelNames: readonly L[],
+  source: GaugeSource<L>,
+): () => void {
+  let sources = gaugeSources.get(name);
+  if (!sources) {
+    const set = new Set<GaugeSource<string>>();
+    sources = set;
+    gaugeSources.set(name, set);
+    new client.Gauge({
+      name,
+      help,
+      labelNames,
+      registers: [metricsRegistry],
+      async collect() {
+        this.reset();
+        await Promise.all(
+          [...set].map(async (s) => {
+            try {
+              await s((labels, value) => this.inc(labels as Partial<Record<L, string>>, value));
+            } catch {
+              // A dependency down at scrape time: its gauge is absent; /ready and the logs say why.
+            }
+          }),
+        );
+      },
+    });
+  }
+  sources.add(source as GaugeSource<string>);
+  const mine = sources;
+  return () => {
+    mine.delete(source as GaugeSource<string>);
+  };
+}
+
+const GRPC_CODE_NAMES: Record<number, string> = Object.fromEntries(
+  Object.entries(GrpcStatus)
+    .filter(([, v]) => typeof v === "number")
+    .map(([k, v]) => [v as number, k]),
+);
+
+/** "/redline.documents.v1.DocumentsService/GetDocument" → service and method labels. */
+export function splitGrpcPath(path: string): { grpc_service: string; grpc_method: string } {
+  const [, service = "unknown", method = "unknown"] = path.split("/");
+  return { grpc_service: service, grpc_method: method };
+}
+
+/** The gRPC code name ("OK", "NOT_FOUND", ...) a handler's outcome is answered with. */
+export function grpcCodeOf(err: unknown): string {
+  if (err === undefined) return "OK";
+  const code = err instanceof RedlineError ? err.grpcCode : GrpcStatus.INTERNAL;
+  return GRPC_CODE_NAMES[code] ?? String(code);
+}
+
+/**
+ * Wraps one RPC handler (`path` is the method's full path) so each call counts in
+ * redline_grpc_server_handled_total{grpc_service,grpc_method,grpc_code} and its duration in
+ * redline_grpc_server_handling_seconds{grpc_service,grpc_method}.
+ */
+export function instrumentRpc<A extends unknown[], R>(
+  path: string,
+  handler: (...args: A) => Promise<R>,
+): (...args: A) => Promise<R> {
+  const labels = splitGrpcPath(path);
+  const handled = counter(
+    `${METRICS_PREFIX}grpc_server_handled_total`,
+    "RPCs completed on the server, by method and gRPC status code.",
+    ["grpc_service", "grpc_method", "grpc_code"],
+  );
+  const seconds = histogram(
+    `${METRICS_PREFIX}grpc_server_handling_seconds`,
+    "Time from an RPC's arrival to its answer, by method.",
+    ["grpc_service", "grpc_method"],
+  );
+  // The histogram's series is resolved once per method here, not on every call.
+  const timer = seconds.labels(labels);
+  return async (...args: A) => {
+    if (!enabled) return handler(...args);
+    const started = process.hrtime.bigint();
+    let error: unknown;
+    try {
+      return await handler(...args);
+    } catch (err) {
+      error = err ?? new Error("rejected");
+      throw err;
+    } finally {
+      timer.observe(Number(process.hrtime.bigint() - started) / 1e9);
+      handled.inc({ ...labels, grpc_code: grpcCodeOf(error) });
+    }
+  };
+}
+
+/** A running /metrics listener. */
+export interface MetricsServer {
+  /** host:port it listens on (the bound port when asked for 0). */
+  address: string;
+  close(): Promise<void>;
+}
+
+/**
+ * Serves the registry's Prometheus text on `GET /metrics` at `addr` (host:port; port 0 picks
+ * one), with Node's runtime metrics (collectDefaultMetrics, once per process). `addr` "off"
+ * switches the per-request hooks off and listens nowhere (resolves null): the "metrics off" side
+ * of the benchmark.
+ */
+export async function startMetricsServer(addr: string, log: Logger): Promise<MetricsServer | null> {
+  if (addr.toLowerCase() === "off") {
+    enabled = false;
+    return null;
+  }
+  if (!defaultsCollected) {
+    defaultsCollected = true;
+    client.collectDefaultMetrics({ register: metricsRegistry, prefix: METRICS_PREFIX });
+  }
+  const i = addr.lastIndexOf(":");
+  const host = addr.slice(0, i).replace(/^\[|\]$/g, "");
+  const port = Number(addr.slice(i + 1));
+  if (i <= 0 || !Number.isInteger(port) || port < 0 || port > 65535)
+    throw new Error(`METRICS_ADDR must be host:port or "off", got "${addr}"`);
+  const server: Server = createServer(async (req, res) => {
+    if (req.method !== "GET" || req.url?.split("?")[0] !== "/metrics") {
+      res.writeHead(404, { "Content-Type": "text/plain" }).end("not found: GET /metrics\n");
+      return;
+    }
+    try {
+      const body = await metricsRegistry.metrics();
+      res.writeHead(200, { "Content-Type": metricsRegistry.contentType }).end(body);
+    } catch (err) {
+      log.error({ err }, "metrics: collecting failed");
+      res.writeHead(500, { "Content-Type": "text/plain" }).end("collecting metrics failed\n");
+    }
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(port, host, () => {
+      server.off("error", reject);
+      resolve();
+    });
+  });
+  const bound = (server.address() as AddressInfo).port;
+  const address = `${host.includes(":") ? `[${host}]` : host}:${bound}`;
+  log.info({ metrics: address }, "metrics on GET /metrics");
+  return {
+    address,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}
