@@ -1,5 +1,13 @@
 // The agent's configuration and the only code that reads its environment variables.
-import { listenAddr, numberFromEnv, readAddrs, requireEnv, type ServiceAddrs } from "@redline/service-kit";
+import {
+  listenAddr,
+  numberFromEnv,
+  readAddrs,
+  readTracingEnv,
+  requireEnv,
+  type ServiceAddrs,
+  type TracingConfig,
+} from "@redline/service-kit";
 import type { OpenAiEngineConfig } from "./engines/index.js";
 
 type Env = Record<string, string | undefined>;
@@ -15,6 +23,8 @@ export interface AgentConfig {
   /** Earlier turns given to the model as context. */
   historyTurns: number;
   logLevel?: string;
+  /** OTLP trace export from OTEL_EXPORTER_OTLP_(TRACES_)ENDPOINT and OTEL_SERVICE_NAME; absent: off. */
+  tracing?: TracingConfig;
   /** Postgres holding the `agent` schema (jobs and their events). */
   databaseUrl: string;
   /** NATS the job events are published on (subject redline.jobs.v1.<job_id>). */
@@ -67,6 +77,7 @@ export function loadConfig(env: Env): AgentConfig {
     openai: readOpenAiEnv(env),
     historyTurns: numberFromEnv(env, "AGENT_HISTORY_TURNS", (n) => n >= 0, "a number >= 0") ?? 10,
     logLevel: env.LOG_LEVEL,
+    tracing: readTracingEnv(env),
     databaseUrl: requireEnv(env, "DATABASE_URL"),
     natsUrl: requireEnv(env, "NATS_URL"),
     jobs: readJobsEnv(env),

@@ -1,5 +1,5 @@
 // Billing configuration: the only code of the service that reads environment variables.
-import { listenAddr, requireEnv } from "@redline/service-kit";
+import { listenAddr, readTracingEnv, requireEnv, type TracingConfig } from "@redline/service-kit";
 
 /** What the billing service needs: where to listen and its database. */
 export interface BillingConfig {
@@ -9,6 +9,8 @@ export interface BillingConfig {
   databaseUrl: string;
   /** pino level; default info. */
   logLevel?: string;
+  /** OTLP trace export from OTEL_EXPORTER_OTLP_(TRACES_)ENDPOINT and OTEL_SERVICE_NAME; absent: off. */
+  tracing?: TracingConfig;
   /** Lets the SetTestClock RPC move billing's clock (test stacks only); default false. */
   testClock?: boolean;
 }
@@ -22,6 +24,7 @@ export function loadConfig(env: Record<string, string | undefined>): BillingConf
     grpcAddress: listenAddr(env, "billing"),
     databaseUrl: requireEnv(env, "DATABASE_URL"),
     logLevel: env.LOG_LEVEL,
+    tracing: readTracingEnv(env),
     testClock: env.REDLINE_TEST_CLOCK === "1",
   };
 }

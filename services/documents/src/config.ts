@@ -1,5 +1,5 @@
 // Reading the documents service's environment into typed config: the only code that reads env vars.
-import { listenAddr, requireEnv } from "@redline/service-kit";
+import { listenAddr, readTracingEnv, requireEnv, type TracingConfig } from "@redline/service-kit";
 
 /** Documents configuration. */
 export interface DocumentsConfig {
@@ -10,6 +10,8 @@ export interface DocumentsConfig {
   /** NATS (JetStream) the outbox relay publishes document events to. */
   natsUrl: string;
   logLevel?: string;
+  /** OTLP trace export from OTEL_EXPORTER_OTLP_(TRACES_)ENDPOINT and OTEL_SERVICE_NAME; absent: off. */
+  tracing?: TracingConfig;
 }
 
 /**
@@ -19,5 +21,11 @@ export interface DocumentsConfig {
  */
 export function loadConfig(env: Record<string, string | undefined>): DocumentsConfig {
   const [databaseUrl, natsUrl] = [requireEnv(env, "DATABASE_URL"), requireEnv(env, "NATS_URL")];
-  return { grpcAddress: listenAddr(env, "documents"), databaseUrl, natsUrl, logLevel: env.LOG_LEVEL };
+  return {
+    grpcAddress: listenAddr(env, "documents"),
+    databaseUrl,
+    natsUrl,
+    logLevel: env.LOG_LEVEL,
+    tracing: readTracingEnv(env),
+  };
 }

@@ -1,6 +1,13 @@
 // Gateway configuration: loadConfig(env) turns environment variables into one typed config;
 // only main.ts passes process.env, tests build configs with gatewayConfig().
-import { DEFAULT_ADDRS, numberFromEnv as numberVar, readAddrs, type ServiceAddrs } from "@redline/service-kit";
+import {
+  DEFAULT_ADDRS,
+  numberFromEnv as numberVar,
+  readAddrs,
+  readTracingEnv,
+  type ServiceAddrs,
+  type TracingConfig,
+} from "@redline/service-kit";
 
 /** Everything the gateway needs to run; sizes in MB (MiB), durations in milliseconds. */
 export interface GatewayConfig {
@@ -20,6 +27,8 @@ export interface GatewayConfig {
   authCacheTtlMs: number;
   /** pino level: trace, debug, info, warn, error, fatal or silent. */
   logLevel: string;
+  /** OTLP trace export from OTEL_EXPORTER_OTLP_(TRACES_)ENDPOINT and OTEL_SERVICE_NAME; absent: off. */
+  tracing?: TracingConfig;
   /** NATS carrying job events to progress streams; unset: streams poll the agent instead. */
   natsUrl?: string;
   /** Comment heartbeat period of an idle progress stream (default 15 s). */
@@ -61,6 +70,7 @@ export function loadConfig(env: Env): GatewayConfig {
     host: env.HOST || DEFAULTS.host,
     addrs: readAddrs(env),
     logLevel: env.LOG_LEVEL || DEFAULTS.logLevel,
+    tracing: readTracingEnv(env),
     supportEmail: env.SUPPORT_EMAIL || DEFAULTS.supportEmail,
     natsUrl: env.NATS_URL || undefined,
     ...(port !== undefined && { port }),
