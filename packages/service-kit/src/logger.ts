@@ -1,6 +1,6 @@
 // One pino logger per service; children are named per component. Credentials never reach logs.
 import { type DestinationStream, type Logger, pino } from "pino";
-import { traceLogFields } from "./tracing.js";
+import { NO_TRACE_FIELDS, traceLogFields } from "./tracing.js";
 
 export type { Logger };
 
@@ -13,6 +13,10 @@ export function createLogger(name: string, level = "info", destination?: Destina
     name,
     level,
     mixin: traceLogFields,
+    // pino's default merges the line into the mixin's object; with no span that is one shared
+    // empty object, so the line passes unchanged instead (nothing allocated per line when off).
+    mixinMergeStrategy: (line: object, trace: object) =>
+      trace === NO_TRACE_FIELDS ? line : Object.assign(trace, line),
     redact: {
       paths: ["authorization", "headers.authorization", "req.headers.authorization", "apiKey", "api_key", "*.apiKey"],
       censor: "[redacted]",

@@ -197,15 +197,17 @@ export function traceHeaders(): Record<string, string> {
   return carrier;
 }
 
-/** trace_id and span_id of the active span for log lines; the same empty object when off or none. */
+/** What traceLogFields answers when no span is active: one shared, frozen empty object. */
+export const NO_TRACE_FIELDS: Readonly<{ trace_id?: string; span_id?: string }> = Object.freeze({});
+
+/** trace_id and span_id of the active span for log lines (a new object); NO_TRACE_FIELDS when off or none. */
 export function traceLogFields(): { trace_id?: string; span_id?: string } {
-  if (!enabled) return NO_FIELDS;
+  if (!enabled) return NO_TRACE_FIELDS;
   const span = trace.getSpan(context.active());
-  if (!span) return NO_FIELDS;
+  if (!span) return NO_TRACE_FIELDS;
   const { traceId, spanId } = span.spanContext();
   return { trace_id: traceId, span_id: spanId };
 }
-const NO_FIELDS = Object.freeze({});
 
 /** `rpc.system`, `rpc.service` and `rpc.method` of a gRPC method path (`/pkg.Service/Method`). */
 function rpcAttributes(path: string): Attributes {

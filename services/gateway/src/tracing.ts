@@ -21,6 +21,10 @@ export function traceRequests(): RequestHandler {
           span?.setAttribute("http.route", route);
         }
         span?.setAttribute("http.response.status_code", res.statusCode);
+        // The request id the access log and every service's log lines carry: a trace found in a
+        // tracing UI leads to its logs and back.
+        const requestId = res.getHeader("X-Request-Id");
+        if (requestId) span?.setAttribute("redline.request_id", String(requestId));
         if (res.statusCode >= 500) span?.setStatus({ code: 2 });
         span?.end();
       });
