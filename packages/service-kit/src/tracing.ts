@@ -225,9 +225,12 @@ function grpcCodeOf(err: unknown): number | undefined {
   return typeof e?.code === "number" ? e.code : undefined;
 }
 
+const HEALTH_PREFIX = "/grpc.health.v1.";
+
 /** Runs one handled gRPC call inside a server span that continues the caller's `traceparent` metadata. */
 export async function rpcServerSpan<T>(path: string, metadata: Metadata, fn: () => Promise<T>): Promise<T> {
-  if (!enabled) return fn();
+  // Probes hit grpc.health every few seconds: a root trace each would bury the real ones.
+  if (!enabled || path.startsWith(HEALTH_PREFIX)) return fn();
   const carrier: Record<string, string> = {};
   for (const key of ["traceparent", "tracestate"]) {
     const v = metadata.get(key)[0];
