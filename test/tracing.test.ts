@@ -5,8 +5,9 @@
 // request that created it; a client's traceparent is continued; log lines carry the trace id.
 import { type ChildProcess, spawn } from "node:child_process";
 import { Writable } from "node:stream";
+import { DOCUMENT_EVENTS_STREAM, jobSubject } from "@redline/event-contracts";
 import { startGateway } from "@redline/gateway";
-import { createLogger, initTracing, type Tracing } from "@redline/service-kit";
+import { connectNats, createLogger, initTracing, type Tracing } from "@redline/service-kit";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { startStackWithKey } from "./support/file-stack.js";
 import { REPO_ROOT, sampleContract } from "./support/fixtures.js";
@@ -88,6 +89,16 @@ describe("one trace per chat turn", () => {
     );
     expect(publish.name).toMatch(/^redline\.documents\.v1\..* publish$/);
     expect(publish.attributes["messaging.system"]).toBe("nats");
+    // The JetStream message carries the publish span as its traceparent, for consumers to continue.
+    const nc = await connectNats(inject("infra").natsUrl, "tracing-test");
+    try {
+      const jsm = await nc.jetstreamManager();
+      const subject = String(publish.attributes["messaging.destination.name"]);
+      const stored = await jsm.streams.getMessage(DOCUMENT_EVENTS_STREAM, { last_by_subj: subject });
+      expect(stored.header.get("traceparent")).toBe(`00-${root.traceId}-${publish.spanId}-01`);
+    } finally {
+      await nc.close();
+    }
 
     const spans = inTrace(root.traceId);
     expectConnected(spans, root);
@@ -109,6 +120,12 @@ describe("one trace per chat turn", () => {
 
   it("an async job run by another agent process is in the trace of the request that created it", async () => {
     const child = startAgentProcess();
+    // Every job event on NATS, to check the headers the child publishes them with.
+    const nc = await connectNats(inject("infra").natsUrl, "tracing-test");
+    const published: { subject: string; traceparent?: string }[] = [];
+    const sub = nc.subscribe("redline.jobs.v1.>", {
+      callback: (_err, msg) => published.push({ subject: msg.subject, traceparent: msg.headers?.get("traceparent") }),
+    });
     const created = await startJob(stack, key, {
       message: 'replace "Acme Corporation" with "Initech"',
       document_html: sampleContract(),
@@ -119,6 +136,8 @@ describe("one trace per chat turn", () => {
     // SIGTERM: the child's shutdown flushes its batched spans before it exits.
     child.kill("SIGTERM");
     expect(await exitOf(child)).toBe(0);
+    sub.unsubscribe();
+    await nc.close();
 
     const row = await stack.agentDb("agent.jobs").where({ id: created.body.job_id }).first();
     expect(row.traceparent).toMatch(/^00-[0-9a-f]{32}-[0-9a-f]{16}-01$/);
@@ -141,6 +160,10 @@ describe("one trace per chat turn", () => {
     expect(jobCalls.length).toBeGreaterThan(0);
     expect(jobCalls.every((c) => spans.some((s) => s.kind === KIND.server && s.parentSpanId === c.spanId))).toBe(true);
     expectConnected(spans, root as ReceivedSpan);
+    // The job's events went out inside its run, each with a traceparent of this trace.
+    const events = published.filter((m) => m.subject === jobSubject(created.body.job_id));
+    expect(events.length).toBeGreaterThan(0);
+    for (const e of events) expect(e.traceparent?.split("-")[1]).toBe(traceId);
   });
 
   it("continues a client's traceparent, and the request's log lines carry its trace id next to the request id", async () => {
