@@ -11,7 +11,7 @@ import { connectNats, createLogger, initTracing, type Tracing } from "@redline/s
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { startStackWithKey } from "./support/file-stack.js";
 import { REPO_ROOT, sampleContract } from "./support/fixtures.js";
-import { startJob, waitForJob } from "./support/jobs.js";
+import { readSse, startJob, waitForJob } from "./support/jobs.js";
 import { KIND, type OtlpReceiver, type ReceivedSpan, startOtlpReceiver } from "./support/otlp-receiver.js";
 import type { TestStack } from "./support/stack.js";
 
@@ -131,6 +131,11 @@ describe("one trace per chat turn", () => {
       document_html: sampleContract(),
     });
     expect(created.status).toBe(202);
+    // A progress stream open while the child agent still starts, so the events reach it live over NATS.
+    const streamed = readSse(stack, `/v1/chat/${created.body.session_id}/stream?job_id=${created.body.job_id}`, {
+      headers: { Authorization: `Bearer ${key}` },
+      timeoutMs: 40_000,
+    });
     const done = await waitForJob(stack, key, created.body.job_id, ["completed", "failed"], 40_000);
     expect(done.status).toBe("completed");
     // SIGTERM: the child's shutdown flushes its batched spans before it exits.
@@ -164,6 +169,17 @@ describe("one trace per chat turn", () => {
     const events = published.filter((m) => m.subject === jobSubject(created.body.job_id));
     expect(events.length).toBeGreaterThan(0);
     for (const e of events) expect(e.traceparent?.split("-")[1]).toBe(traceId);
+    // The gateway continues them: each live delivery to the stream is a consumer span in the job's trace.
+    expect((await streamed).ended).toBe(true);
+    const receives = await until("the stream's receive spans", () => {
+      const found = inTrace(traceId).filter((sp) => sp.name === `${jobSubject(created.body.job_id)} receive`);
+      return found.length > 0 ? found : undefined;
+    });
+    const traceSpanIds = new Set(inTrace(traceId).map((sp) => sp.spanId));
+    for (const r of receives) {
+      expect(r.kind).toBe(KIND.consumer);
+      expect(traceSpanIds.has(r.parentSpanId)).toBe(true);
+    }
   });
 
   it("continues a client's traceparent, and the request's log lines carry its trace id next to the request id", async () => {
