@@ -8,8 +8,11 @@ import { defineConfig } from "vitest/config";
 // sources, and processes they spawn (a service under tsx, a converter worker) inherit the
 // condition through NODE_OPTIONS.
 const SOURCE_CONDITION = "@redline/source";
-// Vite's default server conditions, which a list given here replaces, after ours.
-const RESOLVE_CONDITIONS = [SOURCE_CONDITION, "module", "node", "development|production"];
+// Vite's default server conditions, which a list given here replaces, after ours, without
+// "module": vitest hands these to the test workers as Node --conditions, and "module" then makes
+// Node itself load bundler-only builds (@opentelemetry/*'s build/esm: extensionless imports
+// Node cannot resolve). Without it, tests load what production's plain Node loads.
+const RESOLVE_CONDITIONS = [SOURCE_CONDITION, "node", "development|production"];
 
 export default defineConfig({
   // ssr: the test files' environment; __vitest__: the main process's (global setup).

@@ -14,3 +14,4 @@ export * from "./rpc.js";
 export * from "./serve.js";
 export * from "./service-main.js";
 export * from "./shutdown.js";
+export * from "./tracing.js";

@@ -1,6 +1,7 @@
 // NATS with JetStream: Postgres is the record, NATS fans out. Publishers set the event id as
 // the message id so a relay that publishes twice stores the event once.
-import { connect, headers, type JetStreamClient, type NatsConnection, RetentionPolicy } from "nats";
+import { connect, headers, type JetStreamClient, type MsgHdrs, type NatsConnection, RetentionPolicy } from "nats";
+import { traceHeaders, tracingEnabled } from "./tracing.js";
 
 export type { NatsConnection };
 
@@ -31,7 +32,26 @@ export async function ensureStream(nc: NatsConnection, name: string, subjects: s
 export async function publishJson(js: JetStreamClient, subject: string, msgId: string, data: unknown): Promise<void> {
   const h = headers();
   h.set("Content-Type", "application/json");
+  for (const [k, v] of Object.entries(traceHeaders())) h.set(k, v);
   await js.publish(subject, new TextEncoder().encode(JSON.stringify(data)), { msgID: msgId, headers: h });
+}
+
+/**
+ * Headers carrying the active span's traceparent for a core NATS publish; undefined when
+ * tracing is off or no span is active, so untraced messages stay header-free.
+ */
+export function natsTraceHeaders(): MsgHdrs | undefined {
+  if (!tracingEnabled()) return undefined;
+  const entries = Object.entries(traceHeaders());
+  if (entries.length === 0) return undefined;
+  const h = headers();
+  for (const [k, v] of entries) h.set(k, v);
+  return h;
+}
+
+/** The traceparent a received message carries, for continuing its trace (undefined without). */
+export function natsTraceparent(h: MsgHdrs | undefined): string | undefined {
+  return tracingEnabled() ? h?.get("traceparent") || undefined : undefined;
 }
 
 /** Health probe: a round trip to the server. */

@@ -20,6 +20,7 @@ import { type ErrorPayload, RedlineError, UnauthenticatedError, UnavailableError
 import type { Logger } from "./logger.js";
 import { instrumentRpc } from "./metrics.js";
 import { type Principal, principalFromMetadata, principalToMetadata, REQUEST_ID_KEY } from "./principal.js";
+import { rpcClientSpan, rpcServerSpan } from "./tracing.js";
 
 const ERROR_TRAILER = "redline-error-bin";
 /** Documents and uploads can be large; the gateway caps requests long before this. */
@@ -160,7 +161,7 @@ function wrapUnary(name: string, fn: ServiceBinding["handlers"][string], log: Lo
       forward: (extra = {}) => ({ principal: principal ?? undefined, requestId, ...extra }),
     };
     try {
-      callback(null, await fn(call.request as never, ctx));
+      callback(null, await rpcServerSpan(name, call.metadata, () => fn(call.request as never, ctx)));
     } catch (err) {
       callback(errorToGrpc(err, callLog) as ServiceError, null);
     } finally {
@@ -269,6 +270,9 @@ export function createRpcClient<D extends ServiceDef>(definition: D, address: st
       const md = new Metadata();
       if (opts.principal) principalToMetadata(opts.principal, md);
       md.set(REQUEST_ID_KEY, opts.requestId ?? randomUUID());
+      return rpcClientSpan(method.path, md, () => callWithRetries(request, md, opts));
+    };
+    const callWithRetries = async (request: unknown, md: Metadata, opts: CallOpts) => {
       for (let attempt = 0; ; attempt++) {
         const options: CallOptions = { deadline: new Date(Date.now() + (opts.timeoutMs ?? 30_000)) };
         try {

@@ -5,6 +5,7 @@ import { createDb } from "./db.js";
 import { createLogger, type Logger } from "./logger.js";
 import { migrateLatest, SchemaOutOfDateError, type SchemaSpec, verifySchema } from "./migrations.js";
 import { onShutdown, type ShutdownOptions, type Stoppable } from "./shutdown.js";
+import { initTracing, type TracingConfig } from "./tracing.js";
 
 /** What a service's main.ts declares, built from its config. */
 export interface ServiceMain {
@@ -15,6 +16,8 @@ export interface ServiceMain {
    * gateway) or without a URL (ingest without storage): the service has no schema.
    */
   schema?: SchemaSpec & { databaseUrl?: string };
+  /** OTLP trace export (the config's OTEL_* variables); absent: tracing off. */
+  tracing?: TracingConfig;
   /** Starts the service without migrating (its schema was checked just before). */
   start(): Promise<Stoppable>;
 }
@@ -52,9 +55,19 @@ export async function runServiceMain(
     return exit(EXIT_USAGE);
   }
 
+  // Before start, so the first request is traced; flushed after the service closed, so the
+  // spans of the requests it drained are exported too.
+  const tracing = initTracing(name, spec.tracing);
   // A signal during start waits for it, then closes what started.
   let started: Promise<Stoppable> | undefined;
-  onShutdown(async (opts) => (await started)?.close(opts), log, { ...shutdown, exit });
+  onShutdown(
+    async (opts) => {
+      await (await started)?.close(opts);
+      await tracing.shutdown().catch((err) => log.warn({ err }, "flushing traces failed"));
+    },
+    log,
+    { ...shutdown, exit },
+  );
   try {
     if (spec.schema?.databaseUrl) await checkSchema(spec.schema.databaseUrl, spec.schema);
     started = spec.start();

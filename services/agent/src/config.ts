@@ -4,8 +4,10 @@ import {
   numberFromEnv,
   readAddrs,
   readMetricsAddr,
+  readTracingEnv,
   requireEnv,
   type ServiceAddrs,
+  type TracingConfig,
 } from "@redline/service-kit";
 import type { OpenAiEngineConfig } from "./engines/index.js";
 
@@ -24,6 +26,8 @@ export interface AgentConfig {
   /** Earlier turns given to the model as context. */
   historyTurns: number;
   logLevel?: string;
+  /** OTLP trace export from OTEL_EXPORTER_OTLP_(TRACES_)ENDPOINT and OTEL_SERVICE_NAME; absent: off. */
+  tracing?: TracingConfig;
   /** Postgres holding the `agent` schema (jobs and their events). */
   databaseUrl: string;
   /** NATS the job events are published on (subject redline.jobs.v1.<job_id>). */
@@ -77,6 +81,7 @@ export function loadConfig(env: Env): AgentConfig {
     openai: readOpenAiEnv(env),
     historyTurns: numberFromEnv(env, "AGENT_HISTORY_TURNS", (n) => n >= 0, "a number >= 0") ?? 10,
     logLevel: env.LOG_LEVEL,
+    tracing: readTracingEnv(env),
     databaseUrl: requireEnv(env, "DATABASE_URL"),
     natsUrl: requireEnv(env, "NATS_URL"),
     jobs: readJobsEnv(env),

@@ -1,5 +1,5 @@
 // Billing configuration: the only code of the service that reads environment variables.
-import { listenAddr, readMetricsAddr, requireEnv } from "@redline/service-kit";
+import { listenAddr, readMetricsAddr, readTracingEnv, requireEnv, type TracingConfig } from "@redline/service-kit";
 
 /** What the billing service needs: where to listen and its database. */
 export interface BillingConfig {
@@ -11,6 +11,8 @@ export interface BillingConfig {
   databaseUrl: string;
   /** pino level; default info. */
   logLevel?: string;
+  /** OTLP trace export from OTEL_EXPORTER_OTLP_(TRACES_)ENDPOINT and OTEL_SERVICE_NAME; absent: off. */
+  tracing?: TracingConfig;
   /** Lets the SetTestClock RPC move billing's clock (test stacks only); default false. */
   testClock?: boolean;
   /** Agent sign-ups (POST /v1/agents/signup) per source address per hour; default 10. */
@@ -31,6 +33,7 @@ export function loadConfig(env: Record<string, string | undefined>): BillingConf
     metricsAddr: readMetricsAddr(env),
     databaseUrl: requireEnv(env, "DATABASE_URL"),
     logLevel: env.LOG_LEVEL,
+    tracing: readTracingEnv(env),
     testClock: env.REDLINE_TEST_CLOCK === "1",
     agentSignupsPerHour: signups === undefined ? undefined : Number(signups),
   };

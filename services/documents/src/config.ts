@@ -1,5 +1,5 @@
 // Reading the documents service's environment into typed config: the only code that reads env vars.
-import { listenAddr, readMetricsAddr, requireEnv } from "@redline/service-kit";
+import { listenAddr, readMetricsAddr, readTracingEnv, requireEnv, type TracingConfig } from "@redline/service-kit";
 
 /** Documents configuration. */
 export interface DocumentsConfig {
@@ -12,6 +12,8 @@ export interface DocumentsConfig {
   /** NATS (JetStream) the outbox relay publishes document events to. */
   natsUrl: string;
   logLevel?: string;
+  /** OTLP trace export from OTEL_EXPORTER_OTLP_(TRACES_)ENDPOINT and OTEL_SERVICE_NAME; absent: off. */
+  tracing?: TracingConfig;
 }
 
 /**
@@ -27,5 +29,6 @@ export function loadConfig(env: Record<string, string | undefined>): DocumentsCo
     databaseUrl,
     natsUrl,
     logLevel: env.LOG_LEVEL,
+    tracing: readTracingEnv(env),
   };
 }

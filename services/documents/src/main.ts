@@ -9,6 +9,7 @@ await runServiceMain("documents", process.argv.slice(2), () => {
   const cfg = loadConfig(process.env);
   return {
     logLevel: cfg.logLevel,
+    tracing: cfg.tracing,
     schema: { schema: SCHEMA, migrations, databaseUrl: cfg.databaseUrl },
     start: () => startDocumentsService(cfg, { migrate: false }),
   };

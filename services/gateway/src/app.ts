@@ -15,6 +15,7 @@ import { httpMetrics } from "./metrics.js";
 import { rateLimiter } from "./rate-limit.js";
 import { requestContext, requestState } from "./request-context.js";
 import { DEFAULT_RPC_TIMEOUT_MS, pathGuard, type Route, toExpressPath } from "./route-registry.js";
+import { traceRequests } from "./tracing.js";
 
 /** Query values as FastAPI sees scalars: a repeated parameter keeps its last value. */
 function lastValues(query: Request["query"]): Record<string, unknown> {
@@ -62,6 +63,7 @@ export function createApp(ctx: GatewayContext, cfg: GatewayConfig): express.Expr
   app.disable("x-powered-by");
   app.set("etag", false);
   app.set("case sensitive routing", true);
+  app.use(traceRequests());
   app.use(requestContext(ctx.log));
   app.use(httpMetrics());
   // Before the body cap and auth, so a preflight is answered and every refusal is readable cross-origin.

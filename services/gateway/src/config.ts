@@ -5,7 +5,9 @@ import {
   numberFromEnv as numberVar,
   readAddrs,
   readMetricsAddr,
+  readTracingEnv,
   type ServiceAddrs,
+  type TracingConfig,
 } from "@redline/service-kit";
 
 /** Everything the gateway needs to run; sizes in MB (MiB), durations in milliseconds. */
@@ -26,6 +28,8 @@ export interface GatewayConfig {
   authCacheTtlMs: number;
   /** pino level: trace, debug, info, warn, error, fatal or silent. */
   logLevel: string;
+  /** OTLP trace export from OTEL_EXPORTER_OTLP_(TRACES_)ENDPOINT and OTEL_SERVICE_NAME; absent: off. */
+  tracing?: TracingConfig;
   /** NATS carrying job events to progress streams; unset: streams poll the agent instead. */
   natsUrl?: string;
   /** METRICS_ADDR: host:port of GET /metrics (port 0 picks one), "off" records nothing; unset: not served. */
@@ -120,6 +124,7 @@ export function loadConfig(env: Env): GatewayConfig {
     host: env.HOST || DEFAULTS.host,
     addrs: readAddrs(env),
     logLevel: env.LOG_LEVEL || DEFAULTS.logLevel,
+    tracing: readTracingEnv(env),
     supportEmail: env.SUPPORT_EMAIL || DEFAULTS.supportEmail,
     natsUrl: env.NATS_URL || undefined,
     rateLimits: rateLimitsFromEnv(env),

@@ -2,7 +2,14 @@
 // stream, with a subscription per streamed job on redline.jobs.v1.<job_id>. Postgres (through
 // the agent's GetJobEvents) stays the record: a stream replays from it and fills any gap.
 import { decodeJobEvent, type JobEvent, jobSubject } from "@redline/event-contracts";
-import { connectNats, type Logger, type NatsConnection } from "@redline/service-kit";
+import {
+  connectNats,
+  type Logger,
+  type NatsConnection,
+  natsTraceparent,
+  SpanKind,
+  withSpan,
+} from "@redline/service-kit";
 
 /** One event as the agent publishes it. */
 export type WireJobEvent = JobEvent;
@@ -34,11 +41,27 @@ export function createJobEventFeed(natsUrl: string | undefined, log: Logger): Jo
       const sub = nc.subscribe(jobSubject(jobId));
       void (async () => {
         for await (const msg of sub) {
-          try {
-            onEvent(decodeJobEvent(msg.data));
-          } catch (err) {
-            log.warn({ err, jobId }, "undecodable job event");
-          }
+          const deliver = async () => {
+            try {
+              onEvent(decodeJobEvent(msg.data));
+            } catch (err) {
+              log.warn({ err, jobId }, "undecodable job event");
+            }
+          };
+          // An event published inside a job run carries its traceparent: its delivery to this
+          // stream joins the job's trace (awaited in turn, so events keep their order).
+          const traceparent = natsTraceparent(msg.headers);
+          if (!traceparent) await deliver();
+          else
+            await withSpan(
+              `${msg.subject} receive`,
+              {
+                kind: SpanKind.CONSUMER,
+                traceparent,
+                attributes: { "messaging.system": "nats", "messaging.destination.name": msg.subject },
+              },
+              deliver,
+            );
         }
       })();
       return () => sub.unsubscribe();

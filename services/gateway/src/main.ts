@@ -6,5 +6,5 @@ import { startGateway } from "./service.js";
 
 await runServiceMain("gateway", process.argv.slice(2), () => {
   const cfg = loadConfig(process.env);
-  return { logLevel: cfg.logLevel, start: () => startGateway(cfg) };
+  return { logLevel: cfg.logLevel, tracing: cfg.tracing, start: () => startGateway(cfg) };
 });

@@ -6,8 +6,10 @@ import {
   numberFromEnv as numberVar,
   readAddrs,
   readMetricsAddr,
+  readTracingEnv,
   type S3Config,
   type ServiceAddrs,
+  type TracingConfig,
 } from "@redline/service-kit";
 import type { ExportFormat } from "./export/export-formats.js";
 import type { ConvertLimits } from "./formats.js";
@@ -23,6 +25,8 @@ export interface IngestConfig {
   maxUploadBytes: number;
   /** pino level (default info). */
   logLevel?: string;
+  /** OTLP trace export from OTEL_EXPORTER_OTLP_(TRACES_)ENDPOINT and OTEL_SERVICE_NAME; absent: off. */
+  tracing?: TracingConfig;
   /** Contact address put in 413 bodies (default support@redline.local). */
   supportEmail?: string;
   /** Converter worker processes (default: CPU count, at most 4). */
@@ -109,6 +113,7 @@ export function loadConfig(env: Env): IngestConfig {
     addrs: { billing: addrs.billing },
     maxUploadBytes: Math.floor(maxUploadMb * 1024 * 1024),
     logLevel: env.LOG_LEVEL || "info",
+    tracing: readTracingEnv(env),
     ...(env.SUPPORT_EMAIL && { supportEmail: env.SUPPORT_EMAIL }),
     ...(Object.keys(limits).length > 0 && { limits }),
     ...(workers !== undefined && { converterWorkers: workers }),

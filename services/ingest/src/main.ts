@@ -10,6 +10,7 @@ await runServiceMain("ingest", process.argv.slice(2), () => {
   const cfg = loadConfig(process.env);
   return {
     logLevel: cfg.logLevel,
+    tracing: cfg.tracing,
     schema: { schema: SCHEMA, migrations, databaseUrl: cfg.databaseUrl },
     start: () => startIngestService(cfg, { migrate: false }),
   };

@@ -1,5 +1,13 @@
 // Reading the sessions service's environment into typed config (only main.ts calls this).
-import { listenAddr, readAddrs, readMetricsAddr, requireEnv, type ServiceAddrs } from "@redline/service-kit";
+import {
+  listenAddr,
+  readAddrs,
+  readMetricsAddr,
+  readTracingEnv,
+  requireEnv,
+  type ServiceAddrs,
+  type TracingConfig,
+} from "@redline/service-kit";
 
 type Env = Record<string, string | undefined>;
 
@@ -14,6 +22,8 @@ export interface SessionsConfig {
   /** The documents service, called by the workspace workflows (save, archive, unarchive, upload). */
   addrs: Pick<ServiceAddrs, "documents">;
   logLevel?: string;
+  /** OTLP trace export from OTEL_EXPORTER_OTLP_(TRACES_)ENDPOINT and OTEL_SERVICE_NAME; absent: off. */
+  tracing?: TracingConfig;
 }
 
 /**
@@ -28,5 +38,6 @@ export function loadConfig(env: Env): SessionsConfig {
     databaseUrl: requireEnv(env, "DATABASE_URL"),
     addrs: { documents: addrs.documents },
     logLevel: env.LOG_LEVEL,
+    tracing: readTracingEnv(env),
   };
 }

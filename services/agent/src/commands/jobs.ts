@@ -4,6 +4,7 @@ import { agentV1 } from "@redline/grpc-stubs";
 import {
   type CallOpts,
   ConflictError,
+  currentTraceparent,
   InputError,
   NotFoundError,
   type Principal,
@@ -65,7 +66,8 @@ export async function createChatJob(
     const sessionId = required(session.session, "session").sessionId;
     const newJob = jobOf(principal, id, chargeKey, { ...chat, sessionId }, contentType, session.created);
     const leasedTo = worker ? { worker: worker.name, leaseMs: ctx.jobsCfg.leaseMs } : undefined;
-    const row = await insertJob(ctx.db, newJob, leasedTo).catch(async (err) => {
+    const traced = { ...newJob, traceparent: currentTraceparent() ?? null };
+    const row = await insertJob(ctx.db, traced, leasedTo).catch(async (err) => {
       await release(ctx, opts, chargeKey, ctx.log);
       throw err;
     });

@@ -54,4 +54,19 @@ export const migrations: Migration[] = [
       for (const table of ["job_events", "jobs"]) await db.schema.withSchema(SCHEMA).dropTableIfExists(table);
     },
   },
+  {
+    name: "20261124T0100_jobs_traceparent",
+    async up(db: Knex) {
+      // The W3C traceparent of the request that created the job: whichever agent process runs
+      // it later continues that trace (null when tracing was off at creation).
+      await db.schema.withSchema(SCHEMA).alterTable("jobs", (t) => {
+        t.text("traceparent").nullable();
+      });
+    },
+    async down(db: Knex) {
+      await db.schema.withSchema(SCHEMA).alterTable("jobs", (t) => {
+        t.dropColumn("traceparent");
+      });
+    },
+  },
 ];

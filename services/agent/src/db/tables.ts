@@ -30,6 +30,8 @@ export interface JobRow {
   metadata: JobMetadata;
   state: JobState;
   charge_key: string;
+  /** W3C traceparent of the creating request; the job run continues its trace. */
+  traceparent: string | null;
   cancel_requested: boolean;
   lease_owner: string | null;
   lease_expires_at: Date | null;

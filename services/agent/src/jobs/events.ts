@@ -2,6 +2,7 @@
 // and the data of the final and usage events (ARCHITECTURE "Async chat jobs", Events).
 import { encodeJobEvent, type JobEvent, jobSubject } from "@redline/event-contracts";
 import { agentV1, type billingV1 } from "@redline/grpc-stubs";
+import { natsTraceHeaders } from "@redline/service-kit";
 import type { AgentContext } from "../context.js";
 import type { NewEvent } from "../db/store/jobs.js";
 import type { JobEventRow, StagedChange } from "../db/tables.js";
@@ -16,7 +17,8 @@ export function publishEvents(ctx: AgentContext, rows: JobEventRow[]): void {
       created_at: new Date(r.created_at).toISOString(),
     };
     try {
-      ctx.nats.publish(jobSubject(r.job_id), encodeJobEvent(wire));
+      // Published within the job run's span: the headers let a reader continue the job's trace.
+      ctx.nats.publish(jobSubject(r.job_id), encodeJobEvent(wire), { headers: natsTraceHeaders() });
     } catch (err) {
       ctx.log.warn({ err, jobId: r.job_id }, "publishing a job event failed; readers replay it from Postgres");
     }

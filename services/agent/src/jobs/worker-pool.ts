@@ -3,6 +3,7 @@
 // sweep fails jobs stranded by dead workers and deletes expired ones. Agents wake each other over
 // NATS when a job becomes claimable and none of their own workers is idle, so a job handed back
 // by a stopping agent is taken at once, not at the next poll.
+import { SpanKind, withSpan } from "@redline/service-kit";
 import type { AgentContext, HandedContext, IdleWorker } from "../context.js";
 import { claimJob, deleteExpired, heartbeat, strandedJobs } from "../db/store/jobs.js";
 import type { JobRow } from "../db/tables.js";
@@ -210,14 +211,36 @@ async function execute(
     }
   }, cfg.heartbeatMs);
   try {
-    await runJob(ctx, row, worker, controller.signal, context);
-  } catch (err) {
-    await recordEnd(ctx, row, worker, err, log);
+    await jobRunSpan(row, worker, async () => {
+      try {
+        await runJob(ctx, row, worker, controller.signal, context);
+      } catch (err) {
+        await recordEnd(ctx, row, worker, err, log);
+      }
+    });
   } finally {
     clearInterval(beat);
     ctx.running.delete(row.id);
     letGo();
   }
+}
+
+/**
+ * Runs one attempt of a job in a span that is a CHILD of the creating request's span (the
+ * traceparent stored on the row), not a new trace with a link: the job is that request's work
+ * finished later, so one trace then shows the chat turn end to end, whichever agent process
+ * ran it, and each attempt (a reclaimed job) shows as its own run under the same request.
+ */
+function jobRunSpan(row: JobRow, worker: string, fn: () => Promise<void>): Promise<void> {
+  return withSpan(
+    "job run",
+    {
+      kind: SpanKind.CONSUMER,
+      traceparent: row.traceparent,
+      attributes: { "job.id": row.id, "job.type": row.job_type, "job.attempt": row.attempts, "job.worker": worker },
+    },
+    fn,
+  );
 }
 
 /** Records how a job that threw ended: handed back, left to its new owner, cancelled or failed. */

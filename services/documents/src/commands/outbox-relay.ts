@@ -8,7 +8,15 @@ import {
   documentEventMessageId,
   documentEventSubject,
 } from "@redline/event-contracts";
-import { ensureStream, type Knex, type Logger, type NatsConnection, publishJson } from "@redline/service-kit";
+import {
+  ensureStream,
+  type Knex,
+  type Logger,
+  type NatsConnection,
+  publishJson,
+  SpanKind,
+  withSpan,
+} from "@redline/service-kit";
 import { markPublished, unpublishedEvents } from "../db/store/outbox.js";
 
 const BATCH = 200;
@@ -41,7 +49,18 @@ export async function startOutboxRelay(db: Knex, nc: NatsConnection, log: Logger
         payload: row.payload,
         created_at: new Date(row.created_at).toISOString(),
       };
-      await publishJson(js, documentEventSubject(row.event_type, row.owner_id), documentEventMessageId(row), event);
+      const subject = documentEventSubject(row.event_type, row.owner_id);
+      // A producer span in the trace of the write that appended the row (its stored traceparent):
+      // publishJson then puts this span's traceparent into the message headers for consumers.
+      await withSpan(
+        `${subject} publish`,
+        {
+          kind: SpanKind.PRODUCER,
+          traceparent: row.traceparent,
+          attributes: { "messaging.system": "nats", "messaging.destination.name": subject },
+        },
+        () => publishJson(js, subject, documentEventMessageId(row), event),
+      );
     }
     if (rows.length > 0)
       await markPublished(

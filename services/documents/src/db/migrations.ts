@@ -125,4 +125,19 @@ export const migrations: Migration[] = [
       });
     },
   },
+  {
+    name: "20261124T0100_outbox_traceparent",
+    async up(db: Knex) {
+      // The W3C traceparent of the write that created the event, so the relay's publish (later,
+      // in another loop) joins that write's trace and consumers can continue it.
+      await db.schema.withSchema(SCHEMA).alterTable("outbox", (t) => {
+        t.text("traceparent").nullable();
+      });
+    },
+    async down(db: Knex) {
+      await db.schema.withSchema(SCHEMA).alterTable("outbox", (t) => {
+        t.dropColumn("traceparent");
+      });
+    },
+  },
 ];

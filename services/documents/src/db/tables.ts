@@ -60,6 +60,8 @@ export interface OutboxRow {
   version_id: string;
   session_id: string;
   payload: Record<string, unknown>;
+  /** W3C traceparent of the write that appended the event; null when tracing was off. */
+  traceparent: string | null;
   created_at: Date;
   published_at: Date | null;
 }

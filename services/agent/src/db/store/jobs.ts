@@ -76,7 +76,8 @@ export type NewJob = Pick<
   | "metadata"
   | "charge_key"
   | "state"
->;
+> &
+  Partial<Pick<JobRow, "traceparent">>;
 
 /**
  * Inserts a pending job; with `leasedTo`, leased to that worker for `leaseMs` (a job handed to

@@ -1,4 +1,5 @@
 // SQL of the documents table: find, list, create (one statement), head moves, metadata, archive state.
+import { currentTraceparent } from "@redline/service-kit";
 import { type Db, type DocumentRow, TABLES as T } from "../tables.js";
 import { OUTBOX_LOCK } from "./outbox.js";
 
@@ -99,8 +100,8 @@ export async function insertNewDocument(db: Db, doc: NewDocument): Promise<Docum
        select doc.id, c.chunk_id, c.position, c.html, 1, null
        from doc cross join unnest(?::text[], ?::text[], ?::text[]) as c(chunk_id, position, html)
      ), event as (
-       insert into ${T.outbox} (event_type, owner_id, document_id, version_id, session_id, payload)
-       select 'document_created', doc.owner_id, doc.id, doc.head_version_id, ?, ?::jsonb
+       insert into ${T.outbox} (event_type, owner_id, document_id, version_id, session_id, payload, traceparent)
+       select 'document_created', doc.owner_id, doc.id, doc.head_version_id, ?, ?::jsonb, ?
        from doc cross join (${OUTBOX_LOCK} offset 0) lock
      )
      select * from doc`,
@@ -119,6 +120,8 @@ export async function insertNewDocument(db: Db, doc: NewDocument): Promise<Docum
       doc.chunks.map((c) => c.html),
       doc.sessionId,
       JSON.stringify(doc.eventPayload),
+      // The creating RPC's trace, as appendOutbox keeps it.
+      currentTraceparent() ?? null,
     ],
   );
   return rows[0];

@@ -1,5 +1,5 @@
 // SQL of documents.outbox: events appended in the commit's transaction, relayed to NATS, polled.
-import type { Knex } from "@redline/service-kit";
+import { currentTraceparent, type Knex } from "@redline/service-kit";
 import { type Db, type OutboxRow, TABLES as T } from "../tables.js";
 import { uuidsOf } from "./documents.js";
 
@@ -8,15 +8,16 @@ export const OUTBOX_LOCK = "select pg_advisory_xact_lock(hashtext('redline.docum
 
 /**
  * Appends an event to the outbox. The advisory lock makes outbox ids commit in id order, so a
- * poller reading `id > cursor` never skips an event that commits late.
+ * poller reading `id > cursor` never skips an event that commits late. The row keeps the
+ * traceparent of the active span (the RPC writing it), so the relay publishes within that trace.
  */
 export async function appendOutbox(
   db: Knex.Transaction,
-  row: Omit<OutboxRow, "id" | "created_at" | "published_at">,
+  row: Omit<OutboxRow, "id" | "created_at" | "published_at" | "traceparent">,
 ): Promise<string> {
   await db.raw(OUTBOX_LOCK);
   const [inserted] = await db(T.outbox)
-    .insert({ ...row, payload: JSON.stringify(row.payload) })
+    .insert({ ...row, payload: JSON.stringify(row.payload), traceparent: currentTraceparent() ?? null })
     .returning("id");
   return String(inserted.id);
 }

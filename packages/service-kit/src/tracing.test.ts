@@ -1,0 +1,75 @@
+// Tracing off (no OTLP endpoint): the helpers pass straight through, no span is ever created or
+// made active, nothing is injected into carriers and log lines carry no trace fields. This file
+// runs in its own worker, so nothing else has registered a tracer provider here.
+import { Writable } from "node:stream";
+import { Metadata } from "@grpc/grpc-js";
+import { context, trace } from "@opentelemetry/api";
+import { describe, expect, it } from "vitest";
+import { createLogger } from "./logger.js";
+import { natsTraceHeaders } from "./messaging.js";
+import {
+  currentTraceparent,
+  initTracing,
+  readTracingEnv,
+  rpcClientSpan,
+  rpcServerSpan,
+  traceHeaders,
+  tracingEnabled,
+  withSpan,
+} from "./tracing.js";
+
+describe("readTracingEnv", () => {
+  it("follows the OTel variables: base endpoint + /v1/traces, the traces endpoint as is, OTEL_SERVICE_NAME", () => {
+    expect(readTracingEnv({})).toBeUndefined();
+    expect(readTracingEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: " " })).toBeUndefined();
+    expect(readTracingEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://collector:4318/" })).toEqual({
+      tracesUrl: "http://collector:4318/v1/traces",
+      serviceName: undefined,
+    });
+    expect(
+      readTracingEnv({
+        OTEL_EXPORTER_OTLP_ENDPOINT: "http://collector:4318",
+        OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: "http://traces:9999/custom",
+        OTEL_SERVICE_NAME: "redline-edge",
+      }),
+    ).toEqual({ tracesUrl: "http://traces:9999/custom", serviceName: "redline-edge" });
+  });
+});
+
+describe("with no endpoint, tracing is a no-op", () => {
+  it("records no span, activates no context and injects nothing", async () => {
+    const off = initTracing("documents", undefined);
+    expect(off.enabled).toBe(false);
+    expect(tracingEnabled()).toBe(false);
+    // The API stays the no-op one: a span started through it is not recording.
+    expect(trace.getTracer("probe").startSpan("x").isRecording()).toBe(false);
+
+    const seen = await withSpan("outer", {}, async (span) => ({ span, active: trace.getSpan(context.active()) }));
+    expect(seen).toEqual({ span: undefined, active: undefined });
+    const md = new Metadata();
+    const answer = await rpcClientSpan("/redline.x.v1.X/Y", md, async () =>
+      rpcServerSpan("/redline.x.v1.X/Y", md, async () => trace.getSpan(context.active())),
+    );
+    expect(answer).toBeUndefined();
+    expect(md.get("traceparent")).toEqual([]);
+    expect(currentTraceparent()).toBeUndefined();
+    expect(traceHeaders()).toEqual({});
+    expect(natsTraceHeaders()).toBeUndefined();
+  });
+
+  it("log lines carry no trace fields", async () => {
+    const lines: Record<string, unknown>[] = [];
+    const sink = new Writable({
+      write(chunk: Buffer, _enc, done) {
+        lines.push(JSON.parse(chunk.toString("utf8")));
+        done();
+      },
+    });
+    const log = createLogger("documents", "info", sink);
+    await withSpan("outer", {}, async () => log.child({ requestId: "r-1" }).info({ n: 1 }, "inside"));
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatchObject({ requestId: "r-1", n: 1, msg: "inside" });
+    expect(lines[0]).not.toHaveProperty("trace_id");
+    expect(lines[0]).not.toHaveProperty("span_id");
+  });
+});
