@@ -36,7 +36,7 @@ import { benchIngest } from "./lib/bench-ingest.js";
 import { benchHealth, benchMetricsOverhead } from "./lib/bench-metrics.js";
 import { benchOfflineParse } from "./lib/bench-offline.js";
 import { benchIngestScaling } from "./lib/bench-scaling.js";
-import { startStack } from "./lib/stack.js";
+import { RUNTIME_ARGS, startStack } from "./lib/stack.js";
 
 const results: { name: string; value: string; target?: string; pass?: boolean }[] = [];
 
@@ -574,7 +574,7 @@ async function benchLimiterOverhead(infra: Parameters<typeof startTestStack>[0])
   const processes = await startStack({ dataDir, env: { ...env, PORT: String(ports[5]) } });
   const children: ChildProcess[] = [];
   const gatewayProcess = async (port: number): Promise<string> => {
-    const child = spawn(process.execPath, ["--import", "tsx", "services/gateway/src/main.ts"], {
+    const child = spawn(process.execPath, [...RUNTIME_ARGS.tsx, "services/gateway/src/main.ts"], {
       cwd: join(import.meta.dirname, ".."),
       stdio: ["ignore", "ignore", "inherit"],
       env: { ...env, PORT: String(port), RATE_LIMITS: "off", IDEMPOTENCY: "off" },

@@ -9,6 +9,7 @@ import { DOCUMENT_EVENTS_STREAM, jobSubject } from "@redline/event-contracts";
 import { startGateway } from "@redline/gateway";
 import { connectNats, createLogger, initTracing, type Tracing } from "@redline/service-kit";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { RUNTIME_ARGS } from "../scripts/lib/stack.js";
 import { startStackWithKey } from "./support/file-stack.js";
 import { REPO_ROOT, sampleContract } from "./support/fixtures.js";
 import { readSse, startJob, waitForJob } from "./support/jobs.js";
@@ -231,7 +232,7 @@ describe("one trace per chat turn", () => {
 /** Starts services/agent/src/main.ts as a child process on the stack, exporting spans to the receiver. */
 function startAgentProcess(): ChildProcess {
   const infra = inject("infra");
-  const args = ["--conditions=@redline/source", "--import", "tsx", "services/agent/src/main.ts"];
+  const args = [...RUNTIME_ARGS.tsx, "services/agent/src/main.ts"];
   const child = spawn(process.execPath, args, {
     cwd: REPO_ROOT,
     stdio: ["ignore", "ignore", "pipe"],
