@@ -36,6 +36,7 @@ import { benchIngest } from "./lib/bench-ingest.js";
 import { benchHealth, benchMetricsOverhead } from "./lib/bench-metrics.js";
 import { benchOfflineParse } from "./lib/bench-offline.js";
 import { benchIngestScaling } from "./lib/bench-scaling.js";
+import { caller, startProcessStack } from "./lib/bench-stack.js";
 import { RUNTIME_ARGS, startStack } from "./lib/stack.js";
 
 const results: { name: string; value: string; target?: string; pass?: boolean }[] = [];
@@ -462,20 +463,6 @@ async function measureAsync(model: ScriptedOpenAi, call: TestStack["call"], url:
   return { first, final, sync };
 }
 
-/** fetch against a gateway URL, shaped like TestStack.call. */
-function caller(url: string): TestStack["call"] {
-  return (method, path, opts = {}) =>
-    fetch(`${url}${path}`, {
-      method,
-      headers: {
-        ...(opts.key ? { Authorization: `Bearer ${opts.key}` } : {}),
-        ...(opts.body !== undefined ? { "Content-Type": "application/json" } : {}),
-        ...opts.headers,
-      },
-      body: opts.body === undefined ? undefined : JSON.stringify(opts.body),
-    });
-}
-
 /**
  * (f): POST /v1/chat/async → first SSE event, and → `final`, minus the scripted model's own
  * latency, on the deployed shape (`pnpm start`: every service its own process) — the target —
@@ -485,36 +472,13 @@ async function benchAsyncOverhead(infra: Parameters<typeof startTestStack>[0]) {
   const model = await startScriptedOpenAi();
   const openaiEnv = { OPENAI_BASE_URL: model.url, OPENAI_API_KEY: "bench", OPENAI_MAX_STEPS: "4" };
   const rounds = 40;
-  const dataDir = mkdtempSync(join(tmpdir(), "redline-bench-stack-"));
-  chmodSync(dataDir, 0o755);
-  const ports = await Promise.all(Array.from({ length: 6 }, () => freePort()));
-  const addrs = {
-    DOCUMENTS_ADDR: `127.0.0.1:${ports[0]}`,
-    SESSIONS_ADDR: `127.0.0.1:${ports[1]}`,
-    AGENT_ADDR: `127.0.0.1:${ports[2]}`,
-    BILLING_ADDR: `127.0.0.1:${ports[3]}`,
-    INGEST_ADDR: `127.0.0.1:${ports[4]}`,
-  };
-  const processes = await startStack({
-    dataDir,
-    env: {
-      ...process.env,
-      ...openaiEnv,
-      ...addrs,
-      PORT: String(ports[5]),
-      ...infraEnv({ ...infra, databaseUrl: await createTestDatabase(infra.databaseUrl, "bench_procs") }),
-      LOG_LEVEL: "warn",
-    },
-  });
+  const processes = await startProcessStack(infra, "bench_procs", openaiEnv);
   const inProcess = await startTestStack(infra, {
     name: "bench_async",
     openai: scriptedEngine(model.url, 4),
   });
   try {
-    const billing = createRpcClient(billingV1.BillingServiceService, addrs.BILLING_ADDR);
-    const { apiKey } = await billing.createApiKey({ user: "bench-async", organization: "", plan: "pro" });
-    billing.close();
-    const deployed = await measureAsync(model, caller(processes.gatewayUrl), processes.gatewayUrl, apiKey, rounds);
+    const deployed = await measureAsync(model, processes.call, processes.url, processes.key, rounds);
     const single = await measureAsync(
       model,
       inProcess.call,
@@ -535,7 +499,6 @@ async function benchAsyncOverhead(infra: Parameters<typeof startTestStack>[0]) {
     await inProcess.close();
     await processes.stop();
     await model.close();
-    rmSync(dataDir, { recursive: true, force: true });
   }
 }
 
@@ -654,42 +617,6 @@ async function benchLimiterOverhead(infra: Parameters<typeof startTestStack>[0])
     await processes.stop();
     rmSync(dataDir, { recursive: true, force: true });
   }
-}
-
-/** A deployed-shape stack (`pnpm start`: a process per service) on fresh ports and its own database. */
-async function startProcessStack(infra: Parameters<typeof startTestStack>[0], name: string, env: NodeJS.ProcessEnv) {
-  const dataDir = mkdtempSync(join(tmpdir(), `redline-bench-${name}-`));
-  chmodSync(dataDir, 0o755);
-  const ports = await Promise.all(Array.from({ length: 6 }, () => freePort()));
-  const addrs = {
-    DOCUMENTS_ADDR: `127.0.0.1:${ports[0]}`,
-    SESSIONS_ADDR: `127.0.0.1:${ports[1]}`,
-    AGENT_ADDR: `127.0.0.1:${ports[2]}`,
-    BILLING_ADDR: `127.0.0.1:${ports[3]}`,
-    INGEST_ADDR: `127.0.0.1:${ports[4]}`,
-  };
-  const processes = await startStack({
-    dataDir,
-    env: {
-      ...process.env,
-      ...addrs,
-      PORT: String(ports[5]),
-      ...infraEnv({ ...infra, databaseUrl: await createTestDatabase(infra.databaseUrl, name) }),
-      LOG_LEVEL: "warn",
-      ...env,
-    },
-  });
-  const billing = createRpcClient(billingV1.BillingServiceService, addrs.BILLING_ADDR);
-  const { apiKey } = await billing.createApiKey({ user: `bench-${name}`, organization: "", plan: "pro" });
-  billing.close();
-  return {
-    call: caller(processes.gatewayUrl),
-    key: apiKey,
-    async stop() {
-      await processes.stop();
-      rmSync(dataDir, { recursive: true, force: true });
-    },
-  };
 }
 
 /**

@@ -11,7 +11,14 @@ import { billingV1 } from "@redline/grpc-stubs";
 import { createTestDatabase, freePort, infraEnv } from "@redline/local-infra";
 import { createRpcClient } from "@redline/service-kit";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { type RunningStack, readStackFile, SERVICE_NAMES, type ServiceName, startStack } from "../scripts/lib/stack.js";
+import {
+  freeStackEnv,
+  type RunningStack,
+  readStackFile,
+  SERVICE_NAMES,
+  type ServiceName,
+  startStack,
+} from "../scripts/lib/stack.js";
 import { sampleContract } from "./support/fixtures.js";
 
 const infra = inject("infra");
@@ -74,19 +81,12 @@ async function call(method: string, path: string, body?: unknown): Promise<{ sta
 
 beforeAll(async () => {
   const databaseUrl = await createTestDatabase(infra.databaseUrl, "metrics_stack");
-  const addr = async () => `127.0.0.1:${await freePort()}`;
   stack = await startStack({
     dataDir,
     env: {
       ...process.env,
       ...infraEnv({ ...infra, databaseUrl }),
-      DOCUMENTS_ADDR: await addr(),
-      SESSIONS_ADDR: await addr(),
-      AGENT_ADDR: await addr(),
-      BILLING_ADDR: await addr(),
-      INGEST_ADDR: await addr(),
-      PORT: String(await freePort()),
-      HOST: "127.0.0.1",
+      ...(await freeStackEnv()),
       LOG_LEVEL: "warn",
       OPENAI_BASE_URL: "",
       OPENAI_API_KEY: "",

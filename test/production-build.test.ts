@@ -11,7 +11,7 @@ import { billingV1 } from "@redline/grpc-stubs";
 import { createTestDatabase, freePort, infraEnv, parentPid, processArgs } from "@redline/local-infra";
 import { createRpcClient, type RpcClient } from "@redline/service-kit";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { type RunningStack, readStackFile, SERVICE_NAMES, startStack } from "../scripts/lib/stack.js";
+import { freeStackEnv, type RunningStack, readStackFile, SERVICE_NAMES, startStack } from "../scripts/lib/stack.js";
 import { REPO_ROOT, sampleContract } from "./support/fixtures.js";
 
 interface ChatBody {
@@ -32,7 +32,6 @@ beforeAll(async () => {
     stdio: "pipe",
   });
   const databaseUrl = await createTestDatabase(infra.databaseUrl, "production_build");
-  const addr = async () => `127.0.0.1:${await freePort()}`;
   stack = await startStack({
     dataDir,
     runtime: "dist",
@@ -40,13 +39,7 @@ beforeAll(async () => {
     env: {
       ...process.env,
       ...infraEnv({ ...infra, databaseUrl }),
-      DOCUMENTS_ADDR: await addr(),
-      SESSIONS_ADDR: await addr(),
-      AGENT_ADDR: await addr(),
-      BILLING_ADDR: await addr(),
-      INGEST_ADDR: await addr(),
-      PORT: String(await freePort()),
-      HOST: "127.0.0.1",
+      ...(await freeStackEnv()),
       LOG_LEVEL: "warn",
       OPENAI_BASE_URL: "",
       OPENAI_API_KEY: "",

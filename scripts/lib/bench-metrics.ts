@@ -1,18 +1,13 @@
 // Health and metrics figures for `pnpm bench m n`.
-// (l) GET /health, GET /ready and an authenticated Postgres-backed list (GET /v1/sessions, for
+// (n) GET /health, GET /ready and an authenticated Postgres-backed list (GET /v1/sessions, for
 //     scale), in requests per second over keep-alive connections, 16 at a time.
 // (m) the chat path (sync POST /v1/chat, offline engine) p50 with metrics on and off: two stacks
 //     as `pnpm start` runs them, one with METRICS_ADDR=off, measured in alternating rounds so
 //     drift of the machine hits both alike (target: on within 3 % of off).
-import { chmodSync, mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { billingV1 } from "@redline/grpc-stubs";
-import { createTestDatabase, freePort, infraEnv, type LocalInfra } from "@redline/local-infra";
-import { createRpcClient } from "@redline/service-kit";
+import type { LocalInfra } from "@redline/local-infra";
 import { startTestStack } from "../../test/support/stack.js";
 import type { BenchResult } from "./bench-ingest.js";
-import { type RunningStack, startStack } from "./stack.js";
+import { startProcessStack } from "./bench-stack.js";
 
 /** Requests per second of GET `url` with `concurrency` loops for `ms`. */
 async function reqPerSecond(url: string, headers: Record<string, string>, ms = 3000, concurrency = 16) {
@@ -58,7 +53,7 @@ export async function benchHealth(results: BenchResult[], infra: LocalInfra): Pr
     }
     const { health, ready, list } = best;
     results.push({
-      name: "(l) probes: req/s, 16 keep-alive connections, 3 s each (GET /v1/sessions reads Postgres, for scale)",
+      name: "(n) probes: req/s, 16 keep-alive connections, 3 s each (GET /v1/sessions reads Postgres, for scale)",
       value: `/health ${health.toFixed(0)} req/s, /ready ${ready.toFixed(0)} req/s, GET /v1/sessions ${list.toFixed(0)} req/s`,
       target: "/health and /ready >= the authenticated list",
       pass: health >= list && ready >= list,
@@ -70,29 +65,12 @@ export async function benchHealth(results: BenchResult[], infra: LocalInfra): Pr
 
 /** A `pnpm start` stack on free ports over a fresh database; METRICS_ADDR=off when `off`. */
 async function processStack(infra: LocalInfra, name: string, off: boolean) {
-  const dataDir = mkdtempSync(join(tmpdir(), `redline-bench-${name}-`));
-  chmodSync(dataDir, 0o755);
-  const addr = async () => `127.0.0.1:${await freePort()}`;
-  const stack: RunningStack = await startStack({
-    dataDir,
-    env: {
-      ...process.env,
-      ...infraEnv({ ...infra, databaseUrl: await createTestDatabase(infra.databaseUrl, name) }),
-      DOCUMENTS_ADDR: await addr(),
-      SESSIONS_ADDR: await addr(),
-      AGENT_ADDR: await addr(),
-      BILLING_ADDR: await addr(),
-      INGEST_ADDR: await addr(),
-      PORT: String(await freePort()),
-      LOG_LEVEL: "warn",
-      OPENAI_BASE_URL: "",
-      OPENAI_API_KEY: "",
-      METRICS_ADDR: off ? "off" : "",
-    },
+  const deployed = await startProcessStack(infra, name, {
+    OPENAI_BASE_URL: "",
+    OPENAI_API_KEY: "",
+    METRICS_ADDR: off ? "off" : "",
   });
-  const billing = createRpcClient(billingV1.BillingServiceService, stack.addrs.billing);
-  const { apiKey } = await billing.createApiKey({ user: `bench-${name}`, organization: "", plan: "pro" });
-  billing.close();
+  const { stack, key: apiKey } = deployed;
   return {
     stack,
     async chat(): Promise<number> {
@@ -109,10 +87,7 @@ async function processStack(infra: LocalInfra, name: string, off: boolean) {
       if (res.status !== 200) throw new Error(`chat failed: ${res.status}`);
       return performance.now() - started;
     },
-    async close() {
-      await stack.stop();
-      rmSync(dataDir, { recursive: true, force: true });
-    },
+    close: () => deployed.stop(),
   };
 }
 

@@ -215,6 +215,23 @@ export function stackAddrs(env: NodeJS.ProcessEnv = process.env): StackAddrs & {
   };
 }
 
+/**
+ * The environment of a stack on fresh loopback ports: every service's *_ADDR, the gateway's
+ * PORT and HOST. Passed in `startStack`'s env, several stacks run side by side (tests, bench).
+ */
+export async function freeStackEnv(): Promise<Record<string, string>> {
+  const addr = async () => `127.0.0.1:${await freePort()}`;
+  return {
+    DOCUMENTS_ADDR: await addr(),
+    SESSIONS_ADDR: await addr(),
+    AGENT_ADDR: await addr(),
+    BILLING_ADDR: await addr(),
+    INGEST_ADDR: await addr(),
+    PORT: String(await freePort()),
+    HOST: "127.0.0.1",
+  };
+}
+
 const ADDR_VARIABLE: Record<ServiceName, string> = {
   documents: "DOCUMENTS_ADDR",
   sessions: "SESSIONS_ADDR",
