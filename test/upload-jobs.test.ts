@@ -9,32 +9,11 @@ import { ingestFilesV1 } from "@redline/grpc-stubs";
 import { createRpcClient, RemoteError } from "@redline/service-kit";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { z } from "zod";
+import { ListedJobList as JobListSchema, ListedJob as JobSchema } from "./support/client-schemas.js";
 import { corpusFile } from "./support/fixtures.js";
 import { startJob, waitForJob } from "./support/jobs.js";
 import { startTestStack, type TestStack } from "./support/stack.js";
 
-/** The Job as a typed client reads it (interface-spec, Job; strings never null but the documented three). */
-const JobSchema = z.strictObject({
-  job_id: z.string(),
-  session_id: z.string(),
-  job_type: z.enum(["chat", "attachment_processing"]),
-  status: z.enum(["pending", "in_progress", "awaiting_approval", "completed", "failed", "cancelled"]),
-  created_at: z.iso.datetime(),
-  updated_at: z.iso.datetime(),
-  progress: z.number().int().min(0).max(100),
-  organization_id: z.string().nullable(),
-  user_id: z.string().nullable(),
-  result: z.record(z.string(), z.unknown()).optional(),
-  error: z.string().nullable().optional(),
-  metadata: z.looseObject({
-    filename: z.string().optional(),
-    file_size: z.number().int().optional(),
-    content_type: z.string().optional(),
-    message: z.string(),
-    document_html_provided: z.boolean(),
-  }),
-});
-const JobListSchema = z.strictObject({ jobs: z.array(JobSchema), total: z.number().int() });
 type Job = z.output<typeof JobSchema>;
 
 /** The attachment upload answer (POST /v1/attachments/upload and an attachment upload's process). */

@@ -360,3 +360,32 @@ export function endsStream(e: Pick<RawSseEvent, "event" | "data">): boolean {
   const status = (e.data as { status?: unknown } | null)?.status;
   return typeof status === "string" && TERMINAL_JOB_STATUSES.includes(status);
 }
+
+/**
+ * A job as the job lists and GET /v1/jobs/{id} answer it, read strictly: no top-level field
+ * outside the spec's Job table, strings never null but the documented three, and the listing
+ * metadata (`filename`, `file_size`, `content_type` for jobs that carry a file).
+ */
+export const ListedJob = z.strictObject({
+  job_id: z.string(),
+  session_id: z.string(),
+  job_type: z.enum(["chat", "attachment_processing"]),
+  status: z.enum(["pending", "in_progress", "awaiting_approval", "completed", "failed", "cancelled"]),
+  created_at: z.iso.datetime(),
+  updated_at: z.iso.datetime(),
+  progress: z.number().int().min(0).max(100),
+  organization_id: z.string().nullable(),
+  user_id: z.string().nullable(),
+  result: z.record(z.string(), z.unknown()).optional(),
+  error: z.string().nullable().optional(),
+  metadata: z.looseObject({
+    filename: z.string().optional(),
+    file_size: z.number().int().optional(),
+    content_type: z.string().optional(),
+    message: z.string(),
+    document_html_provided: z.boolean(),
+  }),
+});
+
+/** `{jobs, total}` of ListedJob, strictly. */
+export const ListedJobList = z.strictObject({ jobs: z.array(ListedJob), total: z.number().int() });
