@@ -14,7 +14,9 @@ export type SourceFormat = "docx" | "markdown" | "txt";
  * - `bytes`: markdown/txt; the half-open byte range [start, end) of the block's source text,
  *   without the separating blank lines.
  */
-export type SourceSpan = { kind: "block"; index: number; count?: number } | { kind: "bytes"; start: number; end: number };
+export type SourceSpan =
+  | { kind: "block"; index: number; count?: number }
+  | { kind: "bytes"; start: number; end: number };
 
 /** Chunk id → its span, for every in-flow chunk the converter made from the file. */
 export interface SourceMap {
