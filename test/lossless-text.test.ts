@@ -7,13 +7,12 @@ import { readdirSync } from "node:fs";
 import { ingestFilesV1 } from "@redline/grpc-stubs";
 import { createDb, createRpcClient, type Knex } from "@redline/service-kit";
 import { diffLines } from "diff";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CORPUS_DIR, readCorpus } from "./fixtures/corpus.js";
 import { startStackWithKey } from "./support/file-stack.js";
 import { postMultipart } from "./support/multipart.js";
 import type { TestStack } from "./support/stack.js";
 
-const infra = inject("infra");
 let stack: TestStack;
 let key: string;
 let ingestDb: Knex;
@@ -165,6 +164,40 @@ describe("documents loaded through chat and pre-signed uploads", () => {
     expect(changed.length).toBe(2);
     expect(changed[1]).toContain("CHATEDIT");
     expect(changed[0].replace(word, "CHATEDIT")).toBe(changed[1]);
+  });
+
+  it("pre-signed and base64 uploads into a session keep the original; a convert-only upload keeps none", async () => {
+    const name = "txt/snappy-alice29.txt";
+    const bytes = readCorpus(name);
+    const created = await stack.call("POST", "/v1/uploads", {
+      key,
+      body: { filename: "alice.txt", content_type: "text/plain", size_bytes: bytes.length, purpose: "document" },
+    });
+    const slot = (await created.json()) as { upload_id: string; upload_url: string };
+    expect((await fetch(slot.upload_url, { method: "PUT", body: new Uint8Array(bytes) })).status).toBe(200);
+    const processed = await stack.call("POST", `/v1/uploads/${slot.upload_id}/process`, {
+      key,
+      body: { session_id: "presigned-lossless" },
+    });
+    expect(processed.status).toBe(200);
+    expect((await exportBytes("presigned-lossless", "txt")).equals(bytes)).toBe(true);
+
+    const viaBase64 = await stack.call("POST", "/v1/documents/upload-base64", {
+      key,
+      body: { filename: "alice.txt", file_base64: bytes.toString("base64"), session_id: "base64-lossless" },
+    });
+    expect(viaBase64.status).toBe(200);
+    expect((await exportBytes("base64-lossless", "txt")).equals(bytes)).toBe(true);
+
+    const before = await ingestDb("document_sources").count<{ count: string }[]>("* as count");
+    const convertOnly = await stack.call("POST", "/v1/documents/upload-base64", {
+      key,
+      body: { filename: "alice.txt", file_base64: bytes.toString("base64") },
+    });
+    expect(convertOnly.status).toBe(200);
+    expect(((await convertOnly.json()) as { html: string }).html).not.toContain("data-chunk-id");
+    const after = await ingestDb("document_sources").count<{ count: string }[]>("* as count");
+    expect(Number(after[0].count)).toBe(Number(before[0].count));
   });
 
   it("a .md exported as docx or html is generated; another format than the original never gets its bytes", async () => {

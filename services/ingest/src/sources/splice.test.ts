@@ -69,7 +69,7 @@ describe("in-place markdown and text export", () => {
   it.each(cases)("%s: editing one block changes only that block", async (name, format, exportFormat) => {
     const { bytes, stored, doc } = await load(name, format);
     const target = stored.findIndex((c, i) => i > 0 && c.html.startsWith(`<p data-chunk-id="${c.chunkId}">`));
-    const index = target >= 0 ? target : 0;
+    const index = Math.max(target, 0);
     const chunk = stored[index];
     const edited = chunk.html.replace(/^(<[a-z0-9]+[^>]*>)/, "$1EDITED ");
     const html = stored.map((c, i) => (i === index ? edited : c.html)).join("\n");
