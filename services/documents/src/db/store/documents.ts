@@ -71,8 +71,8 @@ export interface NewDocument {
   chunks: { chunkId: string; html: string; position: string }[];
   /** Payload of the `document_created` event. */
   eventPayload: Record<string, unknown>;
-  /** The original file it is loaded from (loaded as version 1); null when none. */
-  source: DocumentSourceRef | null;
+  /** The original file it is loaded from (loaded as version 1); none when absent. */
+  source?: DocumentSourceRef | null;
 }
 
 /** A document's original file, as ingest keeps it. */
