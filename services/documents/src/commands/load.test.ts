@@ -5,6 +5,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { eventsAfter } from "../db/store/outbox.js";
 import { TABLES } from "../db/tables.js";
 import { migratedTestDb } from "../db/test-db.js";
+import { commitOperations } from "./commit.js";
 import { createDocument, deriveTitle, idempotentDocumentId, replaceDocument } from "./load.js";
 import { getDocument } from "./read.js";
 
@@ -73,5 +74,50 @@ describe("replaceDocument", () => {
     await expect(
       replaceDocument(db, "owner_other", { documentId: doc.row.id, html: "<p>x</p>", sessionId: "s" }),
     ).rejects.toBeInstanceOf(NotFoundError);
+  });
+});
+
+describe("a document's original (issue #12)", () => {
+  const SOURCE = { sourceId: "src_0123456789abcdef0123456789abcdef", format: "markdown" };
+
+  it("records the original and its load version; include_source reads the chunks as loaded", async () => {
+    const view = await createDocument(db, OWNER, { html: HTML, sessionId: "s1", source: SOURCE });
+    expect(view.row).toMatchObject({ source_id: SOURCE.sourceId, source_format: "markdown", source_seq: 1 });
+    await commitOperations(db, OWNER, {
+      documentId: view.row.id,
+      baseVersionId: view.versionId,
+      sessionId: "s1",
+      operations: [{ kind: "replace", chunkId: "c_a", html: "<p>Alpha, edited</p>", explanation: "" }],
+      summary: "edit",
+      returnChunks: false,
+    });
+    const read = await getDocument(db, OWNER, { documentId: view.row.id, includeChunks: true, includeSource: true });
+    expect(read.chunks.find((c) => c.chunkId === "c_a")?.html).toContain("edited");
+    expect(read.sourceChunks).toEqual(view.chunks);
+    const plain = await getDocument(db, OWNER, { documentId: view.row.id, includeChunks: false });
+    expect(plain.sourceChunks).toBeUndefined();
+  });
+
+  it("a replace records the new content's original at its version, or clears it when it has none", async () => {
+    const view = await createDocument(db, OWNER, { html: HTML, sessionId: "s1", source: SOURCE });
+    const txt = { sourceId: "src_ffffffffffffffffffffffffffffffff", format: "txt" };
+    const replaced = await replaceDocument(db, OWNER, {
+      documentId: view.row.id,
+      html: "<p>x</p>",
+      sessionId: "s1",
+      source: txt,
+    });
+    expect(replaced.row).toMatchObject({ source_id: txt.sourceId, source_format: "txt", source_seq: 2 });
+    const cleared = await replaceDocument(db, OWNER, { documentId: view.row.id, html: "<p>y</p>", sessionId: "s1" });
+    expect(cleared.row).toMatchObject({ source_id: null, source_format: null, source_seq: null });
+  });
+
+  it("ignores a reference of an unknown format", async () => {
+    const view = await createDocument(db, OWNER, {
+      html: HTML,
+      sessionId: "s1",
+      source: { sourceId: "src_x", format: "pdf" },
+    });
+    expect(view.row.source_id).toBeNull();
   });
 });
