@@ -12,8 +12,11 @@ export interface CharFormat {
   sub: boolean;
 }
 
-/** What the current group's text is: body text, skipped, document info, its title, a field instruction, a list number, picture data. */
-export type Mode = "text" | "skip" | "info" | "title" | "fldinst" | "listtext" | "pict";
+/**
+ * What the current group's text is: body text, skipped, document info, its title, a field
+ * instruction, a list number, picture data, or the font table (read for its code pages).
+ */
+export type Mode = "text" | "skip" | "info" | "title" | "fldinst" | "listtext" | "pict" | "fonttbl";
 
 /** The field being read: its instruction text (HYPERLINK "url" makes the result a link). */
 export interface Field {
@@ -48,6 +51,8 @@ export interface GroupState {
   field: Field | null;
   href: string | null;
   sink: Sink;
+  /** The current font (`\fN`); null: the document's default font (`\deffN`). */
+  font: number | null;
   /** The picture being read (mode "pict"): its type and hex data. */
   pict: { type: string | null; hex: string[]; size: number; binary: Buffer[] } | null;
 }

@@ -11,7 +11,6 @@ export const isHex = (b: number) => (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b 
 
 /** Destinations whose text is not document content. */
 export const SKIPPED = new Set([
-  "fonttbl",
   "colortbl",
   "stylesheet",
   "listtable",
@@ -103,6 +102,7 @@ export const MAX_PICT_HEX = 64 * 1024 * 1024;
 // Destinations read for something other than body text (title only counts inside \info).
 export const DESTINATION_MODES = new Map<string, Mode>([
   ["info", "info"],
+  ["fonttbl", "fonttbl"],
   ["title", "title"],
   ["fldinst", "fldinst"],
   ["listtext", "listtext"],
