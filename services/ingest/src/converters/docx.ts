@@ -3,7 +3,7 @@
 import { InputError } from "@redline/service-kit";
 import mammoth from "mammoth";
 import { baseTitle, type ConvertLimits, type ConvertResult } from "../formats.js";
-import { applyListStarts, hasListStarts } from "./docx-list-starts.js";
+import { applyListStarts } from "./docx-list-starts.js";
 import { docxPageSetup } from "./docx-page-setup.js";
 import { docxParts, partsToHtml } from "./docx-parts.js";
 import { firstHeadingText } from "./html-util.js";
@@ -155,8 +155,7 @@ export async function convertDocx(bytes: Buffer, filename: string, limits: Conve
     .replace(/<table>\s*<\/table>/g, "")
     .trim();
   const numberingXml = zip.read("word/numbering.xml")?.toString("utf8");
-  const numbered =
-    numberingXml && hasListStarts(numberingXml) ? applyListStarts(body, documentXml, numberingXml) : body;
+  const numbered = numberingXml ? applyListStarts(body, documentXml, numberingXml) : body;
   const html = `${parts.before}${markNotes(numbered)}${parts.after}`;
   return {
     html,
