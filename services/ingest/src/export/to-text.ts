@@ -3,6 +3,7 @@ import { gfm } from "@joplin/turndown-plugin-gfm";
 import type * as cheerio from "cheerio";
 import TurndownService from "turndown";
 import { HEADING_TAGS, loadHtml } from "../converters/html-util.js";
+import { withoutHiddenText } from "./hidden-text.js";
 import { splitParts } from "./parts.js";
 
 type AnyNode = Parameters<typeof cheerio.contains>[0];
@@ -10,10 +11,10 @@ type AnyNode = Parameters<typeof cheerio.contains>[0];
 /**
  * Markdown with GitHub tables, strikethrough and task lists. Headers and footers are dropped
  * (Markdown has no place for them); the returned warnings say so. Tables with merged cells are
- * flattened by GFM (a warning, too).
+ * flattened by GFM (a warning, too). Hidden text is left out.
  */
 export function htmlToMarkdown(html: string): { text: string; warnings: string[] } {
-  const parts = splitParts(html);
+  const parts = splitParts(withoutHiddenText(html));
   const warnings: string[] = [];
   if (parts.headers.length + parts.footers.length > 0)
     warnings.push("Headers and footers have no Markdown equivalent and were left out");
@@ -53,10 +54,10 @@ const BLOCK = new Set([
 /**
  * Plain text in reading order: one line per block, a blank line between paragraphs, list items
  * prefixed with "- " or their number, table cells separated by tabs and rows by newlines.
- * Headers come first and footers last, each once.
+ * Headers come first and footers last, each once; hidden text is left out.
  */
 export function htmlToText(html: string): string {
-  const parts = splitParts(html);
+  const parts = splitParts(withoutHiddenText(html));
   const render = (fragment: string) => {
     const $ = loadHtml(fragment);
     const out: string[] = [];
