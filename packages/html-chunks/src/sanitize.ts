@@ -96,7 +96,8 @@ const DROPPED_IMAGE_HTML = '<wbr data-redline-dropped="img" />';
 // direction and stay, as right-to-left text needs them.
 const BIDI_CONTROLS = /[\u202A-\u202E\u2066-\u2069]/g;
 
-const OPTIONS: sanitize.IOptions = {
+// allowedEmptyAttributes is a sanitize-html option its type definitions do not list yet.
+const OPTIONS: sanitize.IOptions & { allowedEmptyAttributes: string[] } = {
   allowedTags: ALLOWED_TAGS,
   allowedAttributes: ALLOWED_ATTRIBUTES,
   // `hidden` is written `hidden=""` (screenHidden); sanitize-html drops other empty attributes.
