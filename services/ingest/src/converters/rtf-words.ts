@@ -113,6 +113,7 @@ export const DESTINATION_MODES = new Map<string, Mode>([
 export const FORMAT_WORDS = new Map<string, (fmt: CharFormat, on: boolean) => void>([
   ["plain", (f) => Object.assign(f, plain())],
   ["b", (f, on) => (f.b = on)],
+  ["v", (f, on) => (f.v = on)],
   ["i", (f, on) => (f.i = on)],
   ...["ul", "uld", "uldb", "ulw", "uldash", "ulth", "ulwave"].map(
     (w) => [w, (f: CharFormat, on: boolean) => (f.u = on)] as const,

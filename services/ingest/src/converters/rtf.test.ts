@@ -91,6 +91,11 @@ describe("rtf converter (minimal)", () => {
     expect(result.warnings.find((w) => /could not be decoded/.test(w))).toMatch(/cp932 \(Shift_JIS\)/);
   });
 
+  it("keeps hidden text (\\v) as a hidden span, as the docx import keeps w:vanish", async () => {
+    const result = await convertRtf(Buffer.from("{\\rtf1\\ansi\\pard Shown {\\v\\b secret} shown\\v0.\\par}"), "v.rtf");
+    expect(result.html).toBe('<p>Shown <span data-hidden="true" hidden=""><strong>secret</strong></span> shown.</p>');
+  });
+
   it("keeps a footer's table out of the flow: it is its own footer block, not a body table", async () => {
     const rtf = Buffer.from(
       "{\\rtf1\\ansi{\\footer\\pard\\plain Footer line\\par" +
