@@ -70,6 +70,15 @@ describe("rtf converter (minimal)", () => {
     expect(result.warnings.join(" ")).not.toMatch(/could not be decoded/);
   });
 
+  it("joins a double-byte character whose trail byte is written as a plain character", async () => {
+    // Word writes Shift_JIS trail bytes in the ASCII range as themselves: テ is 0x83 'e'.
+    const result = await convertRtf(
+      fontRtf("{\\f1\\fcharset128 MS Gothic;}", "\\pard\\f1 \\'83e\\'83X\\'83g\\par"),
+      "trail.rtf",
+    );
+    expect(result.html).toBe("<p>テスト</p>");
+  });
+
   it("uses \\ansicpg for fonts of the ANSI charset and \\deff for text before any \\f", async () => {
     const result = await convertRtf(
       Buffer.from(
