@@ -1,5 +1,6 @@
 import * as cheerio from "cheerio";
 import { describe, expect, it } from "vitest";
+import { htmlToText } from "../export/to-text.js";
 import { DEFAULT_LIMITS } from "../formats.js";
 import { readCorpus } from "../testing/corpus.js";
 import { LIST_ITEMS, listsDocx } from "../testing/generated-docs.js";
@@ -47,6 +48,18 @@ describe("docx list numbering", () => {
     expect(continued.attr("type")).toBe("I");
     expect(continued.attr("start")).toBe("3");
     expect(continued.prev().text()).toBe("An interruption of the roman list.");
+
+    // The txt export numbers them as Word does.
+    const text = htmlToText($.html());
+    for (const line of [
+      "17. Seventeenth",
+      "18. Eighteenth",
+      "a. Alpha",
+      "b. Bravo",
+      "I. Roman one",
+      "III. Roman three",
+    ])
+      expect(text.split("\n")).toContain(line);
   });
 
   it("numbers the corpus's interrupted, nested and restarted lists as Word does, without empty wrapper items", async () => {

@@ -62,16 +62,19 @@ export function htmlToText(html: string): string {
     const $ = loadHtml(fragment);
     const out: string[] = [];
     let line = "";
+    // The list item marker just written, which the item's first block continues.
+    let marker: string | null = null;
     const flush = () => {
       // Leading spaces are list nesting; the rest collapses.
       const indent = /^ */.exec(line)?.[0] ?? "";
       const t = line.replace(/[ \t]+/g, " ").trim();
       if (t) out.push(indent + t);
       line = "";
+      marker = null;
     };
     // A list item's marker waits for the item's first block instead of standing on its own line.
     const flushBlock = () => {
-      if (!/^\s*(?:-|\d+\.)\s*$/.test(line)) flush();
+      if (line !== marker) flush();
     };
     const walk = (nodes: AnyNode[], listPrefix = "") => {
       for (const node of nodes) {
@@ -86,9 +89,10 @@ export function htmlToText(html: string): string {
         } else if (name === "ul" || name === "ol") {
           flush();
           let n = Number($(node).attr("start") ?? 1) || 1;
+          const type = $(node).attr("type");
           for (const li of $(node).children("li").toArray()) {
-            const marker = name === "ol" ? `${n++}. ` : "- ";
-            line = `${listPrefix}${marker}`;
+            line = `${listPrefix}${name === "ol" ? `${listNumber(n++, type)}. ` : "- "}`;
+            marker = line;
             walk($(li).contents().toArray(), `${listPrefix}  `);
             flush();
           }
@@ -121,4 +125,32 @@ export function htmlToText(html: string): string {
   return (
     [...parts.headers.map(render), render(parts.body), ...parts.footers.map(render)].filter(Boolean).join("\n\n") + "\n"
   );
+}
+
+/** An `<ol>` item's number as its `type` shows it: 3 is "c" (a), "C" (A), "iii" (i), "III" (I). */
+function listNumber(n: number, type: string | undefined): string {
+  if (n < 1 || (type !== "a" && type !== "A" && type !== "i" && type !== "I")) return String(n);
+  let text = "";
+  if (type === "a" || type === "A") {
+    for (let k = n; k > 0; k = Math.floor((k - 1) / 26)) text = String.fromCharCode(97 + ((k - 1) % 26)) + text;
+  } else {
+    const numerals: [number, string][] = [
+      [1000, "m"],
+      [900, "cm"],
+      [500, "d"],
+      [400, "cd"],
+      [100, "c"],
+      [90, "xc"],
+      [50, "l"],
+      [40, "xl"],
+      [10, "x"],
+      [9, "ix"],
+      [5, "v"],
+      [4, "iv"],
+      [1, "i"],
+    ];
+    let k = n;
+    for (const [value, numeral] of numerals) for (; k >= value; k -= value) text += numeral;
+  }
+  return type === "A" || type === "I" ? text.toUpperCase() : text;
 }
