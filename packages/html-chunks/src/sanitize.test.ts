@@ -4,6 +4,21 @@ import { sanitizeHtml, screenStyle } from "./sanitize.js";
 const MEDIA = `/v1/media/${"0123456789abcdef".repeat(4)}`;
 
 describe("sanitizeHtml", () => {
+  it("keeps hidden text only as an inline span marked both ways, never a hidden block", () => {
+    expect(sanitizeHtml('<p>Shown <span data-hidden="true" hidden="">note</span>.</p>')).toBe(
+      '<p>Shown <span data-hidden="true" hidden="">note</span>.</p>',
+    );
+    // Either mark on a span gives the one form; other values are normalised.
+    expect(sanitizeHtml('<p><span hidden="until-found">a</span><span data-hidden="no">b</span></p>')).toBe(
+      '<p><span hidden="" data-hidden="true">a</span><span data-hidden="true" hidden="">b</span></p>',
+    );
+    // A block, heading, cell or link cannot be hidden: both marks are removed there.
+    expect(
+      sanitizeHtml(
+        '<p hidden data-hidden="true">p</p><h1 hidden>h</h1><table><tr><td data-hidden="true" hidden>c</td></tr></table><a href="https://x.test" hidden data-hidden="true">a</a>',
+      ),
+    ).toBe('<p>p</p><h1>h</h1><table><tr><td>c</td></tr></table><a href="https://x.test">a</a>');
+  });
   it("drops NUL characters, which Postgres text cannot store", () => {
     expect(sanitizeHtml("<p>Pay\u0000 in <b>30\u0000</b> days.</p>")).toBe("<p>Pay in <b>30</b> days.</p>");
   });

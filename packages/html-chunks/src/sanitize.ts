@@ -38,6 +38,9 @@ const ALLOWED_ATTRIBUTES: sanitize.IOptions["allowedAttributes"] = {
   tfoot: ["align", "valign"],
   col: ["span", "width", "align", "valign"],
   colgroup: ["span", "width", "align", "valign"],
+  // Hidden text imported from Word (w:vanish); screenAttributes keeps `hidden` only in the form
+  // `<span data-hidden="true" hidden>`, never on a block.
+  span: ["hidden"],
   ol: ["start", "type", "reversed"],
   ul: ["type"],
   li: ["value", "type"],
@@ -93,9 +96,12 @@ const DROPPED_IMAGE_HTML = '<wbr data-redline-dropped="img" />';
 // direction and stay, as right-to-left text needs them.
 const BIDI_CONTROLS = /[\u202A-\u202E\u2066-\u2069]/g;
 
-const OPTIONS: sanitize.IOptions = {
+// allowedEmptyAttributes is a sanitize-html option its type definitions do not list yet.
+const OPTIONS: sanitize.IOptions & { allowedEmptyAttributes: string[] } = {
   allowedTags: ALLOWED_TAGS,
   allowedAttributes: ALLOWED_ATTRIBUTES,
+  // `hidden` is written `hidden=""` (screenHidden); sanitize-html drops other empty attributes.
+  allowedEmptyAttributes: ["alt", "hidden"],
   nonTextTags: NON_TEXT_TAGS,
   selfClosing: SELF_CLOSING,
   allowedSchemes: ["http", "https", "mailto", "tel", "ftp"],
@@ -146,6 +152,7 @@ function screenAttributes(tagName: string, attribs: sanitize.Attributes): saniti
   if (tagName === "img" && !isAllowedImageSource(attribs.src ?? ""))
     return { tagName: "wbr", attribs: { "data-redline-dropped": "img" } };
   if (tagName === "a" && attribs.target !== undefined) attribs.rel = withNoOpener(attribs.rel);
+  screenHidden(tagName, attribs);
   return { tagName, attribs };
 }
 
@@ -214,6 +221,20 @@ function decodeCss(text: string): string {
 
 function safeCodePoint(code: number): string {
   return code > 0 && code <= 0x10ffff ? String.fromCodePoint(code) : "\uFFFD";
+}
+
+/**
+ * Hidden text has one form: an inline `<span data-hidden="true" hidden>`, which exports leave out
+ * of txt/markdown and write back to docx as hidden text. Either mark on a span gives both; on
+ * any other element `data-hidden` is removed (and `hidden` is not allowed), so a whole block,
+ * heading or table cannot be hidden this way.
+ */
+function screenHidden(tagName: string, attribs: sanitize.Attributes): void {
+  if (attribs["data-hidden"] === undefined && attribs.hidden === undefined) return;
+  if (tagName === "span") {
+    attribs["data-hidden"] = "true";
+    attribs.hidden = "";
+  } else delete attribs["data-hidden"];
 }
 
 function isAllowedImageSource(src: string): boolean {

@@ -117,7 +117,8 @@ describe("docx corpus", () => {
         .toArray()
         .map((li) => $(li).parents("ol, ul").length),
     );
-    expect(depth).toBeGreaterThanOrEqual(5);
+    // Word levels 0-4, but levels Word skips (0 → 2 → 4) nest once each: no empty wrapper items.
+    expect(depth).toBeGreaterThanOrEqual(3);
     // "This is a new list that starts at 6": Word's numbering, which mammoth alone drops.
     expect(
       $("ol")

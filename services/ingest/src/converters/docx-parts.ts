@@ -3,6 +3,7 @@
 // a chunk the documents service stores and exporters put back, and is never inlined into the
 // text. Headers and footers keep their paragraphs with bold/italic/underline; tabs and table
 // cells become separators; fields (page numbers) keep their cached result.
+import { HIDDEN_SPAN_OPEN, isHiddenRun } from "./docx-hidden.js";
 import { escapeHtml } from "./html-util.js";
 import type { CheckedZip } from "./zip-guard.js";
 
@@ -32,7 +33,10 @@ function decodeXml(text: string): string {
     .replace(/&amp;/g, "&");
 }
 
-/** The HTML of one w:p: runs with b/i/u, tabs as a wide space, deleted text left out (changes accepted). */
+/**
+ * The HTML of one w:p: runs with b/i/u, tabs as a wide space, deleted text left out (changes
+ * accepted), hidden (w:vanish) runs as hidden spans.
+ */
 export function paragraphHtml(pXml: string): string {
   // Tracked deletions are history: accepted changes drop them.
   const xml = pXml.replace(/<w:del\b[\s\S]*?<\/w:del>/g, "").replace(/<w:delText\b[^>]*>[\s\S]*?<\/w:delText>/g, "");
@@ -50,6 +54,7 @@ export function paragraphHtml(pXml: string): string {
     if (on("u") || /<w:u\s+w:val="(?!none)[^"]*"/.test(props)) text = `<u>${text}</u>`;
     if (on("i")) text = `<em>${text}</em>`;
     if (on("b")) text = `<strong>${text}</strong>`;
+    if (isHiddenRun(props)) text = `${HIDDEN_SPAN_OPEN}${text}</span>`;
     out.push(text);
   }
   return out.join("").trim();

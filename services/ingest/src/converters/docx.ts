@@ -3,7 +3,8 @@
 import { InputError } from "@redline/service-kit";
 import mammoth from "mammoth";
 import { baseTitle, type ConvertLimits, type ConvertResult } from "../formats.js";
-import { applyListStarts, hasListStarts } from "./docx-list-starts.js";
+import { fenceHiddenText, hiddenSpans } from "./docx-hidden.js";
+import { applyListStarts } from "./docx-list-starts.js";
 import { docxPageSetup } from "./docx-page-setup.js";
 import { docxParts, partsToHtml } from "./docx-parts.js";
 import { firstHeadingText } from "./html-util.js";
@@ -19,6 +20,8 @@ const STYLE_MAP = [
   // mammoth drops underline by default (it reads as a link on the web); documents keep it.
   "u => u",
   "strike => s",
+  // Hidden text of our own exports carries this style (export/hidden-text.ts); docx-hidden.ts marks it.
+  "r[style-name='Redline Hidden'] => ",
 ];
 
 const CFB_MAGIC = Buffer.from([0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1]);
@@ -123,9 +126,12 @@ export async function convertDocx(bytes: Buffer, filename: string, limits: Conve
   }
 
   let result: { value: string; messages: { type: string; message: string }[] };
+  let hidden: Buffer | null = null;
   try {
+    // Hidden (w:vanish) runs are fenced in a copy for mammoth, which would show them as text.
+    hidden = await fenceHiddenText(bytes, zip, mainPart, documentXml);
     result = await mammoth.convertToHtml(
-      { buffer: bytes },
+      { buffer: hidden ?? bytes },
       { styleMap: STYLE_MAP, includeDefaultStyleMap: true, externalFileAccess: false },
     );
   } catch (err) {
@@ -150,13 +156,12 @@ export async function convertDocx(bytes: Buffer, filename: string, limits: Conve
 
   // Whitespace-only paragraphs and headings are layout, and a table whose rows were all deleted
   // (tracked changes accepted) leaves an empty shell.
-  const body = result.value
+  const body = (hidden ? hiddenSpans(result.value) : result.value)
     .replace(/<(p|h[1-6])>(?:\s|&nbsp;|\u00a0|<br \/>)*<\/\1>/g, "")
     .replace(/<table>\s*<\/table>/g, "")
     .trim();
   const numberingXml = zip.read("word/numbering.xml")?.toString("utf8");
-  const numbered =
-    numberingXml && hasListStarts(numberingXml) ? applyListStarts(body, documentXml, numberingXml) : body;
+  const numbered = numberingXml ? applyListStarts(body, documentXml, numberingXml) : body;
   const html = `${parts.before}${markNotes(numbered)}${parts.after}`;
   return {
     html,

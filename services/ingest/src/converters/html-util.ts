@@ -20,6 +20,7 @@ export function collapseWhitespace(text: string): string {
 // false)`): parse5 builds the fragment under a context element and then moves every top-level
 // node to the root one splice at a time, which is quadratic (a 4 MB export took 16 s).
 const LINEAR_PARSE = { xml: { xmlMode: false, decodeEntities: true } } as const;
+const HTML_NAMESPACE = "http://www.w3.org/1999/xhtml";
 
 /**
  * Loads an HTML fragment (or a whole page) for querying in time linear in its size; nothing is
@@ -28,6 +29,15 @@ const LINEAR_PARSE = { xml: { xmlMode: false, decodeEntities: true } } as const;
  */
 export function loadHtml(html: string): cheerio.CheerioAPI {
   const root = cheerio.load(html, LINEAR_PARSE, false).root()[0];
+  // parse5's serializer writes void elements (br, img, hr) without an end tag only in the HTML
+  // namespace, which htmlparser2 leaves unset: without it `<br>` came out as `<br></br>`, which
+  // every HTML parser reads as two line breaks.
+  const stack: DomNode[] = [root];
+  while (stack.length > 0) {
+    const node = stack.pop() as DomNode;
+    if ("attribs" in node && !node.namespace) node.namespace = HTML_NAMESPACE;
+    if ("children" in node) for (const child of node.children) stack.push(child);
+  }
   // A Document node is taken as the root as it is; default options serialize with parse5.
   return cheerio.load(root, null, false);
 }

@@ -1,7 +1,8 @@
 // The RTF reader: one pass over the bytes, a group stack of states, destinations and control
 // words dispatched by table (rtf-words.ts), text written to sinks (rtf-sink.ts).
 import { InputError } from "@redline/service-kit";
-import { charsetSupported, decodeWith } from "./encoding.js";
+import { decodeWith } from "./encoding.js";
+import { codepageLabel, codepageName, fontCodepage } from "./rtf-codepages.js";
 import { flushList, flushTable, type GroupState, newPara, newSink, plain, renderRuns, type Sink } from "./rtf-sink.js";
 import {
   DESTINATION_MODES,
@@ -33,7 +34,13 @@ export class RtfReader {
   readonly body = newSink();
   readonly parts: RtfPart[] = [];
   title = "";
+  /** The document's code page (`\ansicpgN`, `\mac`, `\pc`), for fonts that name none. */
   private codepage = "windows-1252";
+  /** Font number → its entry in the font table (`\fcharsetN`, `\cpgN`). */
+  private readonly fonts = new Map<number, { charset?: number; cpg?: number }>();
+  /** The font table entry being read, and the document's default font (`\deffN`). */
+  private fontDef: number | null = null;
+  private defaultFont: number | null = null;
   private state: GroupState = {
     fmt: plain(),
     mode: "text",
@@ -41,6 +48,7 @@ export class RtfReader {
     field: null,
     href: null,
     sink: this.body,
+    font: null,
     pict: null,
   };
   private readonly stack: GroupState[] = [];
@@ -218,8 +226,41 @@ export class RtfReader {
 
   private flushBytes(): void {
     if (this.bytesPending.length > 0) {
-      this.append(decodeWith(Uint8Array.from(this.bytesPending), this.codepage));
+      const codepage = this.currentCodepage();
+      const text = decodeWith(Uint8Array.from(this.bytesPending), codepage);
+      // iconv-lite writes U+FFFD for a byte sequence the code page has no character for.
+      if (text.includes("\uFFFD"))
+        this.warnings.add(
+          `Some characters could not be decoded from code page ${codepageName(codepage)} and show as \uFFFD; the file may declare the wrong font charset`,
+        );
+      this.append(text);
       this.bytesPending = [];
+    }
+  }
+
+  /** The code page of the current font (its `\fcharset`), else the document's. */
+  private currentCodepage(): string {
+    const fontNumber = this.state.font ?? this.defaultFont;
+    const font = fontNumber === null ? undefined : this.fonts.get(fontNumber);
+    const cp = font ? fontCodepage(font) : undefined;
+    if (cp === undefined) return this.codepage;
+    const label = codepageLabel(cp);
+    if (label) return label;
+    this.warnings.add(`Text in code page ${cp} cannot be decoded and was read as ${codepageName(this.codepage)}`);
+    return this.codepage;
+  }
+
+  /** A control word inside the font table: font numbers, their charsets and code pages. */
+  private fontTableWord(word: string, param: number | null): void {
+    if (param === null) return;
+    if (word === "f") {
+      this.fontDef = param;
+      this.fonts.set(param, this.fonts.get(param) ?? {});
+    } else if (this.fontDef !== null && (word === "fcharset" || word === "cpg")) {
+      const font = this.fonts.get(this.fontDef) ?? {};
+      if (word === "fcharset") font.charset = param;
+      else font.cpg = param;
+      this.fonts.set(this.fontDef, font);
     }
   }
 
@@ -236,6 +277,8 @@ export class RtfReader {
   }
 
   private textByte(b: number): void {
+    // Font names are not text (and may be in a code page of their own).
+    if (this.state.mode === "fonttbl") return;
     if (this.skipChars > 0) {
       this.skipChars--;
       return;
@@ -326,6 +369,15 @@ export class RtfReader {
     }
     const state = this.state;
     if (state.mode === "skip" || state.mode === "info") return;
+    if (state.mode === "fonttbl") {
+      this.fontTableWord(word, param);
+      return;
+    }
+    if (word === "f") {
+      // Fonts are checked in the font table (read before any text), not trusted by number.
+      state.font = param;
+      return;
+    }
     if (state.mode === "pict") {
       const type = PICT_TYPES.get(word);
       if (type && state.pict) state.pict.type = type;
@@ -349,8 +401,24 @@ export class RtfReader {
     const state = this.state;
     const para = state.sink.para;
     switch (word) {
-      case "ansicpg":
-        if (param !== null && charsetSupported(`cp${param}`)) this.codepage = `cp${param}`;
+      case "ansicpg": {
+        const label = param === null ? undefined : codepageLabel(param);
+        if (label) this.codepage = label;
+        else if (param !== null)
+          this.warnings.add(`The document's code page ${param} cannot be decoded; its text was read as Windows-1252`);
+        return;
+      }
+      case "mac":
+        this.codepage = "macintosh";
+        return;
+      case "pc":
+        this.codepage = "cp437";
+        return;
+      case "pca":
+        this.codepage = "cp850";
+        return;
+      case "deff":
+        this.defaultFont = param;
         return;
       case "par":
       case "sect":

@@ -1,9 +1,12 @@
 // The RTF reader's model: character formats, paragraph properties, and the sinks text is
 // written to (the body, each footnote, each header or footer), rendered to HTML blocks.
+import { HIDDEN_SPAN_OPEN } from "./docx-hidden.js";
 import { escapeHtml } from "./html-util.js";
 
-/** Character formatting of a run (bold, italic, underline, strike, superscript, subscript). */
+/** Character formatting of a run (bold, italic, underline, strike, superscript, subscript, hidden). */
 export interface CharFormat {
+  /** Hidden text (`\v`): kept, not shown, as the docx import keeps w:vanish. */
+  v: boolean;
   b: boolean;
   i: boolean;
   u: boolean;
@@ -12,8 +15,11 @@ export interface CharFormat {
   sub: boolean;
 }
 
-/** What the current group's text is: body text, skipped, document info, its title, a field instruction, a list number, picture data. */
-export type Mode = "text" | "skip" | "info" | "title" | "fldinst" | "listtext" | "pict";
+/**
+ * What the current group's text is: body text, skipped, document info, its title, a field
+ * instruction, a list number, picture data, or the font table (read for its code pages).
+ */
+export type Mode = "text" | "skip" | "info" | "title" | "fldinst" | "listtext" | "pict" | "fonttbl";
 
 /** The field being read: its instruction text (HYPERLINK "url" makes the result a link). */
 export interface Field {
@@ -48,6 +54,8 @@ export interface GroupState {
   field: Field | null;
   href: string | null;
   sink: Sink;
+  /** The current font (`\fN`); null: the document's default font (`\deffN`). */
+  font: number | null;
   /** The picture being read (mode "pict"): its type and hex data. */
   pict: { type: string | null; hex: string[]; size: number; binary: Buffer[] } | null;
 }
@@ -57,7 +65,7 @@ export const newPara = (): ParaProps => ({ inTable: false, list: false, outline:
 /** An empty sink. */
 export const newSink = (): Sink => ({ para: newPara(), blocks: [], runs: [], cell: [], row: [], rows: [], list: null });
 /** No character formatting (\plain). */
-export const plain = (): CharFormat => ({ b: false, i: false, u: false, s: false, sup: false, sub: false });
+export const plain = (): CharFormat => ({ v: false, b: false, i: false, u: false, s: false, sup: false, sub: false });
 
 /** The runs of one paragraph as inline HTML, formatting tags nested in a fixed order. */
 export function renderRuns(runs: Sink["runs"]): string {
@@ -75,6 +83,7 @@ export function renderRuns(runs: Sink["runs"]): string {
     if (run.fmt.i) piece = `<em>${piece}</em>`;
     if (run.fmt.b) piece = `<strong>${piece}</strong>`;
     if (run.href) piece = `<a href="${escapeHtml(run.href)}">${piece}</a>`;
+    if (run.fmt.v) piece = `${HIDDEN_SPAN_OPEN}${piece}</span>`;
     html += piece;
   }
   // Adjacent runs with the same formatting produce "</strong><strong>"; merge them back.

@@ -11,7 +11,6 @@ export const isHex = (b: number) => (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b 
 
 /** Destinations whose text is not document content. */
 export const SKIPPED = new Set([
-  "fonttbl",
   "colortbl",
   "stylesheet",
   "listtable",
@@ -103,6 +102,7 @@ export const MAX_PICT_HEX = 64 * 1024 * 1024;
 // Destinations read for something other than body text (title only counts inside \info).
 export const DESTINATION_MODES = new Map<string, Mode>([
   ["info", "info"],
+  ["fonttbl", "fonttbl"],
   ["title", "title"],
   ["fldinst", "fldinst"],
   ["listtext", "listtext"],
@@ -113,6 +113,7 @@ export const DESTINATION_MODES = new Map<string, Mode>([
 export const FORMAT_WORDS = new Map<string, (fmt: CharFormat, on: boolean) => void>([
   ["plain", (f) => Object.assign(f, plain())],
   ["b", (f, on) => (f.b = on)],
+  ["v", (f, on) => (f.v = on)],
   ["i", (f, on) => (f.i = on)],
   ...["ul", "uld", "uldb", "ulw", "uldash", "ulth", "ulwave"].map(
     (w) => [w, (f: CharFormat, on: boolean) => (f.u = on)] as const,

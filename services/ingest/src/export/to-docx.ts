@@ -5,6 +5,7 @@ import { AlignmentType, Document, Footer, Header, Packer, PageOrientation, Parag
 import { htmlToContent } from "docx/html";
 import { TextWatermark } from "docx/watermarks";
 import type { ExportLayout } from "./export-formats.js";
+import { HIDDEN_CHARACTER_STYLE, HIDDEN_STYLE_MAP, hiddenTextForDocx } from "./hidden-text.js";
 import { splitParts } from "./parts.js";
 
 const TWIPS_PER_INCH = 1440;
@@ -41,12 +42,13 @@ export interface DocxInput {
 
 /**
  * Builds a .docx. Out-of-flow chunks (`data-part` header/footer) become the section's default
- * header and footer; comments are listed in warnings as not exported. Returns the bytes and the
+ * header and footer; comments are listed in warnings as not exported; hidden text stays hidden
+ * (hidden-text.ts). Returns the bytes and the
  * losses docx/html reported (unsupported elements, missing images, ...).
  */
 export async function htmlToDocx(input: DocxInput): Promise<{ bytes: Buffer; warnings: string[] }> {
   const warnings = new Set<string>();
-  const parts = splitParts(input.html);
+  const parts = splitParts(hiddenTextForDocx(input.html));
   const { layout } = input;
   const textWidthIn =
     (layout.orientation === "landscape" ? layout.heightIn : layout.widthIn) -
@@ -56,6 +58,7 @@ export async function htmlToDocx(input: DocxInput): Promise<{ bytes: Buffer; war
     images: (src: string) => input.images.get(src),
     maxImageWidth: Math.max(48, Math.round(textWidthIn * PX_PER_INCH)),
     onWarning: (w: { message: string }) => warnings.add(w.message),
+    styleMap: HIDDEN_STYLE_MAP,
   };
   const children = [...htmlToContent(parts.body || "<p></p>", options)];
   const headers = byVariant(parts.headers, options);
@@ -78,6 +81,7 @@ export async function htmlToDocx(input: DocxInput): Promise<{ bytes: Buffer; war
     evenAndOddHeaderAndFooters: headers.even !== undefined || footers.even !== undefined,
     title: input.title,
     creator: "Redline",
+    styles: { characterStyles: [HIDDEN_CHARACTER_STYLE] },
     sections: [
       {
         properties: {

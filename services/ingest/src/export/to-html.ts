@@ -22,6 +22,7 @@ td, th { border: 1px solid #777; padding: 2pt 4pt; vertical-align: top; }
 img { max-width: 100%; height: auto; }
 pre, code { font-family: "Liberation Mono", "Courier New", monospace; font-size: 10pt; }
 [data-part="header"], [data-part="footer"] { color: #444; font-size: 9pt; }
+[hidden], [data-hidden] { display: none; }
 [data-part="comment"] { color: #555; font-size: 9pt; border-left: 2px solid #bbb; padding-left: 6pt; }
 .redline-watermark { position: fixed; top: 45%; left: 0; right: 0; text-align: center; font-size: 72pt;
   transform: rotate(-45deg); color: #888; pointer-events: none; z-index: 1000; }

@@ -3,6 +3,7 @@ import { gfm } from "@joplin/turndown-plugin-gfm";
 import type * as cheerio from "cheerio";
 import TurndownService from "turndown";
 import { HEADING_TAGS, loadHtml } from "../converters/html-util.js";
+import { withoutHiddenText } from "./hidden-text.js";
 import { splitParts } from "./parts.js";
 
 type AnyNode = Parameters<typeof cheerio.contains>[0];
@@ -10,10 +11,10 @@ type AnyNode = Parameters<typeof cheerio.contains>[0];
 /**
  * Markdown with GitHub tables, strikethrough and task lists. Headers and footers are dropped
  * (Markdown has no place for them); the returned warnings say so. Tables with merged cells are
- * flattened by GFM (a warning, too).
+ * flattened by GFM (a warning, too). Hidden text is left out.
  */
 export function htmlToMarkdown(html: string): { text: string; warnings: string[] } {
-  const parts = splitParts(html);
+  const parts = splitParts(withoutHiddenText(html));
   const warnings: string[] = [];
   if (parts.headers.length + parts.footers.length > 0)
     warnings.push("Headers and footers have no Markdown equivalent and were left out");
@@ -53,24 +54,27 @@ const BLOCK = new Set([
 /**
  * Plain text in reading order: one line per block, a blank line between paragraphs, list items
  * prefixed with "- " or their number, table cells separated by tabs and rows by newlines.
- * Headers come first and footers last, each once.
+ * Headers come first and footers last, each once; hidden text is left out.
  */
 export function htmlToText(html: string): string {
-  const parts = splitParts(html);
+  const parts = splitParts(withoutHiddenText(html));
   const render = (fragment: string) => {
     const $ = loadHtml(fragment);
     const out: string[] = [];
     let line = "";
+    // The list item marker just written, which the item's first block continues.
+    let marker: string | null = null;
     const flush = () => {
       // Leading spaces are list nesting; the rest collapses.
       const indent = /^ */.exec(line)?.[0] ?? "";
       const t = line.replace(/[ \t]+/g, " ").trim();
       if (t) out.push(indent + t);
       line = "";
+      marker = null;
     };
     // A list item's marker waits for the item's first block instead of standing on its own line.
     const flushBlock = () => {
-      if (!/^\s*(?:-|\d+\.)\s*$/.test(line)) flush();
+      if (line !== marker) flush();
     };
     const walk = (nodes: AnyNode[], listPrefix = "") => {
       for (const node of nodes) {
@@ -85,9 +89,10 @@ export function htmlToText(html: string): string {
         } else if (name === "ul" || name === "ol") {
           flush();
           let n = Number($(node).attr("start") ?? 1) || 1;
+          const type = $(node).attr("type");
           for (const li of $(node).children("li").toArray()) {
-            const marker = name === "ol" ? `${n++}. ` : "- ";
-            line = `${listPrefix}${marker}`;
+            line = `${listPrefix}${name === "ol" ? `${listNumber(n++, type)}. ` : "- "}`;
+            marker = line;
             walk($(li).contents().toArray(), `${listPrefix}  `);
             flush();
           }
@@ -120,4 +125,32 @@ export function htmlToText(html: string): string {
   return (
     [...parts.headers.map(render), render(parts.body), ...parts.footers.map(render)].filter(Boolean).join("\n\n") + "\n"
   );
+}
+
+/** An `<ol>` item's number as its `type` shows it: 3 is "c" (a), "C" (A), "iii" (i), "III" (I). */
+function listNumber(n: number, type: string | undefined): string {
+  if (n < 1 || (type !== "a" && type !== "A" && type !== "i" && type !== "I")) return String(n);
+  let text = "";
+  if (type === "a" || type === "A") {
+    for (let k = n; k > 0; k = Math.floor((k - 1) / 26)) text = String.fromCharCode(97 + ((k - 1) % 26)) + text;
+  } else {
+    const numerals: [number, string][] = [
+      [1000, "m"],
+      [900, "cm"],
+      [500, "d"],
+      [400, "cd"],
+      [100, "c"],
+      [90, "xc"],
+      [50, "l"],
+      [40, "xl"],
+      [10, "x"],
+      [9, "ix"],
+      [5, "v"],
+      [4, "iv"],
+      [1, "i"],
+    ];
+    let k = n;
+    for (const [value, numeral] of numerals) for (; k >= value; k -= value) text += numeral;
+  }
+  return type === "A" || type === "I" ? text.toUpperCase() : text;
 }
