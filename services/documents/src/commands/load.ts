@@ -5,7 +5,7 @@ import { type Knex, NotFoundError } from "@redline/service-kit";
 import { generateKeyBetween, generateNKeysBetween } from "fractional-indexing";
 import { findDocument, insertNewDocument } from "../db/store/documents.js";
 import { chunksAt, closeRevisions, insertRevisions } from "../db/store/revisions.js";
-import type { ChunkRevisionRow, DocumentRow } from "../db/tables.js";
+import { type ChunkRevisionRow, type DocumentRow, UNATTRIBUTED, type VersionAuthor } from "../db/tables.js";
 import { isHeadingHtml } from "./headings.js";
 import { getDocument } from "./read.js";
 import { recordVersion } from "./record-version.js";
@@ -73,6 +73,8 @@ export async function createDocument(
     sessionId: string;
     idempotencyKey?: string;
     keepParts?: boolean;
+    /** Who version 1 is attributed to (default UNATTRIBUTED). */
+    author?: VersionAuthor;
   },
 ): Promise<DocumentView> {
   const chunks = loadChunks(input.html, input.keepParts);
@@ -87,6 +89,7 @@ export async function createDocument(
     pageSetup: input.pageSetup ?? null,
     versionId,
     sessionId: input.sessionId,
+    author: input.author ?? UNATTRIBUTED,
     sectionCount: chunks.filter((c) => isHeadingHtml(c.html)).length,
     chunks: chunks.map((c, i) => ({ chunkId: c.chunkId, html: c.html, position: positions[i] })),
     eventPayload: { title, chunk_count: chunks.length },
@@ -181,6 +184,8 @@ export async function replaceDocument(
     title?: string;
     pageSetup?: Record<string, unknown> | null;
     keepParts?: boolean;
+    /** Who the new version is attributed to (default UNATTRIBUTED). */
+    author?: VersionAuthor;
   },
 ): Promise<DocumentView> {
   const chunks = loadChunks(input.html, input.keepParts);
@@ -195,6 +200,7 @@ export async function replaceDocument(
       sessionId: input.sessionId,
       kind: "replace",
       summary: "content replaced",
+      author: input.author ?? UNATTRIBUTED,
       head: {
         chunkCount: chunks.length,
         sectionCount: chunks.filter((c) => isHeadingHtml(c.html)).length,

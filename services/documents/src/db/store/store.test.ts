@@ -3,6 +3,7 @@
 import { randomUUID } from "node:crypto";
 import { afterAll, describe, expect, it } from "vitest";
 import { migratedTestDb } from "../test-db.js";
+import { UNATTRIBUTED } from "../tables.js";
 import { findConflict, insertConflicts, openConflicts, resolveConflicts } from "./conflicts.js";
 import { findDocument, findDocuments, insertNewDocument, isUuid, setArchived, updateMeta } from "./documents.js";
 import { appendDocumentUpdated, markPublished, unpublishedEvents } from "./outbox.js";
@@ -37,6 +38,7 @@ async function seed() {
     pageSetup: null,
     versionId,
     sessionId: "s",
+    author: { kind: "user", name: "Ada" },
     sectionCount: 0,
     chunks,
     eventPayload: { title: "T", chunk_count: 2 },
@@ -56,6 +58,7 @@ describe("documents store", () => {
       pageSetup: null,
       versionId: randomUUID(),
       sessionId: "",
+      author: UNATTRIBUTED,
       sectionCount: 0,
       chunks: [],
       eventPayload: {},
@@ -88,6 +91,8 @@ describe("revisions and versions store", () => {
       parent_id: row.head_version_id,
       session_id: "s",
       kind: "edit",
+      author: "Redline AI",
+      author_kind: "ai",
       summary: "",
       idempotency_key: "key",
     });
