@@ -74,7 +74,11 @@ const escapeAttr = (s: string) =>
   s.replaceAll("&", "&amp;").replaceAll('"', "&quot;").replaceAll("<", "&lt;").replaceAll(">", "&gt;");
 const escapeText = (s: string) => s.replaceAll("&", "&amp;").replaceAll("<", "&lt;").replaceAll(">", "&gt;");
 /** Word writes revision dates without fractions of a second. */
-const wordDate = (d: Date) => `${(Number.isNaN(d.getTime()) ? new Date(0) : d).toISOString().slice(0, 19)}Z`;
+const wordDate = (value: Date | string) => {
+  // A job stored as JSON (email exports) carries the date as a string.
+  const d = new Date(value);
+  return `${(Number.isNaN(d.getTime()) ? new Date(0) : d).toISOString().slice(0, 19)}Z`;
+};
 
 const isTag = (node: AnyNode, name: string): node is Element => node.type === "tag" && (node as Element).name === name;
 const elementChildren = (el: Element): Element[] => el.children.filter((c): c is Element => c.type === "tag");

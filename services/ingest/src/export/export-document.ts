@@ -14,6 +14,7 @@ import {
   type ExportFormat,
   type ExportJob,
   type ExportLayout,
+  checkTrackChanges,
   ExportTooLargeError,
   resolveLayout,
 } from "./export-formats.js";
@@ -78,6 +79,7 @@ export function exportDocument(job: ExportJob, deps: ExportDeps): Promise<Export
 }
 
 async function buildExport(job: ExportJob, deps: ExportDeps): Promise<ExportedFile> {
+  checkTrackChanges(job.format, job.options);
   const layout = resolveLayout(job.options, job.pageSetup);
   const pool = deps.pool ?? defaultConverterPool();
   const maxElements = deps.maxElements ?? DEFAULT_LIMITS.maxElements;
@@ -119,6 +121,7 @@ async function buildExport(job: ExportJob, deps: ExportDeps): Promise<ExportedFi
     watermarkText: job.options.watermarkText || undefined,
     watermarkOpacity: job.options.watermarkOpacity,
     images,
+    trackedChanges: job.format === "docx" && job.options.trackChanges ? (job.trackedChanges ?? []) : undefined,
   };
   const built = await pool.runTask<ExportBuild>(task, bounds).catch(fail);
   warnings.push(...built.warnings);

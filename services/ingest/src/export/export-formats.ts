@@ -3,6 +3,7 @@
 import { status as GrpcStatus } from "@grpc/grpc-js";
 import { RedlineError, SchemaError } from "@redline/service-kit";
 import type { PageMargins, PageSetup, PaperSize } from "../formats.js";
+import type { TrackedChangeInput } from "./docx-revisions.js";
 
 /** The strict export formats (interface-spec fact 8); `doc` is accepted as a legacy alias of docx. */
 export const EXPORT_FORMATS = ["docx", "pdf", "html", "markdown", "txt"] as const;
@@ -32,6 +33,10 @@ export interface ExportOptions {
   watermarkText?: string;
   /** 0..1, default 0.3. */
   watermarkOpacity?: number;
+  /** docx only: write `ExportJob.trackedChanges` as Word revisions. */
+  trackChanges?: boolean;
+  /** The version tracked changes count from (resolved by the caller into trackedChanges). */
+  sinceVersion?: number;
 }
 
 /** Page geometry an export is laid out on, in inches. */
@@ -55,6 +60,23 @@ export interface ExportJob {
   /** The document's own page setup, used where the options say nothing. */
   pageSetup: PageSetup | null;
   options: ExportOptions;
+  /** With options.trackChanges: the chunks edited since the base version. */
+  trackedChanges?: TrackedChangeInput[];
+}
+
+/**
+ * 422 for track_changes on a format other than docx: only Word keeps revisions
+ * (unshown-parts.md, Export).
+ */
+export function checkTrackChanges(format: ExportFormat, options: ExportOptions): void {
+  if (options.trackChanges && format !== "docx")
+    throw new SchemaError([
+      {
+        type: "value_error",
+        loc: ["body", "options", "track_changes"],
+        msg: `track_changes needs format docx (Word revisions); ${format} has no tracked changes`,
+      },
+    ]);
 }
 
 /** A produced file. */

@@ -7,6 +7,7 @@ import { TooManyElementsError } from "../formats.js";
 import type { ExportFormat, ExportLayout } from "./export-formats.js";
 import { imageSources, rewriteImageSources } from "./parts.js";
 import { type PdfPage, preparePdf } from "./pdf-page.js";
+import type { TrackedChangeInput } from "./docx-revisions.js";
 import { htmlToDocx } from "./to-docx.js";
 import { htmlPage } from "./to-html.js";
 import { htmlToMarkdown, htmlToText } from "./to-text.js";
@@ -45,6 +46,8 @@ export interface ExportBuildTask {
   watermarkOpacity?: number;
   /** Resolved images by their `src` (sources that are not data: URLs). */
   images: [string, TaskImage][];
+  /** docx with track_changes: the edits to write as Word revisions. */
+  trackedChanges?: TrackedChangeInput[];
 }
 
 /** A built export: the file's bytes (own buffer, transferable), or the pdf page to print. */
@@ -90,6 +93,7 @@ export async function buildExport(task: ExportBuildTask): Promise<ExportBuild> {
         ...common,
         html,
         images: new Map([...images].map(([src, i]) => [src, Buffer.from(i.bytes)])),
+        trackedChanges: task.trackedChanges,
       });
       warnings.push(...built.warnings);
       bytes = built.bytes;

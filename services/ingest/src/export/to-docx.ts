@@ -4,6 +4,9 @@
 import { AlignmentType, Document, Footer, Header, Packer, PageOrientation, Paragraph } from "docx";
 import { htmlToContent } from "docx/html";
 import { TextWatermark } from "docx/watermarks";
+import JSZip from "jszip";
+import { locateChunks, markChunks } from "./docx-chunk-map.js";
+import { applyRevisions, maxWordId, type TrackedChangeInput } from "./docx-revisions.js";
 import type { ExportLayout } from "./export-formats.js";
 import { splitParts } from "./parts.js";
 
@@ -37,6 +40,8 @@ export interface DocxInput {
   images: ReadonlyMap<string, Buffer>;
   watermarkText?: string;
   watermarkOpacity?: number;
+  /** Write these edits as Word revisions (track_changes); absent: a plain document. */
+  trackedChanges?: TrackedChangeInput[];
 }
 
 /**
@@ -57,7 +62,10 @@ export async function htmlToDocx(input: DocxInput): Promise<{ bytes: Buffer; war
     maxImageWidth: Math.max(48, Math.round(textWidthIn * PX_PER_INCH)),
     onWarning: (w: { message: string }) => warnings.add(w.message),
   };
-  const children = [...htmlToContent(parts.body || "<p></p>", options)];
+  const tracked = input.trackedChanges;
+  // Tracked changes need to know which blocks each chunk became; deleted chunks are built too.
+  const marked = tracked ? markChunks(parts.body, tracked.filter((c) => c.kind === "deleted")) : undefined;
+  const children = [...htmlToContent((marked ? marked.html : parts.body) || "<p></p>", options)];
   const headers = byVariant(parts.headers, options);
   const footers = byVariant(parts.footers, options);
   if (input.watermarkText) {
@@ -108,5 +116,28 @@ export async function htmlToDocx(input: DocxInput): Promise<{ bytes: Buffer; war
       },
     ],
   });
-  return { bytes: await Packer.toBuffer(doc), warnings: [...warnings] };
+  const bytes = await Packer.toBuffer(doc);
+  if (!tracked || !marked) return { bytes, warnings: [...warnings] };
+  return withRevisions(bytes, marked.chunkIds, tracked, warnings);
+}
+
+/** Removes the chunk markers from the built package and writes `changes` as revisions. */
+async function withRevisions(
+  bytes: Buffer,
+  chunkIds: string[],
+  changes: TrackedChangeInput[],
+  warnings: Set<string>,
+): Promise<{ bytes: Buffer; warnings: string[] }> {
+  const zip = await JSZip.loadAsync(bytes);
+  const entry = zip.file("word/document.xml");
+  if (!entry) return { bytes, warnings: [...warnings] };
+  const located = locateChunks(await entry.async("string"), chunkIds);
+  const result = applyRevisions(located.xml, located.map, changes, (await maxWordId(zip)) + 1);
+  if (result.skipped.length > 0)
+    warnings.add(`${result.skipped.length} tracked changes could not be placed (the current text stands there without revision marks)`);
+  zip.file("word/document.xml", result.xml);
+  return {
+    bytes: await zip.generateAsync({ type: "nodebuffer", compression: "DEFLATE" }),
+    warnings: [...warnings],
+  };
 }
