@@ -4,7 +4,7 @@
 // (to-docx.ts) and the in-place writer of loaded .docx files report the same SourceMap.
 import { type Cheerio, type CheerioAPI, load } from "cheerio";
 import { diffArrays } from "diff";
-import type { AnyNode, Element } from "domhandler";
+import type { DomNode as AnyNode, DomElement as Element } from "../converters/html-util.js";
 import JSZip from "jszip";
 import type { SourceMap, SourceSpan } from "../sources/types.js";
 
