@@ -123,10 +123,21 @@ export function chunkChangesSince(
       const before = baseById.get(c.chunk_id);
       if (before === c.html) continue;
       const kind = before === undefined ? "inserted" : "modified";
-      changes.push({ chunkId: c.chunk_id, kind, baseHtml: before ?? "", html: c.html, afterChunkId: "", ...attributed(c.valid_from) });
+      changes.push({
+        chunkId: c.chunk_id,
+        kind,
+        baseHtml: before ?? "",
+        html: c.html,
+        afterChunkId: "",
+        ...attributed(c.valid_from),
+      });
     }
     const gone = base.filter((c) => !headIds.has(c.chunk_id));
-    const closedAt = await deletingSeqs(trx, doc.id, gone.map((c) => c.chunk_id));
+    const closedAt = await deletingSeqs(
+      trx,
+      doc.id,
+      gone.map((c) => c.chunk_id),
+    );
     let anchor = "";
     for (const c of base) {
       if (headIds.has(c.chunk_id)) {

@@ -68,7 +68,10 @@ export interface MarkedBody {
  * start), so it is built with its own styles and then marked deleted, and prefixes every chunk's
  * first text with its marker.
  */
-export function markChunks(bodyHtml: string, deleted: { chunkId: string; baseHtml: string; afterChunkId: string }[]): MarkedBody {
+export function markChunks(
+  bodyHtml: string,
+  deleted: { chunkId: string; baseHtml: string; afterChunkId: string }[],
+): MarkedBody {
   const $ = load(bodyHtml, null, false);
   const byId = new Map(chunkElements($).map((el) => [el.attribs["data-chunk-id"], el]));
   const lastAfter = new Map<string, Element>();

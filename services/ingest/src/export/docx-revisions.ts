@@ -4,8 +4,8 @@
 // (to-docx.ts) and the in-place writer of loaded .docx files report the same SourceMap.
 import { type Cheerio, type CheerioAPI, load } from "cheerio";
 import { diffArrays } from "diff";
-import type { DomNode as AnyNode, DomElement as Element } from "../converters/html-util.js";
 import JSZip from "jszip";
+import type { DomNode as AnyNode, DomElement as Element } from "../converters/html-util.js";
 import type { SourceMap, SourceSpan } from "../sources/types.js";
 
 /** One chunk edited since the base version, as the revision writer takes it. */

@@ -9,12 +9,12 @@ import { DEFAULT_LIMITS, TooManyElementsError } from "../formats.js";
 import { timeExport } from "../ingest-metrics.js";
 import { type ConverterPool, seconds } from "../sandbox/pool.js";
 import {
+  checkTrackChanges,
   EXPORT_MEDIA,
   type ExportedFile,
   type ExportFormat,
   type ExportJob,
   type ExportLayout,
-  checkTrackChanges,
   ExportTooLargeError,
   resolveLayout,
 } from "./export-formats.js";

@@ -4,10 +4,10 @@
 import { sanitizeHtml } from "@redline/html-chunks";
 import { countElements } from "../converters/html-util.js";
 import { TooManyElementsError } from "../formats.js";
+import type { TrackedChangeInput } from "./docx-revisions.js";
 import type { ExportFormat, ExportLayout } from "./export-formats.js";
 import { imageSources, rewriteImageSources } from "./parts.js";
 import { type PdfPage, preparePdf } from "./pdf-page.js";
-import type { TrackedChangeInput } from "./docx-revisions.js";
 import { htmlToDocx } from "./to-docx.js";
 import { htmlPage } from "./to-html.js";
 import { htmlToMarkdown, htmlToText } from "./to-text.js";

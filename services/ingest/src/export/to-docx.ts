@@ -64,7 +64,12 @@ export async function htmlToDocx(input: DocxInput): Promise<{ bytes: Buffer; war
   };
   const tracked = input.trackedChanges;
   // Tracked changes need to know which blocks each chunk became; deleted chunks are built too.
-  const marked = tracked ? markChunks(parts.body, tracked.filter((c) => c.kind === "deleted")) : undefined;
+  const marked = tracked
+    ? markChunks(
+        parts.body,
+        tracked.filter((c) => c.kind === "deleted"),
+      )
+    : undefined;
   const children = [...htmlToContent((marked ? marked.html : parts.body) || "<p></p>", options)];
   const headers = byVariant(parts.headers, options);
   const footers = byVariant(parts.footers, options);
@@ -134,7 +139,9 @@ async function withRevisions(
   const located = locateChunks(await entry.async("string"), chunkIds);
   const result = applyRevisions(located.xml, located.map, changes, (await maxWordId(zip)) + 1);
   if (result.skipped.length > 0)
-    warnings.add(`${result.skipped.length} tracked changes could not be placed (the current text stands there without revision marks)`);
+    warnings.add(
+      `${result.skipped.length} tracked changes could not be placed (the current text stands there without revision marks)`,
+    );
   zip.file("word/document.xml", result.xml);
   return {
     bytes: await zip.generateAsync({ type: "nodebuffer", compression: "DEFLATE" }),

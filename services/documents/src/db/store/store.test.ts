@@ -2,8 +2,8 @@
 // changed-chunk sets, outbox order, conflicts and their resolution.
 import { randomUUID } from "node:crypto";
 import { afterAll, describe, expect, it } from "vitest";
-import { migratedTestDb } from "../test-db.js";
 import { UNATTRIBUTED } from "../tables.js";
+import { migratedTestDb } from "../test-db.js";
 import { findConflict, insertConflicts, openConflicts, resolveConflicts } from "./conflicts.js";
 import { findDocument, findDocuments, insertNewDocument, isUuid, setArchived, updateMeta } from "./documents.js";
 import { appendDocumentUpdated, markPublished, unpublishedEvents } from "./outbox.js";
