@@ -85,7 +85,8 @@ export interface ChunkChangeView {
 }
 
 /**
- * What changed in the owner's document from version `sinceSeq` (0 = the first version) to head,
+ * What changed in the owner's document from version `sinceSeq` (0 = the version it was loaded at
+ * from its original file, else its first version) to head,
  * per chunk, each attributed to the latest version that touched it: head's order for modified
  * and inserted chunks, then deleted ones in the since version's order. Read in one snapshot.
  * NotFoundError for an unknown or foreign document; SchemaError (422, loc
@@ -98,7 +99,8 @@ export function chunkChangesSince(
 ): Promise<{ sinceSeq: number; headSeq: number; changes: ChunkChangeView[] }> {
   return db.transaction(async (trx) => {
     const doc = await ownedDocument(trx, ownerId, q.documentId);
-    const since = q.sinceSeq || 1;
+    // Default: the version the document was loaded at from its original, else its first.
+    const since = q.sinceSeq || doc.source_seq || 1;
     if (!Number.isInteger(since) || since < 1 || since > doc.head_seq)
       throw new SchemaError([
         {

@@ -17,6 +17,7 @@ import {
   type ExportLayout,
   ExportTooLargeError,
   resolveLayout,
+  sourceFormatForExport,
 } from "./export-formats.js";
 import type { ExportBuild, ExportBuildTask, ExportScan, TaskImage } from "./export-worker.js";
 import { printPdf } from "./to-pdf.js";
@@ -122,6 +123,8 @@ async function buildExport(job: ExportJob, deps: ExportDeps): Promise<ExportedFi
     watermarkOpacity: job.options.watermarkOpacity,
     images,
     trackedChanges: job.format === "docx" && job.options.trackChanges ? (job.trackedChanges ?? []) : undefined,
+    // Only the format it was loaded as is written back in place (a .md exported as docx is generated).
+    ...(job.source && job.source.format === sourceFormatForExport(job.format) && { source: job.source }),
   };
   const built = await pool.runTask<ExportBuild>(task, bounds).catch(fail);
   warnings.push(...built.warnings);

@@ -3,6 +3,7 @@
 import { status as GrpcStatus } from "@grpc/grpc-js";
 import { RedlineError, SchemaError } from "@redline/service-kit";
 import type { PageMargins, PageSetup, PaperSize } from "../formats.js";
+import type { DocumentSource, SourceFormat } from "../sources/types.js";
 import type { TrackedChangeInput } from "./docx-revisions.js";
 
 /** The strict export formats (interface-spec fact 8); `doc` is accepted as a legacy alias of docx. */
@@ -62,6 +63,16 @@ export interface ExportJob {
   options: ExportOptions;
   /** With options.trackChanges: the chunks edited since the base version. */
   trackedChanges?: TrackedChangeInput[];
+  /**
+   * The document's original file, of this export's format (sourceFormatForExport): untouched
+   * chunks are written back as the original's bytes. Absent: generated from the HTML.
+   */
+  source?: DocumentSource;
+}
+
+/** The source format an export format writes back in place; undefined for pdf and html. */
+export function sourceFormatForExport(format: ExportFormat): SourceFormat | undefined {
+  return format === "docx" || format === "markdown" || format === "txt" ? format : undefined;
 }
 
 /**

@@ -42,6 +42,7 @@ async function seed() {
     sectionCount: 0,
     chunks,
     eventPayload: { title: "T", chunk_count: 2 },
+    source: null,
   });
   if (!row) throw new Error("seed failed");
   return row;
@@ -62,6 +63,7 @@ describe("documents store", () => {
       sectionCount: 0,
       chunks: [],
       eventPayload: {},
+      source: null,
     });
     expect(again).toBeUndefined();
     expect(await findDocument(db, "other", row.id)).toBeUndefined();
