@@ -13,6 +13,7 @@ import mammoth from "mammoth";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startStackWithKey } from "./support/file-stack.js";
 import { corpusFile } from "./support/fixtures.js";
+import { postMultipart } from "./support/multipart.js";
 import type { TestStack } from "./support/stack.js";
 
 let stack: TestStack;
@@ -162,6 +163,32 @@ describe("export with track_changes", () => {
     const none = await exportDocx({ session_id: doc.sessionId, options: { track_changes: true, since_version: 4 } });
     expect(none.status).toBe(200);
     expect((await revisions(none.bytes)).ids).toEqual([]);
+  });
+
+  it("counts by default from the version the document was loaded at from its original file", async () => {
+    const init = await json("POST", "/v1/sessions/init", {});
+    const sessionId = init.body.session_id as string;
+    const blank = await json("POST", `/v1/sessions/${sessionId}/documents/blank`);
+    const slot = blank.body.document.document_id as string;
+    expect((await json("POST", `/v1/sessions/${sessionId}/documents/${slot}/save`, { html: DOC })).status).toBe(200);
+    // Version 2: a Markdown file loaded over it (kept as the document's original).
+    const markdown = "# Notes\n\nDelivery takes 10 days.\n\nNothing else changes.\n";
+    const loaded = await postMultipart(stack, "/v1/documents/upload", key, {
+      file: { bytes: Buffer.from(markdown, "utf8"), filename: "notes.md" },
+      session_id: sessionId,
+    });
+    expect(loaded.status).toBe(200);
+    const edit = await json("POST", "/v1/chat", { session_id: sessionId, message: 'replace "10 days" with "12 days"' });
+    expect(edit.status).toBe(200);
+    const out = await exportDocx({ session_id: sessionId, options: { track_changes: true } });
+    expect(out.status).toBe(200);
+    const rev = await revisions(out.bytes);
+    // Only the AI's edit after the load is tracked, not the load replacing the first content.
+    expect(rev.del.map((r) => [r.text, r.author])).toEqual([["10", "Redline AI"]]);
+    expect(rev.ins.map((r) => [r.text, r.author])).toEqual([["12", "Redline AI"]]);
+    const text = (await mammoth.extractRawText({ buffer: out.bytes })).value;
+    expect(text).toContain("Delivery takes 12 days.");
+    expect(text).not.toContain("Service Terms");
   });
 
   it("refuses bad since_version, other formats and sources without versions with a 422", async () => {
