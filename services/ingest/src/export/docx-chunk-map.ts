@@ -61,6 +61,11 @@ export interface MarkedBody {
   html: string;
   /** Chunk ids by marker ordinal. */
   chunkIds: string[];
+  /**
+   * Chunks with no text to mark (a rule, a lone image), by the marker ordinal they follow (-1:
+   * before the first): each is taken to be one block, at the end of that chunk's range.
+   */
+  unmarked: Record<number, string[]>;
 }
 
 /**
@@ -92,13 +97,19 @@ export function markChunks(
     byId.set(d.chunkId, nodes.get(0) as Element);
   }
   const chunkIds: string[] = [];
+  const unmarked: Record<number, string[]> = {};
   for (const el of chunkElements($)) {
     const host = markerHost(el);
-    if (!host) continue;
+    const id = el.attribs["data-chunk-id"];
+    if (!host) {
+      const after = chunkIds.length - 1;
+      unmarked[after] = [...(unmarked[after] ?? []), id];
+      continue;
+    }
     $(host).prepend(`${OPEN}${chunkIds.length}${CLOSE}`);
-    chunkIds.push(el.attribs["data-chunk-id"]);
+    chunkIds.push(id);
   }
-  return { html: $.html(), chunkIds };
+  return { html: $.html(), chunkIds, unmarked };
 }
 
 /**
@@ -106,13 +117,17 @@ export function markChunks(
  * children, w:sectPr excluded) and its range up to the next chunk's. Returns the XML without the
  * markers (runs left empty by them removed) and the chunk → blocks map.
  */
-export function locateChunks(documentXml: string, chunkIds: string[]): { xml: string; map: SourceMap } {
+export function locateChunks(
+  documentXml: string,
+  chunkIds: string[],
+  unmarked: Record<number, string[]> = {},
+): { xml: string; map: SourceMap } {
   const $ = load(documentXml, { xml: { xmlMode: true, decodeEntities: true } });
   const body = $("w\\:body").get(0);
   const map: SourceMap = { format: "docx", chunks: {} };
   if (!body) return { xml: documentXml, map };
   const blocks = body.children.filter((c): c is Element => isElement(c) && c.name !== "w:sectPr");
-  const starts: { chunkId: string; index: number }[] = [];
+  const starts: { chunkId: string; ordinal: number; index: number }[] = [];
   blocks.forEach((block, index) => {
     $(block)
       .find("w\\:t")
@@ -121,7 +136,8 @@ export function locateChunks(documentXml: string, chunkIds: string[]): { xml: st
         if (!text.includes(OPEN)) return;
         for (const m of text.matchAll(MARKER)) {
           const chunkId = chunkIds[Number(m[1])];
-          if (chunkId !== undefined && !starts.some((s) => s.chunkId === chunkId)) starts.push({ chunkId, index });
+          if (chunkId !== undefined && !starts.some((s) => s.chunkId === chunkId))
+            starts.push({ chunkId, ordinal: Number(m[1]), index });
         }
         const rest = text.replace(MARKER, "");
         const run = $(t).parent("w\\:r");
@@ -130,9 +146,27 @@ export function locateChunks(documentXml: string, chunkIds: string[]): { xml: st
       });
   });
   starts.sort((a, b) => a.index - b.index);
+  // Unmarked chunks take one block each at the end of the range they fall in, when it has room.
+  const placeUnmarked = (ids: string[] | undefined, end: number, room: number): number => {
+    if (!ids || ids.length > room) return 0;
+    ids.forEach((id, k) => {
+      map.chunks[id] = { kind: "block", index: end - ids.length + k, count: 1 };
+    });
+    return ids.length;
+  };
+  placeUnmarked(unmarked[-1], starts[0]?.index ?? blocks.length, starts[0]?.index ?? blocks.length);
   starts.forEach((s, i) => {
     const next = starts.slice(i + 1).find((n) => n.index > s.index)?.index ?? blocks.length;
-    map.chunks[s.chunkId] = { kind: "block", index: s.index, count: Math.max(1, next - s.index) };
+    const taken = placeUnmarked(unmarked[s.ordinal], next, next - s.index - 1);
+    map.chunks[s.chunkId] = { kind: "block", index: s.index, count: Math.max(1, next - s.index - taken) };
   });
   return { xml: $.xml(), map };
+}
+
+/** A marker as it may appear in any XML part: raw or as a character reference. */
+const MARKER_IN_XML = /(?:\uE000|&#x[eE]000;|&#57344;)\d+(?:\uE001|&#x[eE]001;|&#57345;)/g;
+
+/** Removes markers a part other than the body kept (a chunk docx/html placed elsewhere). */
+export function stripMarkers(xml: string): string {
+  return xml.replace(MARKER_IN_XML, "");
 }

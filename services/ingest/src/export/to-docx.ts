@@ -5,7 +5,7 @@ import { AlignmentType, Document, Footer, Header, Packer, PageOrientation, Parag
 import { htmlToContent } from "docx/html";
 import { TextWatermark } from "docx/watermarks";
 import JSZip from "jszip";
-import { locateChunks, markChunks } from "./docx-chunk-map.js";
+import { locateChunks, type MarkedBody, markChunks, stripMarkers } from "./docx-chunk-map.js";
 import { applyRevisions, maxWordId, type TrackedChangeInput } from "./docx-revisions.js";
 import type { ExportLayout } from "./export-formats.js";
 import { splitParts } from "./parts.js";
@@ -123,26 +123,32 @@ export async function htmlToDocx(input: DocxInput): Promise<{ bytes: Buffer; war
   });
   const bytes = await Packer.toBuffer(doc);
   if (!tracked || !marked) return { bytes, warnings: [...warnings] };
-  return withRevisions(bytes, marked.chunkIds, tracked, warnings);
+  return withRevisions(bytes, marked, tracked, warnings);
 }
 
 /** Removes the chunk markers from the built package and writes `changes` as revisions. */
 async function withRevisions(
   bytes: Buffer,
-  chunkIds: string[],
+  marked: MarkedBody,
   changes: TrackedChangeInput[],
   warnings: Set<string>,
 ): Promise<{ bytes: Buffer; warnings: string[] }> {
   const zip = await JSZip.loadAsync(bytes);
   const entry = zip.file("word/document.xml");
   if (!entry) return { bytes, warnings: [...warnings] };
-  const located = locateChunks(await entry.async("string"), chunkIds);
+  const located = locateChunks(await entry.async("string"), marked.chunkIds, marked.unmarked);
   const result = applyRevisions(located.xml, located.map, changes, (await maxWordId(zip)) + 1);
   if (result.skipped.length > 0)
     warnings.add(
       `${result.skipped.length} tracked changes could not be placed (the current text stands there without revision marks)`,
     );
   zip.file("word/document.xml", result.xml);
+  for (const [name, file] of Object.entries(zip.files)) {
+    if (file.dir || !name.endsWith(".xml") || name === "word/document.xml") continue;
+    const xml = await file.async("string");
+    const clean = stripMarkers(xml);
+    if (clean !== xml) zip.file(name, clean);
+  }
   return {
     bytes: await zip.generateAsync({ type: "nodebuffer", compression: "DEFLATE" }),
     warnings: [...warnings],
