@@ -11,7 +11,7 @@ const para = (...runs: string[]) => `<w:p>${runs.join("")}</w:p>`;
 const run = (text: string, bold = false) =>
   `<w:r>${bold ? "<w:rPr><w:b/></w:rPr>" : ""}<w:t xml:space="preserve">${text}</w:t></w:r>`;
 const date = new Date("2026-11-24T10:00:00.123Z");
-const at = (id: string, index: number, count = 1) => ({ kind: "block" as const, index, count });
+const at = (index: number, count = 1) => ({ kind: "block" as const, index, count });
 
 /** Parses like any XML reader would and returns helpers over the result. */
 function parse(xml: string) {
@@ -76,7 +76,7 @@ describe("applyRevisions", () => {
     const xml = doc(para(run("The slow "), run("brown", true), run(" fox")));
     const out = applyRevisions(
       xml,
-      { format: "docx", chunks: { c1: at("c1", 0) } },
+      { format: "docx", chunks: { c1: at(0) } },
       [
         {
           chunkId: "c1",
@@ -106,7 +106,7 @@ describe("applyRevisions", () => {
   it("marks inserted paragraphs and tables, deleted ones, and re-inserts deleted chunks after their anchor", () => {
     const table = `<w:tbl><w:tblPr/><w:tr><w:tc><w:p>${run("cell")}</w:p></w:tc></w:tr></w:tbl>`;
     const xml = doc(para(run("First")) + para(run("New one")) + table + para(run("Gone but rendered")));
-    const map = { format: "docx" as const, chunks: { a: at("a", 0), n: at("n", 1), t: at("t", 2), g: at("g", 3) } };
+    const map = { format: "docx" as const, chunks: { a: at(0), n: at(1), t: at(2), g: at(3) } };
     const rev = { afterChunkId: "", author: "Ada & Bob", date };
     const out = applyRevisions(xml, map, [
       { chunkId: "n", kind: "inserted", baseHtml: "", ...rev },
@@ -133,7 +133,7 @@ describe("applyRevisions", () => {
   it("revises table cells one by one and replaces a chunk whose shape changed", () => {
     const cell = (t: string) => `<w:tc><w:p>${run(t)}</w:p></w:tc>`;
     const xml = doc(`<w:tbl><w:tr>${cell("a")}${cell("b2")}</w:tr></w:tbl>${para(run("one")) + para(run("two"))}`);
-    const out = applyRevisions(xml, { format: "docx", chunks: { t: at("t", 0), l: at("l", 1, 2) } }, [
+    const out = applyRevisions(xml, { format: "docx", chunks: { t: at(0), l: at(1, 2) } }, [
       {
         chunkId: "t",
         kind: "modified",

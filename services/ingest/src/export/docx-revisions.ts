@@ -5,7 +5,7 @@
 import { type Cheerio, type CheerioAPI, load } from "cheerio";
 import { diffArrays } from "diff";
 import JSZip from "jszip";
-import type { DomNode as AnyNode, DomElement as Element } from "../converters/html-util.js";
+import type { DomElement as Element } from "../converters/html-util.js";
 import type { SourceMap, SourceSpan } from "../sources/types.js";
 
 /** One chunk edited since the base version, as the revision writer takes it. */
@@ -80,7 +80,6 @@ const wordDate = (value: Date | string) => {
   return `${(Number.isNaN(d.getTime()) ? new Date(0) : d).toISOString().slice(0, 19)}Z`;
 };
 
-const isTag = (node: AnyNode, name: string): node is Element => node.type === "tag" && (node as Element).name === name;
 const elementChildren = (el: Element): Element[] => el.children.filter((c): c is Element => c.type === "tag");
 
 /** The text of one HTML block as Word shows it: whitespace collapsed, trimmed. */
@@ -141,7 +140,7 @@ export function applyRevisions(
   const mark = (tag: "w:ins" | "w:del", rev: Rev) =>
     `<${tag} w:id="${nextId++}" w:author="${escapeAttr(rev.author)}" w:date="${rev.date}"/>`;
   const blocksOf = (span: SourceSpan | undefined): Element[] => {
-    if (!span || span.kind !== "block") return [];
+    if (span?.kind !== "block") return [];
     return blocks.slice(span.index, span.index + (span.count ?? 1));
   };
   // The last node placed after each anchor, so deleted chunks sharing one keep their order.
