@@ -2,6 +2,7 @@
 // the conversion result, page setup and the resource limits every conversion runs under.
 import { status as GrpcStatus } from "@grpc/grpc-js";
 import { RedlineError, UnsupportedMediaTypeError } from "@redline/service-kit";
+import type { ConvertedSource } from "./sources/types.js";
 
 /** Upload extensions the service accepts (interface-spec fact 8); anything else is a 415. */
 export const SUPPORTED_EXTENSIONS = [".pdf", ".docx", ".txt", ".rtf", ".md", ".html", ".htm"] as const;
@@ -66,6 +67,8 @@ export interface ConvertResult {
   /** Non-fatal losses worth telling the caller about (dropped headers, accepted changes, ...). */
   warnings: string[];
   format: DocumentFormat;
+  /** The chunk map when the file can be written back in place (docx); `html` then carries chunk ids. */
+  source?: ConvertedSource;
 }
 
 /** Bounds that keep a hostile file from using unbounded time or memory. */

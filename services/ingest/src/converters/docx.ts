@@ -6,6 +6,7 @@ import { baseTitle, type ConvertLimits, type ConvertResult } from "../formats.js
 import { applyListStarts, hasListStarts } from "./docx-list-starts.js";
 import { docxPageSetup } from "./docx-page-setup.js";
 import { docxParts, partsToHtml } from "./docx-parts.js";
+import { mapChunks, tagBodyBlocks, withMainPart } from "./docx-source-map.js";
 import { firstHeadingText } from "./html-util.js";
 import { checkZip } from "./zip-guard.js";
 
@@ -122,10 +123,18 @@ export async function convertDocx(bytes: Buffer, filename: string, limits: Conve
     );
   }
 
+  // Each body block is tagged so chunks can be mapped back to it (edit in place); a body the
+  // tagger cannot read is converted as it is, without a map.
+  let tagged: Buffer | null = null;
+  try {
+    tagged = await withMainPart(bytes, mainPart, tagBodyBlocks(documentXml));
+  } catch {
+    tagged = null;
+  }
   let result: { value: string; messages: { type: string; message: string }[] };
   try {
     result = await mammoth.convertToHtml(
-      { buffer: bytes },
+      { buffer: tagged ?? bytes },
       { styleMap: STYLE_MAP, includeDefaultStyleMap: true, externalFileAccess: false },
     );
   } catch (err) {
@@ -157,9 +166,12 @@ export async function convertDocx(bytes: Buffer, filename: string, limits: Conve
   const numberingXml = zip.read("word/numbering.xml")?.toString("utf8");
   const numbered =
     numberingXml && hasListStarts(numberingXml) ? applyListStarts(body, documentXml, numberingXml) : body;
-  const html = `${parts.before}${markNotes(numbered)}${parts.after}`;
+  const joined = `${parts.before}${markNotes(numbered)}${parts.after}`;
+  const mapped = tagged ? mapChunks(joined) : null;
+  const html = mapped ? mapped.html : joined;
   return {
     html,
+    ...(mapped ? { source: { map: mapped.map } } : {}),
     title: firstHeadingText(html) ?? baseTitle(filename),
     pageSetup: docxPageSetup(documentXml),
     warnings: warnings.slice(0, MAX_WARNINGS),

@@ -119,6 +119,16 @@ async function buildExport(job: ExportJob, deps: ExportDeps): Promise<ExportedFi
     watermarkText: job.options.watermarkText || undefined,
     watermarkOpacity: job.options.watermarkOpacity,
     images,
+    ...(job.format === "docx" && job.source
+      ? {
+          source: {
+            format: job.source.format,
+            bytes: new Uint8Array(job.source.bytes.buffer, job.source.bytes.byteOffset, job.source.bytes.byteLength),
+            map: job.source.map,
+            loaded: job.source.loaded,
+          },
+        }
+      : {}),
   };
   const built = await pool.runTask<ExportBuild>(task, bounds).catch(fail);
   warnings.push(...built.warnings);

@@ -3,6 +3,7 @@
 import { status as GrpcStatus } from "@grpc/grpc-js";
 import { RedlineError, SchemaError } from "@redline/service-kit";
 import type { PageMargins, PageSetup, PaperSize } from "../formats.js";
+import type { DocumentSource } from "../sources/types.js";
 
 /** The strict export formats (interface-spec fact 8); `doc` is accepted as a legacy alias of docx. */
 export const EXPORT_FORMATS = ["docx", "pdf", "html", "markdown", "txt"] as const;
@@ -55,6 +56,8 @@ export interface ExportJob {
   /** The document's own page setup, used where the options say nothing. */
   pageSetup: PageSetup | null;
   options: ExportOptions;
+  /** The original file and chunk map of a loaded document: a docx export writes it back in place. */
+  source?: DocumentSource;
 }
 
 /** A produced file. */

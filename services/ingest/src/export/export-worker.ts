@@ -7,6 +7,8 @@ import { TooManyElementsError } from "../formats.js";
 import type { ExportFormat, ExportLayout } from "./export-formats.js";
 import { imageSources, rewriteImageSources } from "./parts.js";
 import { type PdfPage, preparePdf } from "./pdf-page.js";
+import type { DocumentSource } from "../sources/types.js";
+import { writeDocxInPlace } from "./docx-in-place.js";
 import { htmlToDocx } from "./to-docx.js";
 import { htmlPage } from "./to-html.js";
 import { htmlToMarkdown, htmlToText } from "./to-text.js";
@@ -45,6 +47,16 @@ export interface ExportBuildTask {
   watermarkOpacity?: number;
   /** Resolved images by their `src` (sources that are not data: URLs). */
   images: [string, TaskImage][];
+  /** A loaded docx's original package and chunk map (docx is then written in place). */
+  source?: TaskSource;
+}
+
+/** A DocumentSource as it crosses to a worker (bytes as a plain view). */
+export interface TaskSource {
+  format: DocumentSource["format"];
+  bytes: Uint8Array;
+  map: DocumentSource["map"];
+  loaded: DocumentSource["loaded"];
 }
 
 /** A built export: the file's bytes (own buffer, transferable), or the pdf page to print. */
@@ -69,6 +81,24 @@ export function scanExportSource(task: ExportScanTask): ExportScan {
   return { html, images: imageSources(html) };
 }
 
+/**
+ * The docx written into the document's original package (docx-in-place.ts), or null when that
+ * package cannot be read (a warning says so; the caller builds the docx from HTML instead).
+ */
+async function docxInPlace(html: string, task: ExportBuildTask, warnings: string[]): Promise<Buffer | null> {
+  const source = task.source as TaskSource;
+  try {
+    const written = await writeDocxInPlace(html, { ...source, bytes: Buffer.from(source.bytes) });
+    warnings.push(...written.warnings);
+    if (task.watermarkText) warnings.push("Watermarks are not added to a Word file written back in place");
+    return written.bytes;
+  } catch (err) {
+    const reason = err instanceof Error ? err.message : String(err);
+    warnings.push(`The original Word file could not be written back in place (${reason.slice(0, 120)}); it was rebuilt from the text`);
+    return null;
+  }
+}
+
 const dataUrl = (i: TaskImage) => `data:${i.contentType};base64,${Buffer.from(i.bytes).toString("base64")}`;
 
 /** Build step (see ExportBuildTask). Throws TooManyElementsError when the source was not scanned. */
@@ -86,6 +116,11 @@ export async function buildExport(task: ExportBuildTask): Promise<ExportBuild> {
   let bytes: Buffer;
   switch (task.format) {
     case "docx": {
+      const inPlace = task.source?.format === "docx" ? await docxInPlace(html, task, warnings) : null;
+      if (inPlace) {
+        bytes = inPlace;
+        break;
+      }
       const built = await htmlToDocx({
         ...common,
         html,
