@@ -205,12 +205,12 @@ class BlockWriter {
   };
 
   /** One w:p for `spec`, shaped like `orig` (an original w:p, or null). `anchors` false: a copy of the original's look only. */
-  paragraph(spec: ParaSpec, orig: string | null, keepAnchors: boolean, wasList: boolean): string {
+  paragraph(spec: ParaSpec, orig: string | null, keepAnchors: boolean, wasList: boolean, keepStyle = false): string {
     const pieces = orig ? paragraphPieces(orig) : null;
     let pPr = (pieces?.pPr ?? "")
       .replace(/<w:sectPr\b[\s\S]*?<\/w:sectPr>/g, "")
       .replace(/<w:pPrChange\b[\s\S]*?<\/w:pPrChange>/g, "");
-    pPr = this.adjustProps(pPr, spec, wasList);
+    pPr = this.adjustProps(pPr, spec, wasList, keepStyle);
     const segments: Segment[] = [];
     let images = 0;
     const drawings = keepAnchors ? (pieces?.drawings ?? []) : [];
@@ -236,8 +236,9 @@ class BlockWriter {
     return `${open}${pPr}${runs}</w:p>`;
   }
 
-  private adjustProps(pPr: string, spec: ParaSpec, wasList: boolean): string {
+  private adjustProps(pPr: string, spec: ParaSpec, wasList: boolean, keepStyle: boolean): string {
     let out = pPr;
+    if (keepStyle && !spec.list && !wasList) return out;
     const style = /<w:pStyle w:val="([^"]*)"\/>/.exec(out)?.[1];
     const isHeadingStyle = style !== undefined && this.headings.includes(style);
     if (spec.heading) {
@@ -263,21 +264,29 @@ class BlockWriter {
     const rows = spec.rows.map((row, r) => {
       const origRow = origRows[Math.min(r, origRows.length - 1)] ?? null;
       const rowEls = origRow ? childElements(origRow) : [];
-      const origCells = rowEls.filter((c) => c.name === "tc").map((c) => origRow?.slice(c.start, c.end) ?? "");
+      const allCells = rowEls.filter((c) => c.name === "tc").map((c) => origRow?.slice(c.start, c.end) ?? "");
+      // A vertically merged cell's continuation has no cell in the HTML (the rowspan covers it).
+      const continues = (tc: string) => /<w:vMerge\s*\/>|<w:vMerge w:val="continue"\s*\/>/.test(tc);
+      const origCells = allCells.filter((tc) => !continues(tc));
       const sameShape = origRow !== null && r < origRows.length && origCells.length === row.cells.length;
       const trPr = rowEls.find((c) => c.name === "trPr");
-      const cells = row.cells.map((cell, c) => {
+      const written = row.cells.map((cell, c) => {
         const origCell = sameShape ? origCells[c] : (origCells[Math.min(c, origCells.length - 1)] ?? null);
         if (sameShape && loadedCells?.[r]?.[c] === cell.html && origCell) return origCell;
         const cellEls = origCell ? childElements(origCell) : [];
         const tcPr = cellEls.find((e) => e.name === "tcPr");
         const origParas = cellEls.filter((e) => e.name === "p").map((e) => origCell?.slice(e.start, e.end) ?? "");
-        const tcPrXml = tcPr && origCell ? origCell.slice(tcPr.start, tcPr.end) : `<w:tcPr><w:tcW w:w="${width}" w:type="dxa"/></w:tcPr>`;
+        const tcPrXml =
+          tcPr && origCell
+            ? origCell.slice(tcPr.start, tcPr.end).replace(/<w:vMerge\b[^>]*\/>/, "")
+            : `<w:tcPr><w:tcW w:w="${width}" w:type="dxa"/></w:tcPr>`;
         const blocks = this.blocks(cell.blocks, origParas, sameShape, false);
         // A cell must end with a paragraph.
         const inner = blocks.length === 0 || blocks[blocks.length - 1].startsWith("<w:tbl") ? [...blocks, "<w:p/>"] : blocks;
-        return `<w:tc>${tcPrXml}${inner.join("")}</w:tc>`;
+        return `<w:tc>${sameShape ? (tcPr && origCell ? origCell.slice(tcPr.start, tcPr.end) : tcPrXml) : tcPrXml}${inner.join("")}</w:tc>`;
       });
+      let k = 0;
+      const cells = sameShape ? allCells.map((tc) => (continues(tc) ? tc : written[k++])) : written;
       return `<w:tr>${trPr && origRow ? origRow.slice(trPr.start, trPr.end) : ""}${cells.join("")}</w:tr>`;
     });
     const tblPrXml =
@@ -289,15 +298,26 @@ class BlockWriter {
   }
 
   /** The blocks of specs, paragraph k shaped like original paragraph k (or the last one). */
-  blocks(specs: BlockSpec[], origParas: string[], keepAnchors: boolean, wasList: boolean, origTable?: string, loadedCells?: string[][] | null): string[] {
+  blocks(
+    specs: BlockSpec[],
+    origParas: string[],
+    keepAnchors: boolean,
+    wasList: boolean,
+    origTable?: string,
+    loadedCells?: string[][] | null,
+    loadedSpecs?: BlockSpec[],
+  ): string[] {
     let k = 0;
+    const loadedParas = (loadedSpecs ?? []).filter((s): s is ParaSpec => s.kind === "p");
     return specs.map((spec) => {
       if (spec.kind === "table") return this.table(spec, origTable ?? null, loadedCells ?? null);
       const index = Math.min(k, origParas.length - 1);
       const orig = origParas[index] ?? null;
       const first = k < origParas.length;
+      // A paragraph that was already this heading level keeps its own style (Title stays Title).
+      const keepStyle = loadedParas[index] !== undefined && loadedParas[index].heading === spec.heading;
       k++;
-      return this.paragraph(spec, orig, keepAnchors && first, wasList);
+      return this.paragraph(spec, orig, keepAnchors && first, wasList, keepStyle);
     });
   }
 }
@@ -513,10 +533,11 @@ export async function writeDocxInPlace(html: string, source: DocumentSource): Pr
     const part = partOf(chunk.html);
     if (part === "header" || part === "footer" || part === "comment") continue;
     const span = source.map.chunks[chunk.chunkId] as SourceSpan | undefined;
-    const startOut = out.length;
+    let startOut = out.length;
     if (span?.kind === "block" && span.index < origBlocks.length) {
       const count = Math.min(span.count ?? 1, origBlocks.length - span.index);
       if (span.index >= next) emitUpTo(span.index);
+      startOut = out.length;
       const own = [...Array(count).keys()].map((k) => span.index + k).filter((i) => owner[i] === chunk.chunkId);
       if (untouched(chunk.chunkId, chunk.html)) {
         for (const i of own) {
@@ -596,7 +617,17 @@ export async function writeDocxInPlace(html: string, source: DocumentSource): Pr
 
   const body = dropOrphanAnchors(out, origBlocks, removedComments);
   const sectPr = layout.sectPr ? documentXml.slice(layout.sectPr.start, layout.sectPr.end) : "";
-  const newDocument = documentXml.slice(0, layout.contentStart) + body.join("") + sectPr + documentXml.slice(layout.contentEnd);
+  const unchanged = body.length === origBlocks.length && body.every((b, i) => b === origBlocks[i]);
+  // Pretty-printed originals keep their layout: the gap between blocks is reused.
+  const first = layout.blocks[0];
+  const lastBlock = layout.blocks[layout.blocks.length - 1];
+  const gap = layout.blocks.length > 1 ? documentXml.slice(first.end, layout.blocks[1].start) : "";
+  const newDocument = unchanged
+    ? documentXml
+    : documentXml.slice(0, first ? first.start : layout.contentStart) +
+      body.join(/^\s*$/.test(gap) ? gap : "") +
+      (lastBlock ? documentXml.slice(lastBlock.end, layout.contentEnd) : sectPr) +
+      documentXml.slice(layout.contentEnd);
   if (newDocument !== documentXml) zip.file(mainPart, newDocument);
   if (writer.newRels.length > 0) {
     const added = writer.newRels
@@ -616,9 +647,10 @@ function rewriteChunk(writer: BlockWriter, html: string, loaded: string | undefi
   const specs = blockSpecs(el, {});
   const origParas = orig.filter((b) => b.startsWith("<w:p"));
   const origTable = orig.find((b) => b.startsWith("<w:tbl"));
-  const loadedTag = loaded ? chunkElement(loaded)?.name : undefined;
-  const wasList = loadedTag === "ul" || loadedTag === "ol";
-  const blocks = writer.blocks(specs, origParas, true, wasList, origTable, tableCells(loaded));
+  const loadedEl = loaded ? chunkElement(loaded) : null;
+  const wasList = loadedEl?.name === "ul" || loadedEl?.name === "ol";
+  const loadedSpecs = loadedEl ? blockSpecs(loadedEl, {}) : undefined;
+  const blocks = writer.blocks(specs, origParas, true, wasList, origTable, tableCells(loaded), loadedSpecs);
   // Section breaks of the original blocks stay: on the last paragraph written, or on their own.
   const sects = orig.flatMap((b) => (b.startsWith("<w:p") ? (/<w:sectPr\b[\s\S]*?<\/w:sectPr>/.exec(b)?.[0] ?? []) : []));
   if (sects.length === 0) return blocks;

@@ -69,8 +69,8 @@ export interface ParagraphPieces {
   links: string[];
 }
 
-// Run content that is text, and what it reads as.
-function runText(run: string): string {
+/** The visible text of runs in `xml`: w:t, tabs as "\t", breaks as "\n". */
+export function runText(run: string): string {
   let text = "";
   for (const piece of run.match(/<w:t\b[^>]*\/>|<w:t\b[^>]*>[\s\S]*?<\/w:t>|<w:(?:tab|ptab|br|cr)\b[^>]*\/>/g) ?? []) {
     if (piece.startsWith("<w:t")) text += piece.endsWith("/>") ? "" : decodeXml(piece.replace(/<[^>]+>/g, ""));

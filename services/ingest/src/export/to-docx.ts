@@ -4,6 +4,8 @@
 import { AlignmentType, Document, Footer, Header, Packer, PageOrientation, Paragraph } from "docx";
 import { htmlToContent } from "docx/html";
 import { TextWatermark } from "docx/watermarks";
+import JSZip from "jszip";
+import { anchorComments, type CommentChunk, readComments } from "./docx-comments.js";
 import type { ExportLayout } from "./export-formats.js";
 import { splitParts } from "./parts.js";
 
@@ -40,8 +42,8 @@ export interface DocxInput {
 }
 
 /**
- * Builds a .docx. Out-of-flow chunks (`data-part` header/footer) become the section's default
- * header and footer; comments are listed in warnings as not exported. Returns the bytes and the
+ * Builds a .docx. Out-of-flow chunks (`data-part` header/footer) become the section's headers
+ * and footers by variant; comments become Word comments anchored to their `data-anchor` text. Returns the bytes and the
  * losses docx/html reported (unsupported elements, missing images, ...).
  */
 export async function htmlToDocx(input: DocxInput): Promise<{ bytes: Buffer; warnings: string[] }> {
@@ -70,14 +72,25 @@ export async function htmlToDocx(input: DocxInput): Promise<{ bytes: Buffer; war
       ];
     }
   }
-  if (parts.comments.length > 0)
-    warnings.add(`${parts.comments.length} comments were not exported (Word comments are not written yet)`);
+  // Comments go to comments.xml; their anchors are placed in document.xml once it is written.
+  const comments = readComments(parts.comments);
 
   const twips = (inches: number) => Math.round(inches * TWIPS_PER_INCH);
   const doc = new Document({
     evenAndOddHeaderAndFooters: headers.even !== undefined || footers.even !== undefined,
     title: input.title,
     creator: "Redline",
+    ...(comments.length > 0
+      ? {
+          comments: {
+            children: comments.map((c, id) => ({
+              id,
+              author: c.author,
+              children: c.lines.flatMap((line) => htmlToContent(`<p>${line}</p>`, options)),
+            })),
+          },
+        }
+      : {}),
     sections: [
       {
         properties: {
@@ -108,5 +121,15 @@ export async function htmlToDocx(input: DocxInput): Promise<{ bytes: Buffer; war
       },
     ],
   });
-  return { bytes: await Packer.toBuffer(doc), warnings: [...warnings] };
+  const bytes = await Packer.toBuffer(doc);
+  return { bytes: comments.length > 0 ? await withCommentAnchors(bytes, comments) : bytes, warnings: [...warnings] };
+}
+
+/** The package with each comment's range and reference placed in word/document.xml (docx-comments.ts). */
+async function withCommentAnchors(bytes: Buffer, comments: CommentChunk[]): Promise<Buffer> {
+  const zip = await JSZip.loadAsync(bytes);
+  const xml = await zip.file("word/document.xml")?.async("string");
+  if (xml === undefined) return bytes;
+  zip.file("word/document.xml", anchorComments(xml, comments));
+  return zip.generateAsync({ type: "nodebuffer", compression: "DEFLATE" });
 }
