@@ -7,10 +7,8 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { chunkHtml } from "@redline/html-chunks";
-import JSZip from "jszip";
 import { convertDocx } from "../../services/ingest/src/converters/docx.js";
-import { bodyLayout } from "../../services/ingest/src/converters/docx-source-map.js";
-import { writeDocxInPlace } from "../../services/ingest/src/export/docx-in-place.js";
+import { documentBlocks, writeDocxInPlace } from "../../services/ingest/src/export/docx-in-place.js";
 import { resolveLayout } from "../../services/ingest/src/export/export-formats.js";
 import { htmlToDocx } from "../../services/ingest/src/export/to-docx.js";
 import { DEFAULT_LIMITS } from "../../services/ingest/src/formats.js";
@@ -51,11 +49,6 @@ function hasPandoc(): boolean {
   }
 }
 
-async function bodyBlocks(bytes: Buffer): Promise<string[]> {
-  const xml = (await (await JSZip.loadAsync(bytes)).file("word/document.xml")?.async("string")) ?? "";
-  return bodyLayout(xml).blocks.map((b) => xml.slice(b.start, b.end));
-}
-
 const paragraphs = (xml: string) => (xml.match(/<w:p[\s>/]/g) ?? []).length;
 
 /** Runs (r) and appends its lines to `results`. */
@@ -68,7 +61,7 @@ export async function benchDocxInPlace(results: BenchResult[]): Promise<void> {
   try {
     for (const name of DOCX) {
       const bytes = readCorpus(name);
-      const converted = await convertDocx(bytes, name, DEFAULT_LIMITS);
+      const converted = await convertDocx(bytes, name, DEFAULT_LIMITS, { keepSource: true });
       const map = converted.source?.map;
       if (!map) continue;
       const { chunks } = chunkHtml(converted.html);
@@ -80,8 +73,8 @@ export async function benchDocxInPlace(results: BenchResult[]): Promise<void> {
         .join("\n");
       const source = { format: "docx" as const, bytes, map, loaded };
       const written = await writeDocxInPlace(html, source);
-      const before = await bodyBlocks(bytes);
-      const after = await bodyBlocks(written.bytes);
+      const before = await documentBlocks(bytes);
+      const after = await documentBlocks(written.bytes);
       const span = map.chunks[target.chunkId];
       const edited = span.kind === "block" ? span.index : -1;
       before.forEach((block, i) => {

@@ -9,6 +9,7 @@ export * as agentJobsV1 from "./gen/redline/agent/v1/jobs.js";
 export * as agentRevertV1 from "./gen/redline/agent/v1/revert.js";
 export * as billingV1 from "./gen/redline/billing/v1/billing.js";
 export * as commonV1 from "./gen/redline/common/v1/page_setup.js";
+export * as commonSourceV1 from "./gen/redline/common/v1/source.js";
 export * as documentsV1 from "./gen/redline/documents/v1/documents.js";
 export * as documentsLibraryV1 from "./gen/redline/documents/v1/library.js";
 export * as ingestFilesV1 from "./gen/redline/ingest/v1/files.js";

@@ -79,6 +79,7 @@ export function documentMeta(row: DocumentRow, versionId = row.head_version_id):
     archived: row.archived_at !== null,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
+    ...(row.source_id && { source: { sourceId: row.source_id, format: row.source_format ?? "" } }),
   };
 }
 

@@ -1,7 +1,13 @@
 // The front door of ingest (STYLE practice 11): one function from (file name, bytes) to HTML,
 // picking the converter by extension and running it in a bounded worker.
 
-import { type ConvertLimits, type ConvertResult, DEFAULT_LIMITS, formatForFilename } from "./formats.js";
+import {
+  type ConvertLimits,
+  type ConvertOptions,
+  type ConvertResult,
+  DEFAULT_LIMITS,
+  formatForFilename,
+} from "./formats.js";
 import { timeConversion } from "./ingest-metrics.js";
 import { ConverterPool } from "./sandbox/pool.js";
 
@@ -34,13 +40,17 @@ export async function closeDefaultConverterPool(): Promise<void> {
  * - Unreadable input (empty, encrypted, damaged, a zip bomb, too slow or too big to convert)
  *   throws InputError (400) with a message the user can act on; a result with more than
  *   `limits.maxElements` elements throws TooManyElementsError (413).
+ * - `opts.keepSource`: md/txt (and docx when its converter maps) also return `source`, the
+ *   chunk map back to the original bytes, with a `data-chunk-id` on every chunk of the HTML.
  */
 export async function convertDocument(
   filename: string,
   bytes: Buffer,
   limits: Partial<ConvertLimits> = {},
   pool: ConverterPool = defaultConverterPool(),
+  opts: ConvertOptions = {},
 ): Promise<ConvertResult> {
   const format = formatForFilename(filename);
-  return timeConversion(format, () => pool.run({ format, filename, bytes, limits: { ...DEFAULT_LIMITS, ...limits } }));
+  const task = { format, filename, bytes, limits: { ...DEFAULT_LIMITS, ...limits }, keepSource: opts.keepSource };
+  return timeConversion(format, () => pool.run(task));
 }

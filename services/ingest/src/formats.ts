@@ -2,7 +2,7 @@
 // the conversion result, page setup and the resource limits every conversion runs under.
 import { status as GrpcStatus } from "@grpc/grpc-js";
 import { RedlineError, UnsupportedMediaTypeError } from "@redline/service-kit";
-import type { ConvertedSource } from "./sources/types.js";
+import type { ConvertedSource, SourceFormat } from "./sources/types.js";
 
 /** Upload extensions the service accepts (interface-spec fact 8); anything else is a 415. */
 export const SUPPORTED_EXTENSIONS = [".pdf", ".docx", ".txt", ".rtf", ".md", ".html", ".htm"] as const;
@@ -67,8 +67,25 @@ export interface ConvertResult {
   /** Non-fatal losses worth telling the caller about (dropped headers, accepted changes, ...). */
   warnings: string[];
   format: DocumentFormat;
-  /** The chunk map when the file can be written back in place (docx); `html` then carries chunk ids. */
+  /**
+   * The map back to the original file, when asked for (ConvertOptions.keepSource) and the
+   * format is written back in place (docx, md, txt). The HTML then carries `data-chunk-id` on
+   * every chunk, exactly the chunks the documents service will store; map keys are those ids.
+   */
   source?: ConvertedSource;
+}
+
+/** What a caller asks of a conversion beyond the HTML. */
+export interface ConvertOptions {
+  /** Produce `ConvertResult.source` (the caller keeps the original to export in place). */
+  keepSource?: boolean;
+}
+
+/** The source format of a converted document format; undefined when its original is not kept. */
+export function sourceFormatOf(format: DocumentFormat): SourceFormat | undefined {
+  if (format === "md") return "markdown";
+  if (format === "txt" || format === "docx") return format;
+  return undefined;
 }
 
 /** Bounds that keep a hostile file from using unbounded time or memory. */

@@ -4,6 +4,7 @@ import type { AttachmentJobView } from "./commands/attachment-jobs.js";
 import type { AttachmentRow, TemplateRow } from "./db/tables.js";
 import { type ExportJob, marginPreset, normalizeExportFormat } from "./export/export-formats.js";
 import { type ConvertResult, FORMATS_WITH_PARTS, type PageSetup, type PaperSize } from "./formats.js";
+import type { StoredSource } from "./sources/store.js";
 
 const PAPER_NAMES = ["Letter", "A4", "Legal"] as const;
 
@@ -54,9 +55,12 @@ export function exportJobFromRequest(req: ingestFilesV1.ExportDocumentRequest | 
   };
 }
 
-/** A conversion's result as IngestService returns it (page setup absent when none). */
-export function convertedToMessage(result: ConvertResult): ingestV1.ConvertDocumentResponse {
+/** A conversion's result as IngestService returns it (page setup and source absent when none). */
+export function convertedToMessage(
+  result: ConvertResult & { stored?: StoredSource },
+): ingestV1.ConvertDocumentResponse {
   return {
+    ...(result.stored && { source: { sourceId: result.stored.sourceId, format: result.stored.format } }),
     html: result.html,
     title: result.title,
     pageSetup: pageSetupToProto(result.pageSetup),

@@ -30,8 +30,8 @@ async function writeDocument(ctx: AgentContext, actor: TurnActor, prepared: Prep
   const html = (target?.base ?? []).map((c) => c.html).join("\n");
   const load = target?.load;
   if (load && target.durableId) {
-    const { pageSetup, title, keepParts } = load;
-    const req = { documentId: target.durableId, html, sessionId, pageSetup, title, keepParts };
+    const { pageSetup, title, keepParts, source } = load;
+    const req = { documentId: target.durableId, html, sessionId, pageSetup, title, keepParts, source };
     return storedOf(required((await ctx.documents.replaceDocument(req, actor.opts)).document, "document"));
   }
   if (target?.durableId) return { durableId: target.durableId, versionId: target.baseVersionId, title: target.title };
@@ -44,6 +44,7 @@ async function writeDocument(ctx: AgentContext, actor: TurnActor, prepared: Prep
       // A job rerun after a crash gets the document its first run created, not a second copy.
       idempotencyKey: actor.commitKey ? loadKey(actor.commitKey) : "",
       keepParts: load?.keepParts ?? false,
+      source: load?.source,
     },
     actor.opts,
   );

@@ -1,7 +1,7 @@
 // Phase 1 of a turn (ARCHITECTURE "One chat turn" 2.1 and 2.3): the upload is converted, the
 // session's context is read and the target document resolved. Nothing of the turn is written
 // here but the session ensured by GetTurnContext.
-import type { agentV1, commonV1, sessionsV1 } from "@redline/grpc-stubs";
+import type { agentV1, commonSourceV1, commonV1, sessionsV1 } from "@redline/grpc-stubs";
 import { type ChunkRecord, chunkHtml, seededChunkIds, WorkingDocument } from "@redline/html-chunks";
 import { type CallOpts, type Logger, NotFoundError, type Principal, required } from "@redline/service-kit";
 import type { AgentContext, HandedContext } from "../context.js";
@@ -24,9 +24,16 @@ export interface Target {
   pageSetup?: commonV1.PageSetup;
   /**
    * HTML to store before the edits (document_html or an upload), else undefined. `keepParts`:
-   * the HTML's data-part marks come from a docx/rtf/pdf file's structure.
+   * the HTML's data-part marks come from a docx/rtf/pdf file's structure. `source`: the
+   * upload's original, kept by ingest, that the stored document records (export in place).
    */
-  load?: { html: string; title: string; pageSetup?: commonV1.PageSetup; keepParts: boolean };
+  load?: {
+    html: string;
+    title: string;
+    pageSetup?: commonV1.PageSetup;
+    keepParts: boolean;
+    source?: commonSourceV1.SourceRef;
+  };
   base: ChunkRecord[];
 }
 
@@ -74,11 +81,12 @@ async function loadContent(
   if (req.upload) {
     // Large files take longer to convert than the default RPC deadline.
     const converted = await ctx.ingest.convertDocument(
-      { filename: req.upload.filename, content: req.upload.content },
+      // The upload becomes the turn's document: its original is kept to export in place.
+      { filename: req.upload.filename, content: req.upload.content, keepSource: true },
       { ...opts, timeoutMs: 120_000 },
     );
-    const { html, title, pageSetup } = converted;
-    load = { html, title, pageSetup, keepParts: converted.partsFromFile };
+    const { html, title, pageSetup, source } = converted;
+    load = { html, title, pageSetup, keepParts: converted.partsFromFile, source };
   } else if (req.documentHtml !== undefined) {
     // Caller-written: its part marks would turn blocks into headers/footers/comments.
     load = { html: req.documentHtml, title: "", keepParts: false };

@@ -3,7 +3,7 @@ import { createHash, randomUUID } from "node:crypto";
 import { type ChunkRecord, chunkHtml, sections, textOf } from "@redline/html-chunks";
 import { type Knex, NotFoundError } from "@redline/service-kit";
 import { generateKeyBetween, generateNKeysBetween } from "fractional-indexing";
-import { findDocument, insertNewDocument } from "../db/store/documents.js";
+import { type DocumentSourceRef, findDocument, insertNewDocument, setSource } from "../db/store/documents.js";
 import { chunksAt, closeRevisions, insertRevisions } from "../db/store/revisions.js";
 import type { ChunkRevisionRow, DocumentRow } from "../db/tables.js";
 import { isHeadingHtml } from "./headings.js";
@@ -16,6 +16,8 @@ export interface DocumentView {
   chunks: ChunkRecord[];
   /** The version the chunks belong to. */
   versionId: string;
+  /** The chunks of the version the document's original was loaded at (when read with includeSource). */
+  sourceChunks?: ChunkRecord[];
 }
 
 /** Title from the first heading, else the first words of the text, else "Untitled document". */
@@ -35,6 +37,14 @@ export function deriveTitle(chunks: ChunkRecord[]): string {
  */
 export function loadChunks(html: string, keepParts = false): ChunkRecord[] {
   return chunkHtml(html, { parts: keepParts ? "keep" : "drop" }).chunks;
+}
+
+const SOURCE_FORMATS = new Set(["docx", "markdown", "txt"]);
+
+/** A source reference worth recording: an id and a known format (else none). */
+function validSource(source: DocumentSourceRef | null | undefined): DocumentSourceRef | null {
+  if (!source?.sourceId || !SOURCE_FORMATS.has(source.format) || source.sourceId.length > 64) return null;
+  return { sourceId: source.sourceId, format: source.format };
 }
 
 /** UUID namespace of idempotent document ids (fixed forever: changing it breaks replays). */
@@ -73,6 +83,8 @@ export async function createDocument(
     sessionId: string;
     idempotencyKey?: string;
     keepParts?: boolean;
+    /** The original the HTML was converted from (ingest kept it); its chunk ids are kept as given. */
+    source?: DocumentSourceRef | null;
   },
 ): Promise<DocumentView> {
   const chunks = loadChunks(input.html, input.keepParts);
@@ -90,6 +102,7 @@ export async function createDocument(
     sectionCount: chunks.filter((c) => isHeadingHtml(c.html)).length,
     chunks: chunks.map((c, i) => ({ chunkId: c.chunkId, html: c.html, position: positions[i] })),
     eventPayload: { title, chunk_count: chunks.length },
+    source: validSource(input.source),
   });
   if (row) return { row, chunks, versionId };
   // Nothing was written: the id exists. A random id colliding is not a replay.
@@ -181,6 +194,8 @@ export async function replaceDocument(
     title?: string;
     pageSetup?: Record<string, unknown> | null;
     keepParts?: boolean;
+    /** The original the new content was converted from; none clears the document's. */
+    source?: DocumentSourceRef | null;
   },
 ): Promise<DocumentView> {
   const chunks = loadChunks(input.html, input.keepParts);
@@ -203,6 +218,9 @@ export async function replaceDocument(
       },
       payload: { kind: "replace", changed_chunks: new Set([...toClose, ...rows.map((r) => r.chunk_id)]).size },
     });
-    return { row, chunks, versionId: row.head_version_id };
+    const source = validSource(input.source);
+    // The replaced content's original (or none) from this version on; an untouched row stays.
+    const after = source || row.source_id ? await setSource(trx, row.id, source, row.head_seq) : row;
+    return { row: after, chunks, versionId: after.head_version_id };
   });
 }

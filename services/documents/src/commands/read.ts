@@ -7,12 +7,13 @@ import type { DocumentView } from "./load.js";
 
 /**
  * Reads the owner's document; `versionId` picks an older version (NotFoundError when it is
- * not one of this document's). Chunks are read only when `includeChunks`.
+ * not one of this document's). Chunks are read only when `includeChunks`; with `includeSource`
+ * and a document loaded from an original, also the chunks of the version it was loaded at.
  */
 export async function getDocument(
   db: Knex,
   ownerId: string,
-  input: { documentId: string; versionId?: string; includeChunks: boolean },
+  input: { documentId: string; versionId?: string; includeChunks: boolean; includeSource?: boolean },
 ): Promise<DocumentView> {
   // One snapshot: the row's head version and the live chunks must belong together even when a
   // commit lands between the two reads.
@@ -25,7 +26,7 @@ export const SNAPSHOT = { isolationLevel: "repeatable read", readOnly: true } as
 async function readDocument(
   db: Knex.Transaction,
   ownerId: string,
-  input: { documentId: string; versionId?: string; includeChunks: boolean },
+  input: { documentId: string; versionId?: string; includeChunks: boolean; includeSource?: boolean },
 ): Promise<DocumentView> {
   const row = await findDocument(db, ownerId, input.documentId);
   if (!row) throw new NotFoundError("Document not found");
@@ -38,5 +39,10 @@ async function readDocument(
     versionId = version.id;
   }
   const chunks = input.includeChunks ? await chunkRecordsAt(db, row.id, seq === row.head_seq ? undefined : seq) : [];
-  return { row, chunks, versionId };
+  const loadSeq = row.source_seq;
+  const sourceChunks =
+    input.includeSource && row.source_id && loadSeq !== null
+      ? await chunkRecordsAt(db, row.id, loadSeq === row.head_seq ? undefined : loadSeq)
+      : undefined;
+  return { row, chunks, versionId, ...(sourceChunks && { sourceChunks }) };
 }

@@ -140,4 +140,24 @@ export const migrations: Migration[] = [
       });
     },
   },
+  {
+    name: "20261205T0900_document_sources",
+    async up(db: Knex) {
+      // The original file a document was loaded from (ingest keeps it; issue #12) and the
+      // version it was loaded at: an export writes chunks unchanged since then back as the
+      // original's bytes. Null for documents created in Redline.
+      await db.schema.withSchema(SCHEMA).alterTable("documents", (t) => {
+        t.text("source_id").nullable();
+        t.text("source_format").nullable();
+        t.integer("source_seq").nullable();
+      });
+    },
+    async down(db: Knex) {
+      await db.schema.withSchema(SCHEMA).alterTable("documents", (t) => {
+        t.dropColumn("source_seq");
+        t.dropColumn("source_format");
+        t.dropColumn("source_id");
+      });
+    },
+  },
 ];

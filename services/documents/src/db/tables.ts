@@ -27,6 +27,12 @@ export interface DocumentRow {
   archived_at: Date | null;
   created_at: Date;
   updated_at: Date;
+  /** The original file it was loaded from (ingest's source id); null when created in Redline. */
+  source_id: string | null;
+  /** That original's format: docx, markdown or txt. */
+  source_format: string | null;
+  /** The version (seq) the original was loaded as. */
+  source_seq: number | null;
 }
 
 export interface VersionRow {

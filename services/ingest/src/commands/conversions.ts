@@ -5,6 +5,7 @@ import { InputError, type Logger } from "@redline/service-kit";
 import type { IngestContext } from "../context.js";
 import { convertDocument } from "../convert.js";
 import { type ConvertResult, formatForFilename, TooManyElementsError } from "../formats.js";
+import { type StoredSource, storeSource } from "../sources/store.js";
 import { extractMedia } from "./media.js";
 import { checkSize, timeBound } from "./shared.js";
 
@@ -21,7 +22,12 @@ export interface ConvertInput {
   deadline?: Date | null;
   /** The call's logger (request id); default the service's. */
   log?: Logger;
+  /** Keep the original and its chunk map (the result becomes a document); needs an owner and storage. */
+  keepSource?: boolean;
 }
+
+/** A conversion for a caller: the converter's result and, when kept, the stored original. */
+export type ConvertedForCaller = ConvertResult & { stored?: StoredSource };
 
 /** A `.catch` that turns TooManyElementsError into the upload's 413 (rule 5 shape) and rethrows the rest. */
 export function tooManyElementsAs413(ctx: IngestContext, bytes: number, requestId: string) {
@@ -38,7 +44,7 @@ export function tooManyElementsAs413(ctx: IngestContext, bytes: number, requestI
  * then what the converter refuses (400) and a result over `limits.maxElements` elements (413,
  * rule 5 shape). The time bound is cut to the deadline. The HTML comes back sanitized.
  */
-export async function convertForCaller(ctx: IngestContext, input: ConvertInput): Promise<ConvertResult> {
+export async function convertForCaller(ctx: IngestContext, input: ConvertInput): Promise<ConvertedForCaller> {
   const filename = input.filename.trim();
   if (!filename) throw new InputError("filename is required: its extension picks the converter");
   if (filename.length > MAX_FILENAME_CHARS)
@@ -54,14 +60,24 @@ export async function convertForCaller(ctx: IngestContext, input: ConvertInput):
   return result;
 }
 
-/** Converts without the caller checks (an upload was checked when it was read); see convertForCaller. */
-export async function convertForOwner(ctx: IngestContext, input: ConvertInput): Promise<ConvertResult> {
+/**
+ * Converts without the caller checks (an upload was checked when it was read); see
+ * convertForCaller. With `keepSource`, an owner and storage, a converter's source map is kept
+ * with the original bytes (storeSource) and the result names it (`stored`).
+ */
+export async function convertForOwner(ctx: IngestContext, input: ConvertInput): Promise<ConvertedForCaller> {
   const limits = { ...ctx.limits, timeoutMs: timeBound(ctx.limits.timeoutMs, input.deadline, DEADLINE_MARGIN_MS) };
-  const result = await convertDocument(input.filename, input.content, limits, ctx.pool).catch(
-    tooManyElementsAs413(ctx, input.content.length, input.requestId),
-  );
+  const keepSource = input.keepSource === true && ctx.storage !== null && input.ownerId !== null;
+  const result: ConvertedForCaller = await convertDocument(input.filename, input.content, limits, ctx.pool, {
+    keepSource,
+  }).catch(tooManyElementsAs413(ctx, input.content.length, input.requestId));
   // SVG images were already dropped by the converter worker.
   if (ctx.storage && input.ownerId)
     result.html = await extractMedia(ctx.storage, input.ownerId, result.html, result.warnings);
+  if (keepSource && input.ownerId && result.source) {
+    const map = result.source.map;
+    const stored = await storeSource(ctx, input.ownerId, { filename: input.filename, bytes: input.content, map });
+    if (stored) result.stored = stored;
+  }
   return result;
 }

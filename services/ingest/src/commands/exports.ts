@@ -1,9 +1,18 @@
 // Exports for callers (unshown-parts.md, Export): the export front door with the caller's media
 // as the image source, the format caps and the call's deadline. Stored exports (deliveries.ts)
 // get STORED_FACTOR times the elements and time and no size cap.
+import type { ingestFilesV1 } from "@redline/grpc-stubs";
+import type { Logger } from "@redline/service-kit";
 import type { IngestContext } from "../context.js";
 import { exportDocument } from "../export/export-document.js";
-import { EXPORT_FORMATS, type ExportedFile, type ExportFormat, type ExportJob } from "../export/export-formats.js";
+import {
+  EXPORT_FORMATS,
+  type ExportedFile,
+  type ExportFormat,
+  type ExportJob,
+  sourceFormatForExport,
+} from "../export/export-formats.js";
+import { loadSource } from "../sources/store.js";
 import { mediaResolver } from "./media.js";
 import { timeBound } from "./shared.js";
 
@@ -46,4 +55,23 @@ export function exportForCaller(
     timeoutMs: timeBound(ctx.limits.exportTimeoutMs * factor, caller.deadline, DEADLINE_MARGIN_MS),
     stored,
   });
+}
+
+/**
+ * `job` with its document's original (ExportJob.source) when the request names one the owner
+ * has, of the export's format; else `job` as it is (generated export). Never throws for the
+ * source: an unknown, foreign or unreadable original only means a generated export.
+ */
+export async function withSource(
+  ctx: IngestContext,
+  ownerId: string,
+  job: ExportJob,
+  source: ingestFilesV1.ExportSource | undefined,
+  log?: Logger,
+): Promise<ExportJob> {
+  const format = sourceFormatForExport(job.format);
+  const ref = source?.source;
+  if (!format || !ref?.sourceId) return job;
+  const loaded = await loadSource(ctx, ownerId, { ...ref, loaded: source?.loaded ?? {} }, format, log);
+  return loaded ? { ...job, source: loaded } : job;
 }

@@ -8,7 +8,7 @@ import type { ExportScan } from "../export/export-worker.js";
 import type { ConvertResult } from "../formats.js";
 import { formatForFilename } from "../formats.js";
 import { seconds } from "../sandbox/pool.js";
-import { convertForOwner, tooManyElementsAs413 } from "./conversions.js";
+import { type ConvertedForCaller, convertForOwner, tooManyElementsAs413 } from "./conversions.js";
 import { checkSize, newId, requireStorage } from "./shared.js";
 
 /** Seconds a pre-signed upload URL is valid (unshown-parts.md). */
@@ -105,13 +105,20 @@ async function scanExportHtml(ctx: IngestContext, bytes: Buffer, requestId: stri
 /**
  * Reads the upload and converts it (export-html: the HTML as sent), sanitized either way, in the
  * converter pool. Over `limits.maxElements` elements: 413 (rule 5 shape, detail naming the count
- * and the limit). Errors of readUpload and convertDocument otherwise.
+ * and the limit). Errors of readUpload and convertDocument otherwise. `keepSource`: see
+ * convertForOwner (an export-html upload has no original to keep).
  */
-export async function convertUpload(ctx: IngestContext, ownerId: string, uploadId: string, requestId: string) {
+export async function convertUpload(
+  ctx: IngestContext,
+  ownerId: string,
+  uploadId: string,
+  requestId: string,
+  keepSource = false,
+) {
   const { row, bytes } = await readUpload(ctx, ownerId, uploadId, requestId);
-  const converted =
+  const converted: ConvertedForCaller =
     row.purpose === "export-html"
       ? await scanExportHtml(ctx, bytes, requestId)
-      : await convertForOwner(ctx, { filename: row.filename, content: bytes, ownerId, requestId });
+      : await convertForOwner(ctx, { filename: row.filename, content: bytes, ownerId, requestId, keepSource });
   return { converted, filename: row.filename, purpose: row.purpose };
 }

@@ -2,7 +2,7 @@
 // checked (encrypted OOXML, truncated zips and zip bombs never reach mammoth).
 import { InputError } from "@redline/service-kit";
 import mammoth from "mammoth";
-import { baseTitle, type ConvertLimits, type ConvertResult } from "../formats.js";
+import { baseTitle, type ConvertLimits, type ConvertOptions, type ConvertResult } from "../formats.js";
 import { applyListStarts, hasListStarts } from "./docx-list-starts.js";
 import { docxPageSetup } from "./docx-page-setup.js";
 import { docxParts, partsToHtml } from "./docx-parts.js";
@@ -98,9 +98,16 @@ function markNotes(html: string): string {
  * footnote/endnote); headers, footers and comments as out-of-flow `data-part` blocks (headers
  * first, footers and comments last); tracked changes accepted. Page setup comes
  * from the final w:sectPr. Throws InputError for encrypted, legacy, damaged or oversized
- * (zip bomb) files, checked against `limits` before mammoth unzips anything.
+ * (zip bomb) files, checked against `limits` before mammoth unzips anything. With
+ * `opts.keepSource` the HTML is chunked (ids as stored) and `source.map` gives each in-flow
+ * chunk's body blocks (docx-source-map.ts).
  */
-export async function convertDocx(bytes: Buffer, filename: string, limits: ConvertLimits): Promise<ConvertResult> {
+export async function convertDocx(
+  bytes: Buffer,
+  filename: string,
+  limits: ConvertLimits,
+  opts: ConvertOptions = {},
+): Promise<ConvertResult> {
   sniffContainer(bytes);
   const zip = checkZip(
     bytes,
@@ -123,13 +130,15 @@ export async function convertDocx(bytes: Buffer, filename: string, limits: Conve
     );
   }
 
-  // Each body block is tagged so chunks can be mapped back to it (edit in place); a body the
-  // tagger cannot read is converted as it is, without a map.
+  // With keepSource each body block is tagged so chunks can be mapped back to it (edit in
+  // place); a body the tagger cannot read is converted as it is, without a map.
   let tagged: Buffer | null = null;
-  try {
-    tagged = await withMainPart(bytes, mainPart, tagBodyBlocks(documentXml));
-  } catch {
-    tagged = null;
+  if (opts.keepSource) {
+    try {
+      tagged = await withMainPart(bytes, mainPart, tagBodyBlocks(documentXml));
+    } catch {
+      tagged = null;
+    }
   }
   let result: { value: string; messages: { type: string; message: string }[] };
   try {

@@ -119,4 +119,25 @@ export const migrations: Migration[] = [
       });
     },
   },
+  {
+    name: "20261205T0900_document_sources",
+    // A loaded document's original file (issue #12): the bytes and the chunk map live in the
+    // object store under the owner's prefix; the row says whose they are and where.
+    async up(db: Knex) {
+      await db.schema.withSchema(SCHEMA).createTable("document_sources", (t) => {
+        t.text("id").primary();
+        t.text("owner_id").notNullable();
+        t.text("format").notNullable();
+        t.text("filename").notNullable();
+        t.bigInteger("size_bytes").notNullable();
+        t.text("object_key").notNullable();
+        t.text("map_key").notNullable();
+        t.timestamp("created_at", { useTz: true }).notNullable().defaultTo(db.fn.now());
+        t.index(["owner_id", "created_at"], "document_sources_owner_created");
+      });
+    },
+    async down(db: Knex) {
+      await db.schema.withSchema(SCHEMA).dropTableIfExists("document_sources");
+    },
+  },
 ];

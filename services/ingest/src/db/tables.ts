@@ -70,3 +70,16 @@ export interface ExportRow {
   created_at: Date;
   updated_at: Date;
 }
+
+/** ingest.document_sources: a loaded document's original file and its chunk map (object store keys). */
+export interface DocumentSourceRow {
+  id: string;
+  owner_id: string;
+  /** SourceFormat: docx, markdown or txt. */
+  format: string;
+  filename: string;
+  size_bytes: string | number;
+  object_key: string;
+  map_key: string;
+  created_at: Date;
+}

@@ -15,7 +15,7 @@ describe("docx comments", () => {
     const documentXml = (await (await JSZip.loadAsync(bytes)).file("word/document.xml")?.async("string")) ?? "";
     const anchors = commentAnchors(documentXml);
     expect(anchors.size).toBe(4);
-    const converted = await convertDocx(bytes, "c.docx", DEFAULT_LIMITS);
+    const converted = await convertDocx(bytes, "c.docx", DEFAULT_LIMITS, { keepSource: true });
     const found = [...converted.html.matchAll(/<p [^>]*data-part="comment"[^>]*data-anchor="([^"]*)"/g)].map((m) => m[1]);
     expect(found.length).toBe(anchors.size);
     for (const anchor of found) expect(text(documentXml)).toContain(anchor);
@@ -23,7 +23,7 @@ describe("docx comments", () => {
 
   it("a generated export writes comments.xml and anchors each comment around its text", async () => {
     const bytes = readCorpus("docx/pydocx-comments-rich-para.docx");
-    const converted = await convertDocx(bytes, "c.docx", DEFAULT_LIMITS);
+    const converted = await convertDocx(bytes, "c.docx", DEFAULT_LIMITS, { keepSource: true });
     const built = await htmlToDocx({
       html: converted.html,
       title: "c",
@@ -40,7 +40,7 @@ describe("docx comments", () => {
       expect(count(new RegExp(`<w:${tag}\\b`, "g"), documentXml)).toBe(4);
     }
     // Read back: the same comments, anchored to the same text.
-    const back = await convertDocx(built.bytes, "back.docx", DEFAULT_LIMITS);
+    const back = await convertDocx(built.bytes, "back.docx", DEFAULT_LIMITS, { keepSource: true });
     const comments = (html: string) =>
       [...html.matchAll(/<p [^>]*data-part="comment"[^>]*>([\s\S]*?)<\/p>/g)].map((m) => m[0].replace(/ data-(chunk|comment)-id="[^"]*"/g, ""));
     expect(comments(back.html)).toEqual(comments(converted.html));

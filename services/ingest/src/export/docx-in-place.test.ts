@@ -17,7 +17,7 @@ interface Loaded {
 /** Converts a corpus .docx and builds the DocumentSource the documents service would hand over. */
 async function load(name: string): Promise<Loaded> {
   const bytes = readCorpus(`docx/${name}`);
-  const converted = await convertDocx(bytes, name, DEFAULT_LIMITS);
+  const converted = await convertDocx(bytes, name, DEFAULT_LIMITS, { keepSource: true });
   if (!converted.source) throw new Error(`${name}: no source map`);
   const { chunks } = chunkHtml(converted.html);
   const loaded = Object.fromEntries(chunks.map((c) => [c.chunkId, c.html]));
@@ -90,7 +90,7 @@ describe("docx written back in place", () => {
       expect(after[span.index]).toContain("revised ");
       // The output map names the edited block, and the package reads back with the edit.
       expect(written.map.chunks[target.chunkId]).toEqual({ kind: "block", index: span.index });
-      const back = await convertDocx(written.bytes, name, DEFAULT_LIMITS);
+      const back = await convertDocx(written.bytes, name, DEFAULT_LIMITS, { keepSource: true });
       expect(back.html).toContain("revised ");
     }, 120_000);
   }
@@ -148,7 +148,7 @@ describe("docx written back in place", () => {
     expect(changed).toHaveLength(1);
     expect(changed[0]).toMatch(/^word\/header\d*\.xml$/);
     expect(await output.file(changed[0])?.async("string")).toContain("New header text");
-    const back = await convertDocx(written.bytes, "back.docx", DEFAULT_LIMITS);
+    const back = await convertDocx(written.bytes, "back.docx", DEFAULT_LIMITS, { keepSource: true });
     expect(back.html).toContain("New header text");
   });
 
@@ -173,7 +173,7 @@ describe("docx written back in place", () => {
     expect(rels).toContain('Target="https://example.org/x?a=1&amp;b=2" TargetMode="External"');
     // Every block but the new one is the original, in order.
     expect(blocks.filter((_, i) => i !== (at as { index: number }).index)).toEqual(before);
-    const back = await convertDocx(written.bytes, "back.docx", DEFAULT_LIMITS);
+    const back = await convertDocx(written.bytes, "back.docx", DEFAULT_LIMITS, { keepSource: true });
     expect(back.html).toContain('<a href="https://example.org/x?a=1&amp;b=2">linked</a>');
   });
 

@@ -568,6 +568,7 @@ export async function writeDocxInPlace(html: string, source: DocumentSource): Pr
 
   // Out-of-flow parts: a changed header/footer regenerates its part, a changed comment its entry.
   const files = new Map<string, string>();
+  let rewrittenParts = 0;
   const partChunks = chunks.filter((c) => partOf(c.html) === "header" || partOf(c.html) === "footer");
   const loadedParts = Object.entries(source.loaded).filter(([, h]) => partOf(h) === "header" || partOf(h) === "footer");
   if (loadedParts.length > 0) {
@@ -588,6 +589,7 @@ export async function writeDocxInPlace(html: string, source: DocumentSource): Pr
         const xml = files.get(target) as string;
         const lines = now ? partLines(now.html) : [{ kind: "p" as const, segments: [] }];
         zip.file(target, rewriteTextParagraphs(xml, xml.indexOf("<w:", xml.indexOf("?>") + 1), lines, writer));
+        rewrittenParts++;
       });
     }
   }
@@ -612,6 +614,7 @@ export async function writeDocxInPlace(html: string, source: DocumentSource): Pr
         xml = rewriteTextParagraphs(xml, at, partLines(now), writer);
       }
       zip.file(target, xml);
+      rewrittenParts++;
     }
   }
 
@@ -636,8 +639,17 @@ export async function writeDocxInPlace(html: string, source: DocumentSource): Pr
     zip.file(relsName, relsXml.replace(/<\/Relationships>\s*$/, `${added}</Relationships>`));
   }
   if (writer.missingImages > 0) warnings.push(`${writer.missingImages} images added in an edit were left out of the Word file`);
-  const bytes = await zip.generateAsync({ type: "nodebuffer", compression: "DEFLATE" });
+  // Nothing changed: the upload itself, byte for byte (not even re-zipped).
+  const touched = newDocument !== documentXml || writer.newRels.length > 0 || rewrittenParts > 0;
+  const bytes = touched ? await zip.generateAsync({ type: "nodebuffer", compression: "DEFLATE" }) : source.bytes;
   return { bytes, warnings, map: outMap };
+}
+
+/** The body's block-level children (w:sectPr apart) of a package's main document part, as XML. */
+export async function documentBlocks(bytes: Buffer): Promise<string[]> {
+  const zip = await JSZip.loadAsync(bytes);
+  const xml = (await zip.file(mainPartName(await zip.file("_rels/.rels")?.async("string")))?.async("string")) ?? "";
+  return bodyLayout(xml).blocks.map((b) => xml.slice(b.start, b.end));
 }
 
 /** The blocks for a changed or new chunk, shaped like its original blocks. */

@@ -16,6 +16,7 @@ import {
   type ExportLayout,
   ExportTooLargeError,
   resolveLayout,
+  sourceFormatForExport,
 } from "./export-formats.js";
 import type { ExportBuild, ExportBuildTask, ExportScan, TaskImage } from "./export-worker.js";
 import { printPdf } from "./to-pdf.js";
@@ -119,16 +120,8 @@ async function buildExport(job: ExportJob, deps: ExportDeps): Promise<ExportedFi
     watermarkText: job.options.watermarkText || undefined,
     watermarkOpacity: job.options.watermarkOpacity,
     images,
-    ...(job.format === "docx" && job.source
-      ? {
-          source: {
-            format: job.source.format,
-            bytes: new Uint8Array(job.source.bytes.buffer, job.source.bytes.byteOffset, job.source.bytes.byteLength),
-            map: job.source.map,
-            loaded: job.source.loaded,
-          },
-        }
-      : {}),
+    // Only the format it was loaded as is written back in place (a .md exported as docx is generated).
+    ...(job.source && job.source.format === sourceFormatForExport(job.format) && { source: job.source }),
   };
   const built = await pool.runTask<ExportBuild>(task, bounds).catch(fail);
   warnings.push(...built.warnings);

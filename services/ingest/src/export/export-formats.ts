@@ -3,7 +3,7 @@
 import { status as GrpcStatus } from "@grpc/grpc-js";
 import { RedlineError, SchemaError } from "@redline/service-kit";
 import type { PageMargins, PageSetup, PaperSize } from "../formats.js";
-import type { DocumentSource } from "../sources/types.js";
+import type { DocumentSource, SourceFormat } from "../sources/types.js";
 
 /** The strict export formats (interface-spec fact 8); `doc` is accepted as a legacy alias of docx. */
 export const EXPORT_FORMATS = ["docx", "pdf", "html", "markdown", "txt"] as const;
@@ -56,8 +56,16 @@ export interface ExportJob {
   /** The document's own page setup, used where the options say nothing. */
   pageSetup: PageSetup | null;
   options: ExportOptions;
-  /** The original file and chunk map of a loaded document: a docx export writes it back in place. */
+  /**
+   * The document's original file, of this export's format (sourceFormatForExport): untouched
+   * chunks are written back as the original's bytes. Absent: generated from the HTML.
+   */
   source?: DocumentSource;
+}
+
+/** The source format an export format writes back in place; undefined for pdf and html. */
+export function sourceFormatForExport(format: ExportFormat): SourceFormat | undefined {
+  return format === "docx" || format === "markdown" || format === "txt" ? format : undefined;
 }
 
 /** A produced file. */

@@ -4,10 +4,11 @@
 import { sanitizeHtml } from "@redline/html-chunks";
 import { countElements } from "../converters/html-util.js";
 import { TooManyElementsError } from "../formats.js";
+import { currentChunks, spliceText } from "../sources/splice.js";
+import type { DocumentSource } from "../sources/types.js";
 import type { ExportFormat, ExportLayout } from "./export-formats.js";
 import { imageSources, rewriteImageSources } from "./parts.js";
 import { type PdfPage, preparePdf } from "./pdf-page.js";
-import type { DocumentSource } from "../sources/types.js";
 import { writeDocxInPlace } from "./docx-in-place.js";
 import { htmlToDocx } from "./to-docx.js";
 import { htmlPage } from "./to-html.js";
@@ -47,16 +48,12 @@ export interface ExportBuildTask {
   watermarkOpacity?: number;
   /** Resolved images by their `src` (sources that are not data: URLs). */
   images: [string, TaskImage][];
-  /** A loaded docx's original package and chunk map (docx is then written in place). */
-  source?: TaskSource;
-}
-
-/** A DocumentSource as it crosses to a worker (bytes as a plain view). */
-export interface TaskSource {
-  format: DocumentSource["format"];
-  bytes: Uint8Array;
-  map: DocumentSource["map"];
-  loaded: DocumentSource["loaded"];
+  /**
+   * The document's original of this format (ExportJob.source; its bytes arrive as a
+   * Uint8Array). For markdown/txt `html` is the stored chunks as sent (not scanned), so they
+   * compare with their loaded HTML as they are; a scanned (docx) `html` is sanitized.
+   */
+  source?: DocumentSource;
 }
 
 /** A built export: the file's bytes (own buffer, transferable), or the pdf page to print. */
@@ -86,7 +83,7 @@ export function scanExportSource(task: ExportScanTask): ExportScan {
  * package cannot be read (a warning says so; the caller builds the docx from HTML instead).
  */
 async function docxInPlace(html: string, task: ExportBuildTask, warnings: string[]): Promise<Buffer | null> {
-  const source = task.source as TaskSource;
+  const source = task.source as DocumentSource;
   try {
     const written = await writeDocxInPlace(html, { ...source, bytes: Buffer.from(source.bytes) });
     warnings.push(...written.warnings);
@@ -136,17 +133,38 @@ export async function buildExport(task: ExportBuildTask): Promise<ExportBuild> {
       bytes = Buffer.from(htmlPage({ ...common, html: task.embedImages ? inlined() : html }), "utf8");
       break;
     case "markdown": {
+      const spliced = task.source && inPlace(task.html, task.source, (h) => htmlToMarkdown(h).text, warnings);
+      if (spliced) {
+        bytes = spliced;
+        break;
+      }
       const md = htmlToMarkdown(html);
       warnings.push(...md.warnings);
       if (task.watermarkText) warnings.push("Watermarks have no Markdown equivalent and were left out");
       bytes = Buffer.from(md.text, "utf8");
       break;
     }
-    case "txt":
+    case "txt": {
       if (task.watermarkText) warnings.push("Watermarks have no plain-text equivalent and were left out");
-      bytes = Buffer.from(htmlToText(html), "utf8");
+      const spliced = task.source && inPlace(task.html, task.source, htmlToText, warnings);
+      bytes = spliced || Buffer.from(htmlToText(html), "utf8");
       break;
+    }
   }
   // A plain view: Buffers arrive as Uint8Array over IPC anyway, and this avoids copying.
   return { kind: "file", bytes: new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength), warnings };
+}
+
+/**
+ * Markdown/text written into the original (spliceText): untouched chunks as their bytes, others
+ * rendered from their sanitized HTML. Null when the original places no chunk of the document.
+ */
+function inPlace(
+  html: string,
+  source: DocumentSource,
+  render: (html: string) => string,
+  warnings: string[],
+): Buffer | null {
+  const bytes = Buffer.from(source.bytes.buffer, source.bytes.byteOffset, source.bytes.byteLength);
+  return spliceText(currentChunks(html), { ...source, bytes }, (h) => render(sanitizeHtml(h)), warnings);
 }

@@ -33,6 +33,8 @@ export interface ConvertJob {
   filename: string;
   bytes: Buffer;
   limits: ConvertLimits;
+  /** Ask for a source map (ConvertOptions.keepSource). */
+  keepSource?: boolean;
 }
 
 /** How a task is bounded and what its caller is told when it is stopped. */
@@ -93,7 +95,14 @@ export class ConverterPool {
     const bytes = new Uint8Array(job.bytes.buffer, job.bytes.byteOffset, job.bytes.byteLength);
     const ext = extensionOf(job.filename) || `.${job.format}`;
     return this.runTask<ConvertResult>(
-      { kind: "convert", format: job.format, filename: job.filename, bytes, limits: job.limits },
+      {
+        kind: "convert",
+        format: job.format,
+        filename: job.filename,
+        bytes,
+        limits: job.limits,
+        keepSource: job.keepSource,
+      },
       {
         timeoutMs: job.limits.timeoutMs,
         onTimeout: () =>

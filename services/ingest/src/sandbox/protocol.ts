@@ -12,6 +12,8 @@ export interface ConvertTask {
   filename: string;
   bytes: Uint8Array;
   limits: ConvertLimits;
+  /** Ask for a source map (ConvertOptions.keepSource). */
+  keepSource?: boolean;
 }
 
 /** Text per chunk of converted HTML (attachment search); answered with `string[]`. */

@@ -15,7 +15,9 @@ async function runTask(task: WorkerTask): Promise<unknown> {
   switch (task.kind) {
     case "convert": {
       const bytes = Buffer.from(task.bytes.buffer, task.bytes.byteOffset, task.bytes.byteLength);
-      const result = await convertInProcess(task.format, task.filename, bytes, task.limits);
+      const result = await convertInProcess(task.format, task.filename, bytes, task.limits, {
+        keepSource: task.keepSource,
+      });
       // SVG first: the sanitizer would drop those images silently, and the caller should hear why.
       const html = sanitizeCounted(dropSvgImages(result.html, result.warnings), task.limits.maxElements);
       return { ...result, html };

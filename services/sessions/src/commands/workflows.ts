@@ -1,6 +1,6 @@
 // Workspace workflows that write to both documents and sessions. They live here, behind one RPC
 // each, so a workflow has one owner: the gateway makes one call and only maps the answer.
-import type { commonV1 } from "@redline/grpc-stubs";
+import type { commonSourceV1, commonV1 } from "@redline/grpc-stubs";
 import { type CallOpts, ConflictError, NotFoundError, required } from "@redline/service-kit";
 import type { SessionsContext } from "../context.js";
 import type { RosterRow } from "../db/tables.js";
@@ -221,18 +221,20 @@ export interface StoreAndAttachInput {
   /** From the file; undefined when it has none. */
   pageSetup?: commonV1.PageSetup;
   keepParts: boolean;
+  /** The original file the HTML was converted from (ingest kept it); undefined when none. */
+  source?: commonSourceV1.SourceRef;
 }
 
 /** Stores the content: a new version of the focused document for `replace`, else a new document; its slot. */
 async function storeUpload(deps: Deps, fwd: CallOpts, view: SessionView, input: StoreAndAttachInput) {
   const sessionId = view.row.id;
   const focused = view.roster.find((e) => e.focused) ?? view.roster[0];
-  const { html, title, pageSetup, keepParts } = input;
+  const { html, title, pageSetup, keepParts, source } = input;
   if (input.openMode === "replace" && focused?.document_id) {
-    const replace = { documentId: focused.document_id, html, sessionId, pageSetup, title, keepParts };
+    const replace = { documentId: focused.document_id, html, sessionId, pageSetup, title, keepParts, source };
     return { stored: await deps.documents.replaceDocument(replace, fwd), slotId: focused.slot_id };
   }
-  const stored = await deps.documents.createDocument({ html, title, pageSetup, sessionId, keepParts }, fwd);
+  const stored = await deps.documents.createDocument({ html, title, pageSetup, sessionId, keepParts, source }, fwd);
   // A blank (or missing) focused tab gets the new document in its slot.
   return { stored, slotId: input.openMode === "replace" && focused ? focused.slot_id : "" };
 }

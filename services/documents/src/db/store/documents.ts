@@ -71,6 +71,14 @@ export interface NewDocument {
   chunks: { chunkId: string; html: string; position: string }[];
   /** Payload of the `document_created` event. */
   eventPayload: Record<string, unknown>;
+  /** The original file it is loaded from (loaded as version 1); null when none. */
+  source: DocumentSourceRef | null;
+}
+
+/** A document's original file, as ingest keeps it. */
+export interface DocumentSourceRef {
+  sourceId: string;
+  format: string;
 }
 
 /**
@@ -88,8 +96,9 @@ export async function insertNewDocument(db: Db, doc: NewDocument): Promise<Docum
   const { rows } = await db.raw<{ rows: DocumentRow[] }>(
     `with doc as (
        insert into ${T.documents}
-         (id, owner_id, title, page_setup, head_version_id, head_seq, chunk_count, section_count)
-       values (?, ?, ?, ?::jsonb, ?, 1, ?, ?)
+         (id, owner_id, title, page_setup, head_version_id, head_seq, chunk_count, section_count,
+          source_id, source_format, source_seq)
+       values (?, ?, ?, ?::jsonb, ?, 1, ?, ?, ?, ?, ?::integer)
        on conflict (id) do nothing
        returning *
      ), version as (
@@ -113,6 +122,9 @@ export async function insertNewDocument(db: Db, doc: NewDocument): Promise<Docum
       doc.versionId,
       doc.chunks.length,
       doc.sectionCount,
+      doc.source?.sourceId ?? null,
+      doc.source?.format ?? null,
+      doc.source ? 1 : null,
       doc.versionId,
       doc.sessionId,
       doc.chunks.map((c) => c.chunkId),
@@ -159,6 +171,15 @@ export function findDocuments(db: Db, ownerId: string, ids: string[]): Promise<D
 /** Sets or clears archived_at and bumps updated_at; the row after. */
 export function setArchived(db: Db, id: string, archived: boolean): Promise<DocumentRow> {
   return updateRow(db, id, { archived_at: archived ? db.fn.now() : null });
+}
+
+/** Records the original the head version was loaded from (null: it has none); the row after. */
+export function setSource(db: Db, id: string, source: DocumentSourceRef | null, seq: number): Promise<DocumentRow> {
+  return updateRow(db, id, {
+    source_id: source?.sourceId ?? null,
+    source_format: source?.format ?? null,
+    source_seq: source ? seq : null,
+  });
 }
 
 /** Updates title and/or page setup and bumps updated_at; the row after. */

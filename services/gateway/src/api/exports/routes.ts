@@ -17,11 +17,20 @@ export interface ExportSource {
   title: string;
   /** The document's page setup; undefined when none. */
   pageSetup?: commonV1.PageSetup;
+  /** The stored document's original and its chunks as loaded (export in place); undefined when none. */
+  original?: ingestFilesV1.ExportSource;
 }
 
-/** Resolves the export source: `html`, else the session's document (`document_id` or the focused one). */
+// Export formats an original of the same format is written back into (md → markdown).
+const IN_PLACE_FORMATS: Record<string, string> = { docx: "docx", doc: "docx", markdown: "markdown", txt: "txt" };
+
+/**
+ * Resolves the export source: `html`, else the session's document (`document_id` or the focused
+ * one), else a pre-signed upload. A stored document loaded from a docx/md/txt original, exported
+ * to that same format, also gets the original's reference and its chunks as loaded.
+ */
 export async function resolveExportSource(
-  body: Pick<schemas.ExportRequestJson, "html" | "session_id" | "document_id" | "upload_id">,
+  body: Pick<schemas.ExportRequestJson, "html" | "session_id" | "document_id" | "upload_id"> & { format?: string },
   call: RouteCall,
 ): Promise<ExportSource> {
   if (body.html !== undefined) return { html: body.html, title: "" };
@@ -32,12 +41,18 @@ export async function resolveExportSource(
       throw new NotFoundError("Document not found in this session");
     if (!entry) throw new NotFoundError("The session has no document to export");
     if (!entry.durableDocumentId) return { html: "", title: entry.title };
+    const inPlace = IN_PLACE_FORMATS[(body.format ?? "docx").toLowerCase()];
     const doc = await call.ctx.documents.getDocument(
-      { documentId: entry.durableDocumentId, versionId: "", includeChunks: true },
+      { documentId: entry.durableDocumentId, versionId: "", includeChunks: true, includeSource: inPlace !== undefined },
       call.rpc(),
     );
     const meta = required(doc.document, "document");
-    return { html: chunksToHtml(doc.chunks), title: meta.title, pageSetup: meta.pageSetup };
+    const source = meta.source?.format === inPlace ? meta.source : undefined;
+    const original = source && {
+      source,
+      loaded: Object.fromEntries(doc.sourceChunks.map((c) => [c.chunkId, c.html])),
+    };
+    return { html: chunksToHtml(doc.chunks), title: meta.title, pageSetup: meta.pageSetup, original };
   }
   if (body.upload_id) {
     const res = await call.ctx.files.convertUpload({ uploadId: body.upload_id }, call.rpc(EXPORT_TIMEOUT_MS));
@@ -85,13 +100,7 @@ export const exportDocumentRoute = defineRoute({
   async handle({ body }, call) {
     const source = await resolveExportSource(body, call);
     const file = await call.ctx.files.exportDocument(
-      {
-        html: source.html,
-        format: body.format,
-        title: source.title || body.filename || "Document",
-        pageSetup: source.pageSetup,
-        options: toExportOptions(body.options),
-      },
+      exportMessage(source, body.format, body.options, body.filename),
       call.rpc(EXPORT_TIMEOUT_MS),
     );
     const name = downloadName(body.filename, source.title, file.extension);
@@ -133,6 +142,7 @@ function exportMessage(
     title: source.title || filename || "Document",
     pageSetup: source.pageSetup,
     options: toExportOptions(options),
+    source: source.original,
   };
 }
 
@@ -168,7 +178,10 @@ export const emailExportRoute = defineRoute({
   request: { body: schemas.EmailExportSchema },
   ...answers(schemas.EmailExportResponseSchema, { status: 202, description: "The queued job." }, [400, 404, 429, 503]),
   async handle({ body }, call) {
-    const source = await resolveExportSource({ session_id: body.session_id, document_id: body.document_id }, call);
+    const source = await resolveExportSource(
+      { session_id: body.session_id, document_id: body.document_id, format: body.format },
+      call,
+    );
     const filename = downloadName(body.filename, source.title, EXTENSIONS[body.format]);
     const res = await call.ctx.files
       .queueEmailExport(

@@ -13,14 +13,19 @@ import * as schemas from "./schemas.js";
 // Big files take longer to convert than the default RPC deadline.
 const CONVERT_TIMEOUT_MS = 120_000;
 
-/** Converts a file with ingest (415 for other extensions, 413 over the cap, 400 unreadable). */
+/**
+ * Converts a file with ingest (415 for other extensions, 413 over the cap, 400 unreadable).
+ * `keepSource`: the result will be stored as a document, so ingest keeps a md/txt/docx original
+ * (its SourceRef comes back in `source`) for exports in place.
+ */
 export async function convertUpload(
   call: RouteCall,
   filename: string,
   content: Buffer,
+  keepSource = false,
 ): Promise<ingestV1.ConvertDocumentResponse> {
   if (!filename.trim()) throw new InputError("The file has no name: its extension picks the converter");
-  return call.ctx.ingest.convertDocument({ filename, content }, call.rpc(CONVERT_TIMEOUT_MS));
+  return call.ctx.ingest.convertDocument({ filename, content, keepSource }, call.rpc(CONVERT_TIMEOUT_MS));
 }
 
 /**
@@ -44,6 +49,7 @@ export async function loadIntoSession(
       pageSetup: converted.pageSetup,
       keepParts: converted.partsFromFile,
       returnHtml,
+      source: converted.source,
     },
     call.rpc(CONVERT_TIMEOUT_MS),
   );
@@ -82,7 +88,7 @@ export const uploadDocumentRoute = defineRoute({
     [400, 403, 415, 503],
   ),
   async handle({ body }, call) {
-    const converted = await convertUpload(call, body.file.filename, body.file.content);
+    const converted = await convertUpload(call, body.file.filename, body.file.content, true);
     return { body: await loadIntoSession(call, converted, body.session_id ?? "", body.open_mode, body.return_html) };
   },
 });
@@ -103,7 +109,7 @@ export const uploadDocumentBase64Route = defineRoute({
   ...answers(schemas.UploadDocumentResponseSchema, "The conversion, or the loaded document.", [400, 403, 415, 503]),
   async handle({ body }, call) {
     const content = Buffer.from(normalizeBase64(body.file_base64), "base64");
-    const converted = await convertUpload(call, body.filename, content);
+    const converted = await convertUpload(call, body.filename, content, Boolean(body.session_id));
     return { body: await conversionReply(call, converted, body) };
   },
 });
@@ -185,7 +191,10 @@ export const processUploadRoute = defineRoute({
     if (upload.purpose === "attachment") {
       return { body: await createAttachment(call, body.session_id ?? "", { uploadId: upload.uploadId }) };
     }
-    const res = await call.ctx.files.convertUpload({ uploadId: params.upload_id }, call.rpc(CONVERT_TIMEOUT_MS));
+    const res = await call.ctx.files.convertUpload(
+      { uploadId: params.upload_id, keepSource: Boolean(body.session_id) },
+      call.rpc(CONVERT_TIMEOUT_MS),
+    );
     const converted = required(res.converted, "converted");
     return { body: await conversionReply(call, converted, body) };
   },
