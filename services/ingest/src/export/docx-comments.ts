@@ -26,7 +26,7 @@ export function readComments(partsHtml: string[]): CommentChunk[] {
     const inner = el.html() ?? "";
     return {
       sourceId: el.attr("data-comment-id") ?? "",
-      author: el.attr("data-author") || "Redline",
+      author: el.attr("data-author") ?? "",
       anchor: el.attr("data-anchor") ?? "",
       lines: inner.split(/<br\s*\/?>/i).filter((l) => l.trim() !== ""),
     };
