@@ -2,13 +2,14 @@
 // fallback for exports over the format cap: queued, built in the background, stored in the object
 // store and mailed as a link valid 7 days. Stored exports are never capped (the cap protects
 // the synchronous response) and never billed.
+import type { ingestFilesV1 } from "@redline/grpc-stubs";
 import { type CallOpts, InputError, isEmailAddress, UnavailableError } from "@redline/service-kit";
 import type { IngestContext } from "../context.js";
 import { escapeHtml } from "../converters/html-util.js";
 import { insertExport, updateExportStatus } from "../db/store/exports.js";
 import type { ExportedFile, ExportJob } from "../export/export-formats.js";
 import { EMAIL_EXPORT_SUBJECT, insertWithinEmailCap, safeExportFilename } from "./email-limits.js";
-import { type ExportCaller, exportForCaller } from "./exports.js";
+import { type ExportCaller, exportForCaller, withSource } from "./exports.js";
 import { newId, publicUrl, requireStorage } from "./shared.js";
 
 /** Seconds a download link is valid. */
@@ -87,13 +88,15 @@ async function recipientOf(ctx: IngestContext, caller: EmailCaller, requested: s
  * caller's email on file (recipientOf: 400 malformed or none on file). EmailExportLimitError
  * (429 with Retry-After) when the account sent ctx.emailExportsPerHour in the last hour. The
  * export, upload and mail happen in the background (status sent | failed). The filename is
- * sanitized (safeExportFilename) and the subject is fixed.
+ * sanitized (safeExportFilename) and the subject is fixed. `source`: the document's original,
+ * written back in place when it is the caller's and of the job's format (withSource).
  */
 export async function queueEmailExport(
   ctx: IngestContext,
   caller: EmailCaller,
   req: EmailExport,
   toJob: () => ExportJob,
+  source?: ingestFilesV1.ExportSource,
 ) {
   const { db } = requireStorage(ctx);
   const { ownerId } = caller;
@@ -116,7 +119,7 @@ export async function queueEmailExport(
     ctx.emailExportsPerHour,
   );
   setImmediate(() => {
-    void deliver(ctx, ownerId, id, job, filename, recipient);
+    void deliver(ctx, ownerId, id, job, filename, recipient, source);
   });
   return { jobId: id, recipientEmail: recipient, status: "queued", eta: new Date(Date.now() + 60_000) };
 }
@@ -128,10 +131,12 @@ async function deliver(
   job: ExportJob,
   filename: string,
   recipient: string,
+  source?: ingestFilesV1.ExportSource,
 ): Promise<void> {
   const { db } = requireStorage(ctx);
   try {
-    const file = await exportForCaller(ctx, { ownerId }, job, true);
+    // The original (export in place) is read here, off the request's path.
+    const file = await exportForCaller(ctx, { ownerId }, await withSource(ctx, ownerId, job, source), true);
     const { key, url } = await storeAndSign(ctx, id, file, filename, EMAIL_LINK_TTL_SECONDS);
     const expires = new Date(Date.now() + EMAIL_LINK_TTL_SECONDS * 1000).toUTCString();
     await ctx.mailer.send({

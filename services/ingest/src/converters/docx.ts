@@ -2,10 +2,11 @@
 // checked (encrypted OOXML, truncated zips and zip bombs never reach mammoth).
 import { InputError } from "@redline/service-kit";
 import mammoth from "mammoth";
-import { baseTitle, type ConvertLimits, type ConvertResult } from "../formats.js";
+import { baseTitle, type ConvertLimits, type ConvertOptions, type ConvertResult } from "../formats.js";
 import { applyListStarts, hasListStarts } from "./docx-list-starts.js";
 import { docxPageSetup } from "./docx-page-setup.js";
 import { docxParts, partsToHtml } from "./docx-parts.js";
+import { mapChunks, tagBodyBlocks, withMainPart } from "./docx-source-map.js";
 import { firstHeadingText } from "./html-util.js";
 import { checkZip } from "./zip-guard.js";
 
@@ -97,9 +98,16 @@ function markNotes(html: string): string {
  * footnote/endnote); headers, footers and comments as out-of-flow `data-part` blocks (headers
  * first, footers and comments last); tracked changes accepted. Page setup comes
  * from the final w:sectPr. Throws InputError for encrypted, legacy, damaged or oversized
- * (zip bomb) files, checked against `limits` before mammoth unzips anything.
+ * (zip bomb) files, checked against `limits` before mammoth unzips anything. With
+ * `opts.keepSource` the HTML is chunked (ids as stored) and `source.map` gives each in-flow
+ * chunk's body blocks (docx-source-map.ts).
  */
-export async function convertDocx(bytes: Buffer, filename: string, limits: ConvertLimits): Promise<ConvertResult> {
+export async function convertDocx(
+  bytes: Buffer,
+  filename: string,
+  limits: ConvertLimits,
+  opts: ConvertOptions = {},
+): Promise<ConvertResult> {
   sniffContainer(bytes);
   const zip = checkZip(
     bytes,
@@ -122,10 +130,20 @@ export async function convertDocx(bytes: Buffer, filename: string, limits: Conve
     );
   }
 
+  // With keepSource each body block is tagged so chunks can be mapped back to it (edit in
+  // place); a body the tagger cannot read is converted as it is, without a map.
+  let tagged: Buffer | null = null;
+  if (opts.keepSource) {
+    try {
+      tagged = await withMainPart(bytes, mainPart, tagBodyBlocks(documentXml));
+    } catch {
+      tagged = null;
+    }
+  }
   let result: { value: string; messages: { type: string; message: string }[] };
   try {
     result = await mammoth.convertToHtml(
-      { buffer: bytes },
+      { buffer: tagged ?? bytes },
       { styleMap: STYLE_MAP, includeDefaultStyleMap: true, externalFileAccess: false },
     );
   } catch (err) {
@@ -157,9 +175,12 @@ export async function convertDocx(bytes: Buffer, filename: string, limits: Conve
   const numberingXml = zip.read("word/numbering.xml")?.toString("utf8");
   const numbered =
     numberingXml && hasListStarts(numberingXml) ? applyListStarts(body, documentXml, numberingXml) : body;
-  const html = `${parts.before}${markNotes(numbered)}${parts.after}`;
+  const joined = `${parts.before}${markNotes(numbered)}${parts.after}`;
+  const mapped = tagged ? mapChunks(joined) : null;
+  const html = mapped ? mapped.html : joined;
   return {
     html,
+    ...(mapped ? { source: { map: mapped.map } } : {}),
     title: firstHeadingText(html) ?? baseTitle(filename),
     pageSetup: docxPageSetup(documentXml),
     warnings: warnings.slice(0, MAX_WARNINGS),

@@ -6,6 +6,7 @@ import { htmlToContent } from "docx/html";
 import { TextWatermark } from "docx/watermarks";
 import JSZip from "jszip";
 import { locateChunks, type MarkedBody, markChunks, stripMarkers } from "./docx-chunk-map.js";
+import { anchorComments, type CommentChunk, readComments } from "./docx-comments.js";
 import { applyRevisions, maxWordId, type TrackedChangeInput } from "./docx-revisions.js";
 import type { ExportLayout } from "./export-formats.js";
 import { splitParts } from "./parts.js";
@@ -45,8 +46,8 @@ export interface DocxInput {
 }
 
 /**
- * Builds a .docx. Out-of-flow chunks (`data-part` header/footer) become the section's default
- * header and footer; comments are listed in warnings as not exported. Returns the bytes and the
+ * Builds a .docx. Out-of-flow chunks (`data-part` header/footer) become the section's headers
+ * and footers by variant; comments become Word comments anchored to their `data-anchor` text. Returns the bytes and the
  * losses docx/html reported (unsupported elements, missing images, ...).
  */
 export async function htmlToDocx(input: DocxInput): Promise<{ bytes: Buffer; warnings: string[] }> {
@@ -83,14 +84,25 @@ export async function htmlToDocx(input: DocxInput): Promise<{ bytes: Buffer; war
       ];
     }
   }
-  if (parts.comments.length > 0)
-    warnings.add(`${parts.comments.length} comments were not exported (Word comments are not written yet)`);
+  // Comments go to comments.xml; their anchors are placed in document.xml once it is written.
+  const comments = readComments(parts.comments);
 
   const twips = (inches: number) => Math.round(inches * TWIPS_PER_INCH);
   const doc = new Document({
     evenAndOddHeaderAndFooters: headers.even !== undefined || footers.even !== undefined,
     title: input.title,
     creator: "Redline",
+    ...(comments.length > 0
+      ? {
+          comments: {
+            children: comments.map((c, id) => ({
+              id,
+              author: c.author,
+              children: c.lines.flatMap((line) => htmlToContent(`<p>${line}</p>`, options)),
+            })),
+          },
+        }
+      : {}),
     sections: [
       {
         properties: {
@@ -122,8 +134,12 @@ export async function htmlToDocx(input: DocxInput): Promise<{ bytes: Buffer; war
     ],
   });
   const bytes = await Packer.toBuffer(doc);
-  if (!tracked || !marked) return { bytes, warnings: [...warnings] };
-  return withRevisions(bytes, marked, tracked, warnings);
+  // Revisions first (they strip the chunk markers), then the comments' anchors on clean text.
+  const revised = tracked && marked ? await withRevisions(bytes, marked, tracked, warnings) : bytes;
+  return {
+    bytes: comments.length > 0 ? await withCommentAnchors(revised, comments) : revised,
+    warnings: [...warnings],
+  };
 }
 
 /** Removes the chunk markers from the built package and writes `changes` as revisions. */
@@ -132,10 +148,10 @@ async function withRevisions(
   marked: MarkedBody,
   changes: TrackedChangeInput[],
   warnings: Set<string>,
-): Promise<{ bytes: Buffer; warnings: string[] }> {
+): Promise<Buffer> {
   const zip = await JSZip.loadAsync(bytes);
   const entry = zip.file("word/document.xml");
-  if (!entry) return { bytes, warnings: [...warnings] };
+  if (!entry) return bytes;
   const located = locateChunks(await entry.async("string"), marked.chunkIds, marked.unmarked);
   const result = applyRevisions(located.xml, located.map, changes, (await maxWordId(zip)) + 1);
   if (result.skipped.length > 0)
@@ -149,8 +165,14 @@ async function withRevisions(
     const clean = stripMarkers(xml);
     if (clean !== xml) zip.file(name, clean);
   }
-  return {
-    bytes: await zip.generateAsync({ type: "nodebuffer", compression: "DEFLATE" }),
-    warnings: [...warnings],
-  };
+  return zip.generateAsync({ type: "nodebuffer", compression: "DEFLATE" });
+}
+
+/** The package with each comment's range and reference placed in word/document.xml (docx-comments.ts). */
+async function withCommentAnchors(bytes: Buffer, comments: CommentChunk[]): Promise<Buffer> {
+  const zip = await JSZip.loadAsync(bytes);
+  const xml = await zip.file("word/document.xml")?.async("string");
+  if (xml === undefined) return bytes;
+  zip.file("word/document.xml", anchorComments(xml, comments));
+  return zip.generateAsync({ type: "nodebuffer", compression: "DEFLATE" });
 }

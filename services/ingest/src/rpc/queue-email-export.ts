@@ -11,5 +11,5 @@ import type { FilesRpc } from "./call.js";
 export const queueEmailExport: FilesRpc<"queueEmailExport"> = (ctx, req, call) => {
   const email = { ...req, requestedFormat: req.export?.format ?? "docx" };
   const caller = { ownerId: ownerOf(call), fwd: call.forward() };
-  return queue(ctx, caller, email, () => exportJobFromRequest(req.export));
+  return queue(ctx, caller, email, () => exportJobFromRequest(req.export), req.export?.source);
 };
