@@ -191,6 +191,37 @@ describe("export with track_changes", () => {
     expect(text).not.toContain("Service Terms");
   });
 
+  it("writes revisions into a loaded .docx written back in place, keeping its own styles", async () => {
+    const upload = await postMultipart(stack, "/v1/documents/upload", key, {
+      file: { bytes: corpusFile("docx/tika-testWORD_various.docx"), filename: "various.docx" },
+      return_html: "true",
+    });
+    expect(upload.status).toBe(200);
+    const loaded = (await upload.json()) as { session_id: string; document_id: string };
+    const edit = await json("POST", "/v1/chat", {
+      session_id: loaded.session_id,
+      message: 'replace "Keyword2" with "Keyword3"',
+    });
+    expect(edit.status).toBe(200);
+    expect(edit.body.document_changes?.chunk_diffs).toHaveLength(1);
+    const out = await exportDocx({ session_id: loaded.session_id, options: { track_changes: true } });
+    expect(out.status).toBe(200);
+    const rev = await revisions(out.bytes);
+    expect(rev.del.map((r) => [r.text, r.author])).toEqual([["Keyword2", "Redline AI"]]);
+    expect(rev.ins.map((r) => [r.text, r.author])).toEqual([["Keyword3", "Redline AI"]]);
+    const text = (await mammoth.extractRawText({ buffer: out.bytes })).value;
+    expect(text).toContain("Keyword1 Keyword3");
+    expect(text).not.toContain("Keyword2");
+    // The original package came back (in place): its own styles part, not a generated one.
+    const [original, exported] = await Promise.all([
+      JSZip.loadAsync(corpusFile("docx/tika-testWORD_various.docx")),
+      JSZip.loadAsync(out.bytes),
+    ]);
+    expect(await exported.file("word/styles.xml")?.async("string")).toBe(
+      await original.file("word/styles.xml")?.async("string"),
+    );
+  });
+
   it("refuses bad since_version, other formats and sources without versions with a 422", async () => {
     const doc = await editedDocument();
     const cases: [Record<string, unknown>, string][] = [
