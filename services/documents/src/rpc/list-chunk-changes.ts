@@ -9,5 +9,6 @@ import type { LibraryRpc } from "./call.js";
  */
 export const listChunkChanges: LibraryRpc<"listChunkChanges"> = async (ctx, req, call) => {
   const res = await versions.chunkChangesSince(ctx.db, ownerOf(call), req);
-  return { sinceSeq: res.sinceSeq, headSeq: res.headSeq, changes: res.changes };
+  const changes = res.changes.map(({ html: _head, ...change }) => change);
+  return { sinceSeq: res.sinceSeq, headSeq: res.headSeq, changes };
 };
