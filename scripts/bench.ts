@@ -13,6 +13,8 @@
 //   (m) chat p50 with metrics on vs METRICS_ADDR=off, separate processes (target < 3 %) (scripts/lib/bench-metrics.ts)
 //   (n) GET /health and GET /ready req/s vs an authenticated list (scripts/lib/bench-metrics.ts)
 //   (o) tracing: sync chat p50 with tracing off vs on (OTLP export to a local sink), side by side
+//   (r) docx edited in place: untouched paragraphs byte-identical after one edit (target 100 %), export
+//       time beside the generated export and pandoc html → docx (scripts/lib/bench-docx-inplace.ts)
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { chmodSync, mkdtempSync, rmSync } from "node:fs";
@@ -32,6 +34,7 @@ import {
   startScriptedOpenAi,
 } from "../test/support/scripted-openai.js";
 import { startTestStack, type TestStack } from "../test/support/stack.js";
+import { benchDocxInPlace } from "./lib/bench-docx-inplace.js";
 import { benchIngest } from "./lib/bench-ingest.js";
 import { benchHealth, benchMetricsOverhead } from "./lib/bench-metrics.js";
 import { benchOfflineParse } from "./lib/bench-offline.js";
@@ -730,6 +733,7 @@ async function main() {
     if (wanted("m")) await benchMetricsOverhead(results, infra);
     if (wanted("n")) await benchHealth(results, infra);
     if (wanted("o")) await benchTracingCost(infra);
+    if (wanted("r")) await benchDocxInPlace(results);
   } finally {
     await infra.stop();
     rmSync(dataDir, { recursive: true, force: true });

@@ -10,6 +10,11 @@ export interface Principal {
   /** organizationId when set, else userId: every row is owned by this id. */
   ownerId: string;
   plan: string;
+  /**
+   * The key's user as people read it (the account name given when the key was made); what a
+   * human save is attributed to in version history and tracked changes. Absent when unknown.
+   */
+  userName?: string;
 }
 
 const KEYS = {
@@ -17,6 +22,7 @@ const KEYS = {
   organizationId: "x-redline-org-id",
   ownerId: "x-redline-owner-id",
   plan: "x-redline-plan",
+  userName: "x-redline-user-name",
 } as const;
 
 /** Metadata key of the request id carried from the gateway through every hop. */
@@ -28,6 +34,8 @@ export function principalToMetadata(principal: Principal, md: Metadata): void {
   md.set(KEYS.organizationId, principal.organizationId);
   md.set(KEYS.ownerId, principal.ownerId);
   md.set(KEYS.plan, principal.plan);
+  // Metadata values are ASCII: a name is carried percent-encoded.
+  if (principal.userName) md.set(KEYS.userName, encodeURIComponent(principal.userName));
 }
 
 /** Reads a principal from metadata; null when the call carries none (admin and health calls). */
@@ -38,5 +46,21 @@ export function principalFromMetadata(md: Metadata): Principal | null {
   };
   const ownerId = get(KEYS.ownerId);
   if (!ownerId) return null;
-  return { userId: get(KEYS.userId), organizationId: get(KEYS.organizationId), ownerId, plan: get(KEYS.plan) };
+  const principal: Principal = {
+    userId: get(KEYS.userId),
+    organizationId: get(KEYS.organizationId),
+    ownerId,
+    plan: get(KEYS.plan),
+  };
+  const userName = decodeName(get(KEYS.userName));
+  if (userName) principal.userName = userName;
+  return principal;
+}
+
+function decodeName(raw: string): string {
+  try {
+    return decodeURIComponent(raw);
+  } catch {
+    return "";
+  }
 }

@@ -16,7 +16,7 @@ export function toUsage(usage: UsageView): billingV1.Usage {
 
 /** The proto Principal; `keyId` is empty where no stored key is at hand. */
 export function toPrincipal(principal: Principal, keyId = "", readOnly = false): billingV1.Principal {
-  return { ...principal, keyId, readOnly };
+  return { ...principal, userName: principal.userName ?? "", keyId, readOnly };
 }
 
 /** A stored key as listings show it: never the key or its hash; last_used_at absent when never used. */

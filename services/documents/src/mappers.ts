@@ -1,10 +1,18 @@
 // Rows and command results → proto messages, and the page setup both ways between its stored
 // form (a jsonb object) and redline.common.v1.PageSetup (converted here only).
-import { type commonV1, type documentsLibraryV1, type documentsV1, NullValue } from "@redline/grpc-stubs";
+import { type commonV1, type documentsLibraryV1, documentsV1, NullValue } from "@redline/grpc-stubs";
+import { type CallContext, requirePrincipal } from "@redline/service-kit";
 import type { CommitResult, NewConflict } from "./commands/commit.js";
 import type { SaveResult } from "./commands/save.js";
 import type { VersionView } from "./commands/versions.js";
-import type { ConflictRow, DocumentRow, OutboxRow } from "./db/tables.js";
+import {
+  AI_AUTHOR,
+  type ConflictRow,
+  type DocumentRow,
+  type OutboxRow,
+  UNATTRIBUTED,
+  type VersionAuthor,
+} from "./db/tables.js";
 
 /**
  * A page setup as stored in the jsonb column: `{size?, orientation?, margins?}` with size a name
@@ -144,7 +152,20 @@ export function versionInfo(v: VersionView): documentsLibraryV1.VersionInfo {
     createdAt: new Date(v.row.created_at).toISOString(),
     chunksChanged: v.chunksChanged,
     summary: v.row.summary ?? "",
+    author: v.row.author ?? UNATTRIBUTED.name,
+    authorKind: v.row.author_kind ?? UNATTRIBUTED.kind,
   };
+}
+
+/**
+ * Who a write is attributed to: "Redline AI" when the request says AI, else the calling user by
+ * the name the principal carries (its user id when it carries none). The name never comes from
+ * a request field, so no caller can write as someone else.
+ */
+export function versionAuthor(call: CallContext, kind: documentsV1.AuthorKind | undefined): VersionAuthor {
+  if (kind === documentsV1.AuthorKind.AUTHOR_KIND_AI) return AI_AUTHOR;
+  const principal = requirePrincipal(call);
+  return { kind: "user", name: principal.userName || principal.userId || UNATTRIBUTED.name };
 }
 
 /** CommitOperationsResponse of a commit's result (metadata at the new head, or head when nothing was written). */

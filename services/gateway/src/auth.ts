@@ -78,7 +78,13 @@ export function createKeyResolver(ctx: GatewayContext, ttlMs: number): KeyResolv
     const p = res.principal;
     if (!p?.ownerId) throw unauthenticated("Invalid or revoked API key");
     return {
-      principal: { userId: p.userId, organizationId: p.organizationId, ownerId: p.ownerId, plan: p.plan },
+      principal: {
+        userId: p.userId,
+        organizationId: p.organizationId,
+        ownerId: p.ownerId,
+        plan: p.plan,
+        ...(p.userName ? { userName: p.userName } : {}),
+      },
       keyId: p.keyId,
       readOnly: p.readOnly,
     };

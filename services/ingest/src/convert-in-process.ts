@@ -19,7 +19,7 @@ export async function convertInProcess(
   if (bytes.length === 0) throw new InputError("The uploaded file is empty");
   switch (format) {
     case "docx":
-      return (await import("./converters/docx.js")).convertDocx(bytes, filename, limits);
+      return (await import("./converters/docx.js")).convertDocx(bytes, filename, limits, opts);
     case "pdf":
       return (await import("./converters/pdf.js")).convertPdf(bytes, filename);
     case "html":

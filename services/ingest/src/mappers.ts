@@ -51,7 +51,17 @@ export function exportJobFromRequest(req: ingestFilesV1.ExportDocumentRequest | 
       embedImages: o?.embedImages ?? false,
       watermarkText: o?.watermarkText || undefined,
       watermarkOpacity: o?.watermarkOpacity,
+      trackChanges: o?.trackChanges ?? false,
+      sinceVersion: o?.sinceVersion,
     },
+    trackedChanges: (req?.trackedChanges?.changes ?? []).map((c) => ({
+      chunkId: c.chunkId,
+      kind: c.kind === "inserted" || c.kind === "deleted" ? c.kind : "modified",
+      baseHtml: c.baseHtml,
+      afterChunkId: c.afterChunkId,
+      author: c.author,
+      date: c.date ?? new Date(0),
+    })),
   };
 }
 

@@ -1,7 +1,7 @@
 // Decisions on a job that waits (ARCHITECTURE "Async chat jobs", Approval and Continue prompt):
 // approving or denying staged changes, and answering a continue prompt. Decisions on one job
 // are serialized by an advisory lock, so staged changes never commit twice.
-import type { agentV1 } from "@redline/grpc-stubs";
+import { type agentV1, documentsV1 } from "@redline/grpc-stubs";
 import type { ChunkOperation } from "@redline/html-chunks";
 import { ConflictError, InputError, NotFoundError, type Principal, required } from "@redline/service-kit";
 import type { AgentContext } from "../context.js";
@@ -130,6 +130,8 @@ async function commitApproved(
       operations: ops.map(chunkOpToProto),
       summary: summarizeOperations(ops),
       returnChunks: false,
+      // The user approved them, but the text is the AI's.
+      authorKind: documentsV1.AuthorKind.AUTHOR_KIND_AI,
       idempotencyKey: approvalCommitKey(
         row.id,
         approved.map((c) => c.change_id),

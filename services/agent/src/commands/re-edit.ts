@@ -2,7 +2,7 @@
 // re-applies the AI's change on the user's current text, `merge` blends both versions. One
 // billable operation. With an OpenAI-compatible engine the model rewrites the chunk; the offline
 // engine (and a model that changes nothing) uses the deterministic rules below.
-import type { agentV1, documentsV1 } from "@redline/grpc-stubs";
+import { type agentV1, documentsV1 } from "@redline/grpc-stubs";
 import { textOf, WorkingDocument } from "@redline/html-chunks";
 import { type CallOpts, InputError, NotFoundError, required } from "@redline/service-kit";
 import type { AgentContext } from "../context.js";
@@ -157,7 +157,10 @@ export async function runReEdit(
     const headHtml = head.chunks.find((c) => c.chunkId === req.chunkId)?.html ?? "";
     const html = await rewrite(ctx, req, mode, sidesOf(conflict, headHtml));
     const { sessionId, chunkId } = req;
-    const resolved = await ctx.library.resolveConflict({ conflictId, documentId, chunkId, html, sessionId }, opts);
+    const resolved = await ctx.library.resolveConflict(
+      { conflictId, documentId, chunkId, html, sessionId, authorKind: documentsV1.AuthorKind.AUTHOR_KIND_AI },
+      opts,
+    );
     const usage = await settle(ctx, opts, chargeKey, 1);
     return { chunkId, html: resolved.html, versionId: required(resolved.document, "document").versionId, usage };
   });

@@ -1,7 +1,7 @@
 // Phase 3 of a turn (ARCHITECTURE "One chat turn" 2.5, "Async chat jobs" Approval): only after
 // the engine finished, the loaded content is stored, and the turn's net operations are either
 // committed as one version or staged for approval.
-import type { agentV1, documentsV1, sessionsV1 } from "@redline/grpc-stubs";
+import { type agentV1, documentsV1, type sessionsV1 } from "@redline/grpc-stubs";
 import type { ChunkOperation } from "@redline/html-chunks";
 import { required } from "@redline/service-kit";
 import type { AgentContext } from "../context.js";
@@ -158,6 +158,8 @@ async function commitStored(
         // (concurrent_merges, resolved by re-edit) instead of failing the whole turn.
         recordConflicts: true,
         idempotencyKey: actor.commitKey ?? "",
+        // The turn's edits are the AI's (tracked changes name it); the load before them is the user's.
+        authorKind: documentsV1.AuthorKind.AUTHOR_KIND_AI,
       },
       actor.opts,
     );

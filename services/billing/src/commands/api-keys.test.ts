@@ -51,6 +51,8 @@ describe("resolveApiKey and revokeApiKey", () => {
     const { apiKey, principal } = await createApiKey(db, { user: "resolver", plan: "plus" });
     const resolved = await resolveApiKey(db, apiKey);
     expect(resolved).toMatchObject(principal);
+    // The account name is what human saves are attributed to (tracked changes).
+    expect(resolved.userName).toBe("resolver");
     expect(resolved.keyId).toMatch(/^[0-9a-f-]{36}$/);
   });
 

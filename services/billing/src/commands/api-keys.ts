@@ -115,9 +115,15 @@ export async function resolveApiKey(db: Knex, apiKey: string): Promise<ResolvedK
   const key = await findActiveKey(db, hashKey(apiKey));
   if (!key) throw new UnauthenticatedError("Invalid or revoked API key");
   const ownerId = key.organization_id ?? key.user_id;
-  const [owner] = await Promise.all([findAccount(db, ownerId), touchKey(db, key.id)]);
+  const [owner, user] = await Promise.all([
+    findAccount(db, ownerId),
+    ownerId === key.user_id ? undefined : findAccount(db, key.user_id),
+    touchKey(db, key.id),
+  ]);
+  const userName = (ownerId === key.user_id ? owner : user)?.name;
   return {
     userId: key.user_id,
+    ...(userName ? { userName } : {}),
     organizationId: key.organization_id ?? "",
     ownerId,
     plan: owner?.plan ?? "free",

@@ -14,7 +14,7 @@ import {
   liveChunks,
 } from "../db/store/revisions.js";
 import { findVersion, findVersionByKey } from "../db/store/versions.js";
-import type { ConflictRow, DocumentRow, VersionRow } from "../db/tables.js";
+import { type ConflictRow, type DocumentRow, UNATTRIBUTED, type VersionAuthor, type VersionRow } from "../db/tables.js";
 import { type ChangeRecordView, planRevisions, type RevisionPlan, rowsToClose, rowsToInsert } from "./commit-plan.js";
 import { isHeadingHtml } from "./headings.js";
 import { recordVersion } from "./record-version.js";
@@ -63,6 +63,8 @@ export interface CommitInput {
    * normalized already: validateChunkHtml (a fixed point on it) is skipped, ~0.2 ms a chunk.
    */
   normalized?: boolean;
+  /** Who the version is attributed to (default UNATTRIBUTED). */
+  author?: VersionAuthor;
 }
 
 const MAX_MERGED_LISTED = 200;
@@ -289,6 +291,7 @@ async function writeVersion(
     kind: "edit",
     summary,
     idempotencyKey: input.idempotencyKey,
+    author: input.author ?? UNATTRIBUTED,
     head: countsAfter(doc, plan.changes),
     payload: { kind: input.eventKind ?? "edit", chunk_ids: chunkIds, summary },
   });

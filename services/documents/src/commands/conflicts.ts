@@ -4,7 +4,7 @@ import type { ChunkOperation } from "@redline/html-chunks";
 import { type Knex, NotFoundError } from "@redline/service-kit";
 import { findConflict, openConflicts, resolveConflicts } from "../db/store/conflicts.js";
 import { liveChunks } from "../db/store/revisions.js";
-import type { ConflictRow, DocumentRow } from "../db/tables.js";
+import type { ConflictRow, DocumentRow, VersionAuthor } from "../db/tables.js";
 import { commitInTransaction } from "./commit.js";
 
 /**
@@ -34,7 +34,14 @@ export async function findConflicts(
 export async function resolveConflict(
   db: Knex,
   ownerId: string,
-  input: { conflictId: string; documentId: string; chunkId: string; html: string; sessionId: string },
+  input: {
+    conflictId: string;
+    documentId: string;
+    chunkId: string;
+    html: string;
+    sessionId: string;
+    author?: VersionAuthor;
+  },
 ): Promise<{ row: DocumentRow; html: string }> {
   return db.transaction(async (trx) => {
     if (input.conflictId) {
@@ -66,6 +73,7 @@ export async function resolveConflict(
       operations: [op],
       summary: "concurrent edit resolved",
       returnChunks: false,
+      author: input.author,
       eventKind: "re-edit",
     });
     await resolveConflicts(trx, input.documentId, input.chunkId, result.row.head_version_id);

@@ -5,7 +5,7 @@ import { type Knex, NotFoundError } from "@redline/service-kit";
 import { generateKeyBetween, generateNKeysBetween } from "fractional-indexing";
 import { type DocumentSourceRef, findDocument, insertNewDocument, setSource } from "../db/store/documents.js";
 import { chunksAt, closeRevisions, insertRevisions } from "../db/store/revisions.js";
-import type { ChunkRevisionRow, DocumentRow } from "../db/tables.js";
+import { type ChunkRevisionRow, type DocumentRow, UNATTRIBUTED, type VersionAuthor } from "../db/tables.js";
 import { isHeadingHtml } from "./headings.js";
 import { getDocument } from "./read.js";
 import { recordVersion } from "./record-version.js";
@@ -83,6 +83,8 @@ export async function createDocument(
     sessionId: string;
     idempotencyKey?: string;
     keepParts?: boolean;
+    /** Who version 1 is attributed to (default UNATTRIBUTED). */
+    author?: VersionAuthor;
     /** The original the HTML was converted from (ingest kept it); its chunk ids are kept as given. */
     source?: DocumentSourceRef | null;
   },
@@ -99,6 +101,7 @@ export async function createDocument(
     pageSetup: input.pageSetup ?? null,
     versionId,
     sessionId: input.sessionId,
+    author: input.author ?? UNATTRIBUTED,
     sectionCount: chunks.filter((c) => isHeadingHtml(c.html)).length,
     chunks: chunks.map((c, i) => ({ chunkId: c.chunkId, html: c.html, position: positions[i] })),
     eventPayload: { title, chunk_count: chunks.length },
@@ -194,6 +197,8 @@ export async function replaceDocument(
     title?: string;
     pageSetup?: Record<string, unknown> | null;
     keepParts?: boolean;
+    /** Who the new version is attributed to (default UNATTRIBUTED). */
+    author?: VersionAuthor;
     /** The original the new content was converted from; none clears the document's. */
     source?: DocumentSourceRef | null;
   },
@@ -210,6 +215,7 @@ export async function replaceDocument(
       sessionId: input.sessionId,
       kind: "replace",
       summary: "content replaced",
+      author: input.author ?? UNATTRIBUTED,
       head: {
         chunkCount: chunks.length,
         sectionCount: chunks.filter((c) => isHeadingHtml(c.html)).length,

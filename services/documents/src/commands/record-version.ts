@@ -5,7 +5,7 @@ import type { Knex } from "@redline/service-kit";
 import { updateHead } from "../db/store/documents.js";
 import { appendDocumentUpdated } from "../db/store/outbox.js";
 import { insertVersion } from "../db/store/versions.js";
-import type { DocumentRow, VersionRow } from "../db/tables.js";
+import type { DocumentRow, VersionAuthor, VersionRow } from "../db/tables.js";
 
 /** A version to write on top of `doc`'s head. */
 export interface NewVersion {
@@ -15,6 +15,8 @@ export interface NewVersion {
   /** At most 500 characters are stored. */
   summary: string;
   idempotencyKey?: string | null;
+  /** Who made it (see authorOf). */
+  author: VersionAuthor;
   /** The head's counts after this version (and title/page setup when they change with it). */
   head: { chunkCount: number; sectionCount: number; title?: string; pageSetup?: Record<string, unknown> | null };
   /** The event's payload (`kind` says what happened). */
@@ -37,6 +39,8 @@ export async function recordVersion(trx: Knex.Transaction, doc: DocumentRow, v: 
     kind: v.kind,
     summary: v.summary.slice(0, 500),
     idempotency_key: v.idempotencyKey || null,
+    author: v.author.name,
+    author_kind: v.author.kind,
   });
   const row = await updateHead(trx, doc.id, { versionId, seq, ...v.head });
   const event = { ownerId: v.ownerId, documentId: doc.id, versionId, sessionId: v.sessionId, payload: v.payload };

@@ -6,7 +6,7 @@ import { InputError, type Knex, NotFoundError } from "@redline/service-kit";
 import { findDocument } from "../db/store/documents.js";
 import { chunkRecordsAt } from "../db/store/revisions.js";
 import { findVersion } from "../db/store/versions.js";
-import type { DocumentRow } from "../db/tables.js";
+import type { DocumentRow, VersionAuthor } from "../db/tables.js";
 import { commitOperations } from "./commit.js";
 import { getDocument, SNAPSHOT } from "./read.js";
 
@@ -98,7 +98,7 @@ export interface SaveResult {
 export async function saveDocument(
   db: Knex,
   ownerId: string,
-  input: { documentId: string; html: string; baseVersionId: string; sessionId: string },
+  input: { documentId: string; html: string; baseVersionId: string; sessionId: string; author?: VersionAuthor },
 ): Promise<SaveResult> {
   // The base is read in one snapshot: head's version id and the live chunks belong together.
   const { doc, seq, base } = await db.transaction(async (trx) => {
@@ -129,6 +129,7 @@ export async function saveDocument(
     returnChunks: seq !== undefined,
     writer: "save",
     eventKind: "save",
+    author: input.author,
     normalized: true,
   });
   let chunks = seq !== undefined ? result.chunks : next;

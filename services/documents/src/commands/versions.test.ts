@@ -6,7 +6,7 @@ import { migratedTestDb } from "../db/test-db.js";
 import { commitOperations } from "./commit.js";
 import { archiveDocument } from "./library.js";
 import { createDocument, replaceDocument } from "./load.js";
-import { getVersion, listVersions } from "./versions.js";
+import { chunkChangesSince, getVersion, listVersions } from "./versions.js";
 
 const OWNER = "owner_versions";
 const db = await migratedTestDb("unit_documents_versions");
@@ -111,5 +111,65 @@ describe("getVersion", () => {
     await expect(ask("intruder", doc.row.id, doc.versionId)).rejects.toThrow(/Document not found/);
     await expect(ask(OWNER, doc.row.id, other.versionId)).rejects.toThrow(/Version not found/);
     await expect(ask(OWNER, doc.row.id, "v-1")).rejects.toThrow(/Version not found/);
+  });
+});
+
+describe("chunkChangesSince", () => {
+  it("lists modified, inserted and deleted chunks with the author and date of the version that last touched each", async () => {
+    const ada = { kind: "user" as const, name: "Ada" };
+    const doc = await createDocument(db, OWNER, { html: V1, sessionId: "s1", author: ada });
+    const commit = (operations: ChunkOperation[], author: { kind: "ai" | "user"; name: string }) =>
+      commitOperations(db, OWNER, {
+        documentId: doc.row.id,
+        baseVersionId: "",
+        sessionId: "s2",
+        operations,
+        summary: "",
+        returnChunks: false,
+        author,
+      });
+    const ai = { kind: "ai" as const, name: "Redline AI" };
+    // v2 (AI): edit a, delete b; v3 (Ada): insert n after a, edit a again.
+    await commit(
+      [
+        { kind: "replace", chunkId: "c_a", html: p("c_a", "A2"), explanation: "" },
+        { kind: "delete", chunkId: "c_b", explanation: "" },
+      ],
+      ai,
+    );
+    await commit(
+      [
+        { kind: "insert", chunkId: "c_n", afterChunkId: "c_a", html: p("c_n", "N"), explanation: "" },
+        { kind: "replace", chunkId: "c_c", html: p("c_c", "C2"), explanation: "" },
+      ],
+      ada,
+    );
+    const all = await chunkChangesSince(db, OWNER, { documentId: doc.row.id, sinceSeq: 0 });
+    expect(all.sinceSeq).toBe(1);
+    expect(all.headSeq).toBe(3);
+    expect(all.changes.map((c) => [c.chunkId, c.kind, c.seq, c.author, c.baseHtml !== "", c.afterChunkId])).toEqual([
+      ["c_a", "modified", 2, "Redline AI", true, ""],
+      ["c_n", "inserted", 3, "Ada", false, ""],
+      ["c_c", "modified", 3, "Ada", true, ""],
+      ["c_b", "deleted", 2, "Redline AI", true, "c_a"],
+    ]);
+    expect(all.changes.every((c) => c.date instanceof Date && !Number.isNaN(c.date.getTime()))).toBe(true);
+    const { versions } = await listVersions(db, OWNER, { documentId: doc.row.id, limit: 0, offset: 0 });
+    expect(versions.map((v) => [v.row.seq, v.row.author, v.row.author_kind])).toEqual([
+      [3, "Ada", "user"],
+      [2, "Redline AI", "ai"],
+      [1, "Ada", "user"],
+    ]);
+    const late = await chunkChangesSince(db, OWNER, { documentId: doc.row.id, sinceSeq: 2 });
+    expect(late.changes.map((c) => c.chunkId)).toEqual(["c_n", "c_c"]);
+    expect((await chunkChangesSince(db, OWNER, { documentId: doc.row.id, sinceSeq: 3 })).changes).toEqual([]);
+    for (const sinceSeq of [4, -1]) {
+      await expect(chunkChangesSince(db, OWNER, { documentId: doc.row.id, sinceSeq })).rejects.toMatchObject({
+        httpStatus: 422,
+      });
+    }
+    await expect(chunkChangesSince(db, "someone_else", { documentId: doc.row.id, sinceSeq: 1 })).rejects.toBeInstanceOf(
+      NotFoundError,
+    );
   });
 });

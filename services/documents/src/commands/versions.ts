@@ -1,8 +1,8 @@
 // The version history of a document: a page of versions newest first, and one version with its HTML.
-import { type Knex, NotFoundError } from "@redline/service-kit";
+import { type Knex, NotFoundError, SchemaError } from "@redline/service-kit";
 import { findDocument } from "../db/store/documents.js";
-import { chunksAt } from "../db/store/revisions.js";
-import { countVersions, versionsPage, versionWithChanges } from "../db/store/versions.js";
+import { chunksAt, deletingSeqs, liveChunksWithSeq } from "../db/store/revisions.js";
+import { authorsAfter, countVersions, versionsPage, versionWithChanges } from "../db/store/versions.js";
 import type { DocumentRow, VersionRow } from "../db/tables.js";
 import { SNAPSHOT } from "./read.js";
 
@@ -65,5 +65,96 @@ export function getVersion(
     if (!found) throw new NotFoundError("Version not found");
     const chunks = q.includeHtml ? await chunksAt(trx, doc.id, found.seq) : [];
     return { version: view(found), html: chunks.map((c) => c.html).join("\n") };
+  }, SNAPSHOT);
+}
+
+/** One chunk that differs between a version and head (see chunkChangesSince). */
+export interface ChunkChangeView {
+  chunkId: string;
+  kind: "modified" | "inserted" | "deleted";
+  /** At the since version; "" when inserted. */
+  baseHtml: string;
+  /** At head; "" when deleted. */
+  html: string;
+  /** Deleted chunks: the nearest earlier chunk (since version's order) still live at head; "" = none. */
+  afterChunkId: string;
+  /** The latest version that touched the chunk: its seq, author and commit time. */
+  seq: number;
+  author: string;
+  date: Date;
+}
+
+/**
+ * What changed in the owner's document from version `sinceSeq` (0 = the version it was loaded at
+ * from its original file, else its first version) to head,
+ * per chunk, each attributed to the latest version that touched it: head's order for modified
+ * and inserted chunks, then deleted ones in the since version's order. Read in one snapshot.
+ * NotFoundError for an unknown or foreign document; SchemaError (422, loc
+ * body.options.since_version) for a seq outside 1..head.
+ */
+export function chunkChangesSince(
+  db: Knex,
+  ownerId: string,
+  q: { documentId: string; sinceSeq: number },
+): Promise<{ sinceSeq: number; headSeq: number; changes: ChunkChangeView[] }> {
+  return db.transaction(async (trx) => {
+    const doc = await ownedDocument(trx, ownerId, q.documentId);
+    // Default: the version the document was loaded at from its original, else its first.
+    const since = q.sinceSeq || doc.source_seq || 1;
+    if (!Number.isInteger(since) || since < 1 || since > doc.head_seq)
+      throw new SchemaError([
+        {
+          type: "value_error",
+          loc: ["body", "options", "since_version"],
+          msg: `since_version must be a version of this document, 1 to ${doc.head_seq}`,
+        },
+      ]);
+    const [base, head, authors] = await Promise.all([
+      chunksAt(trx, doc.id, since),
+      liveChunksWithSeq(trx, doc.id),
+      authorsAfter(trx, doc.id, since),
+    ]);
+    const baseById = new Map(base.map((c) => [c.chunk_id, c.html]));
+    const headIds = new Set(head.map((c) => c.chunk_id));
+    const attributed = (seq: number) => {
+      const v = authors.get(seq);
+      return { seq, author: v?.author ?? "Redline", date: v ? new Date(v.created_at) : new Date(doc.updated_at) };
+    };
+    const changes: ChunkChangeView[] = [];
+    for (const c of head) {
+      const before = baseById.get(c.chunk_id);
+      if (before === c.html) continue;
+      const kind = before === undefined ? "inserted" : "modified";
+      changes.push({
+        chunkId: c.chunk_id,
+        kind,
+        baseHtml: before ?? "",
+        html: c.html,
+        afterChunkId: "",
+        ...attributed(c.valid_from),
+      });
+    }
+    const gone = base.filter((c) => !headIds.has(c.chunk_id));
+    const closedAt = await deletingSeqs(
+      trx,
+      doc.id,
+      gone.map((c) => c.chunk_id),
+    );
+    let anchor = "";
+    for (const c of base) {
+      if (headIds.has(c.chunk_id)) {
+        anchor = c.chunk_id;
+        continue;
+      }
+      changes.push({
+        chunkId: c.chunk_id,
+        kind: "deleted",
+        baseHtml: c.html,
+        html: "",
+        afterChunkId: anchor,
+        ...attributed(closedAt.get(c.chunk_id) ?? doc.head_seq),
+      });
+    }
+    return { sinceSeq: since, headSeq: doc.head_seq, changes };
   }, SNAPSHOT);
 }

@@ -160,4 +160,22 @@ export const migrations: Migration[] = [
       });
     },
   },
+  {
+    name: "20261205T1000_version_authors",
+    async up(db: Knex) {
+      // Who made each version, as people read it: what a tracked-changes export writes as the
+      // revision's author. Versions written before this were not attributed: "unknown", shown
+      // as "Redline".
+      await db.schema.withSchema(SCHEMA).alterTable("versions", (t) => {
+        t.text("author").notNullable().defaultTo("Redline");
+        t.text("author_kind").notNullable().defaultTo("unknown");
+      });
+    },
+    async down(db: Knex) {
+      await db.schema.withSchema(SCHEMA).alterTable("versions", (t) => {
+        t.dropColumn("author");
+        t.dropColumn("author_kind");
+      });
+    },
+  },
 ];

@@ -45,8 +45,27 @@ export interface VersionRow {
   summary: string;
   /** Set by commits that asked for idempotency (unique per document). */
   idempotency_key?: string | null;
+  /** Who made it, as people read it ("Redline AI", the user's name; "Redline" when unknown). */
+  author: string;
+  /** "ai", "user", or "unknown" (written before authors were recorded). */
+  author_kind: VersionAuthorKind;
   created_at: Date;
 }
+
+/** Who made a version. */
+export type VersionAuthorKind = "ai" | "user" | "unknown";
+
+/** A version's author: its kind and the name written on it. */
+export interface VersionAuthor {
+  kind: VersionAuthorKind;
+  name: string;
+}
+
+/** The author of versions whose writer did not say (and of those before authors were kept). */
+export const UNATTRIBUTED: VersionAuthor = { kind: "unknown", name: "Redline" };
+
+/** The AI's name on its versions and tracked changes. */
+export const AI_AUTHOR: VersionAuthor = { kind: "ai", name: "Redline AI" };
 
 /** One revision of one chunk, live for versions valid_from <= seq < valid_to (null: still live). */
 export interface ChunkRevisionRow {

@@ -1,6 +1,6 @@
 import { ownerOf } from "@redline/service-kit";
 import * as commit from "../commands/commit.js";
-import { commitResponse } from "../mappers.js";
+import { commitResponse, versionAuthor } from "../mappers.js";
 import type { DocumentsRpc } from "./call.js";
 import { toOperations } from "./operations.js";
 
@@ -12,7 +12,11 @@ import { toOperations } from "./operations.js";
  */
 export const commitOperations: DocumentsRpc<"commitOperations"> = async (ctx, req, call) => {
   const input = { ...req, operations: toOperations(req.operations), recordConflicts: req.recordConflicts ?? false };
-  const result = await commit.commitOperations(ctx.db, ownerOf(call), { ...input, writer: "chat" });
+  const result = await commit.commitOperations(ctx.db, ownerOf(call), {
+    ...input,
+    writer: "chat",
+    author: versionAuthor(call, req.authorKind),
+  });
   if (result.committed) ctx.relay.kick();
   return commitResponse(result);
 };

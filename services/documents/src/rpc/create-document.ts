@@ -1,6 +1,6 @@
 import { ownerOf } from "@redline/service-kit";
 import * as load from "../commands/load.js";
-import { documentMeta, pageSetupFromProto } from "../mappers.js";
+import { documentMeta, pageSetupFromProto, versionAuthor } from "../mappers.js";
 import type { DocumentsRpc } from "./call.js";
 
 /**
@@ -9,7 +9,11 @@ import type { DocumentsRpc } from "./call.js";
  */
 export const createDocument: DocumentsRpc<"createDocument"> = async (ctx, req, call) => {
   const { pageSetup, ...rest } = req;
-  const view = await load.createDocument(ctx.db, ownerOf(call), { ...rest, pageSetup: pageSetupFromProto(pageSetup) });
+  const view = await load.createDocument(ctx.db, ownerOf(call), {
+    ...rest,
+    pageSetup: pageSetupFromProto(pageSetup),
+    author: versionAuthor(call, req.authorKind),
+  });
   ctx.relay.kick();
   return { document: documentMeta(view.row, view.versionId), chunks: view.chunks };
 };

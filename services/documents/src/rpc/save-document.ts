@@ -1,6 +1,6 @@
 import { ownerOf } from "@redline/service-kit";
 import * as save from "../commands/save.js";
-import { saveResponse } from "../mappers.js";
+import { saveResponse, versionAuthor } from "../mappers.js";
 import type { LibraryRpc } from "./call.js";
 
 /**
@@ -8,7 +8,10 @@ import type { LibraryRpc } from "./call.js";
  * level. ConflictError (409 `chunk_conflict`) on overlap, nothing written; 404 when not the caller's.
  */
 export const saveDocument: LibraryRpc<"saveDocument"> = async (ctx, req, call) => {
-  const result = await save.saveDocument(ctx.db, ownerOf(call), req);
+  const result = await save.saveDocument(ctx.db, ownerOf(call), {
+    ...req,
+    author: versionAuthor(call, undefined),
+  });
   if (result.changedChunkIds.length > 0) ctx.relay.kick();
   return saveResponse(result);
 };

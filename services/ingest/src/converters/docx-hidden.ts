@@ -5,7 +5,6 @@
 // Mammoth cannot be told about w:vanish, so the main part is rewritten before it reads it: the
 // text of each hidden run is fenced by two noncharacters (never in real text), which the HTML
 // then turns into the span.
-import JSZip from "jszip";
 import type { CheckedZip } from "./zip-guard.js";
 
 /** The mark of hidden text in the HTML of a document. */
@@ -50,23 +49,12 @@ export function fenceHiddenRuns(xml: string, hiddenStyles: ReadonlySet<string>):
 }
 
 /**
- * The .docx mammoth should read when the document has hidden text: the package (already checked
- * as `zip`) with the hidden runs of its main part fenced; null when nothing is hidden, and the
- * original bytes are read. Entries are stored, not compressed: the copy only lives for the
- * conversion. Pass mammoth's HTML of it through `hiddenSpans`.
+ * The main part `xml` (of the package checked as `zip`) with the text of its hidden runs fenced
+ * for mammoth; null when nothing is hidden. Pass mammoth's HTML of it through `hiddenSpans`.
  */
-export async function fenceHiddenText(
-  bytes: Buffer,
-  zip: CheckedZip,
-  mainPart: string,
-  documentXml: string,
-): Promise<Buffer | null> {
+export function fenceHiddenXml(zip: CheckedZip, xml: string): string | null {
   const styles = hiddenCharacterStyles(zip.read("word/styles.xml")?.toString("utf8"));
-  const fenced = fenceHiddenRuns(stripFences(documentXml), styles);
-  if (fenced === null) return null;
-  const copy = await JSZip.loadAsync(bytes);
-  copy.file(mainPart, fenced);
-  return copy.generateAsync({ type: "nodebuffer", compression: "STORE" });
+  return fenceHiddenRuns(stripFences(xml), styles);
 }
 
 /**

@@ -3,6 +3,7 @@
 // a chunk the documents service stores and exporters put back, and is never inlined into the
 // text. Headers and footers keep their paragraphs with bold/italic/underline; tabs and table
 // cells become separators; fields (page numbers) keep their cached result.
+import { commentAnchors } from "../export/docx-comments.js";
 import { HIDDEN_SPAN_OPEN, isHiddenRun } from "./docx-hidden.js";
 import { escapeHtml } from "./html-util.js";
 import type { CheckedZip } from "./zip-guard.js";
@@ -14,6 +15,8 @@ export interface DocxPart {
   paragraphs: string[];
   author?: string;
   commentId?: string;
+  /** The text the comment is anchored to in the body (comments only). */
+  anchor?: string;
 }
 
 const REL = /<Relationship\b[^>]*>/g;
@@ -98,6 +101,7 @@ export function docxParts(zip: CheckedZip, mainPart: string, documentXml: string
     .filter((rel) => /\/relationships\/comments"/.test(rel))
     .map((rel) => attr(rel, "Target"))[0];
   const commentsXml = commentsTarget ? zip.read(dir + commentsTarget)?.toString("utf8") : undefined;
+  const anchors = commentsXml ? commentAnchors(documentXml) : new Map<string, string>();
   for (const comment of commentsXml?.match(/<w:comment\b[\s\S]*?<\/w:comment>/g) ?? []) {
     const open = /<w:comment\b[^>]*>/.exec(comment)?.[0] ?? "";
     const paragraphs = partParagraphs(comment);
@@ -108,6 +112,7 @@ export function docxParts(zip: CheckedZip, mainPart: string, documentXml: string
       paragraphs,
       author: decodeXml(attr(open, "author") ?? ""),
       commentId: attr(open, "id") ?? "",
+      anchor: anchors.get(attr(open, "id") ?? "") ?? "",
     });
   }
   return parts;
@@ -118,7 +123,7 @@ export function partsToHtml(parts: DocxPart[]): { before: string; after: string 
   const block = (p: DocxPart) => {
     const extra =
       p.part === "comment"
-        ? ` data-comment-id="${escapeHtml(p.commentId ?? "")}" data-author="${escapeHtml(p.author ?? "")}"`
+        ? ` data-comment-id="${escapeHtml(p.commentId ?? "")}" data-author="${escapeHtml(p.author ?? "")}"${p.anchor ? ` data-anchor="${escapeHtml(p.anchor)}"` : ""}`
         : ` data-variant="${escapeHtml(p.variant)}"`;
     return `<p data-part="${p.part}"${extra}>${p.paragraphs.join("<br>")}</p>`;
   };

@@ -2,11 +2,12 @@
 // checked (encrypted OOXML, truncated zips and zip bombs never reach mammoth).
 import { InputError } from "@redline/service-kit";
 import mammoth from "mammoth";
-import { baseTitle, type ConvertLimits, type ConvertResult } from "../formats.js";
-import { fenceHiddenText, hiddenSpans } from "./docx-hidden.js";
+import { baseTitle, type ConvertLimits, type ConvertOptions, type ConvertResult } from "../formats.js";
+import { fenceHiddenXml, hiddenSpans } from "./docx-hidden.js";
 import { applyListStarts } from "./docx-list-starts.js";
 import { docxPageSetup } from "./docx-page-setup.js";
 import { docxParts, partsToHtml } from "./docx-parts.js";
+import { mapChunks, tagBodyBlocks, withMainPart } from "./docx-source-map.js";
 import { firstHeadingText } from "./html-util.js";
 import { checkZip } from "./zip-guard.js";
 
@@ -100,9 +101,16 @@ function markNotes(html: string): string {
  * footnote/endnote); headers, footers and comments as out-of-flow `data-part` blocks (headers
  * first, footers and comments last); tracked changes accepted. Page setup comes
  * from the final w:sectPr. Throws InputError for encrypted, legacy, damaged or oversized
- * (zip bomb) files, checked against `limits` before mammoth unzips anything.
+ * (zip bomb) files, checked against `limits` before mammoth unzips anything. With
+ * `opts.keepSource` the HTML is chunked (ids as stored) and `source.map` gives each in-flow
+ * chunk's body blocks (docx-source-map.ts).
  */
-export async function convertDocx(bytes: Buffer, filename: string, limits: ConvertLimits): Promise<ConvertResult> {
+export async function convertDocx(
+  bytes: Buffer,
+  filename: string,
+  limits: ConvertLimits,
+  opts: ConvertOptions = {},
+): Promise<ConvertResult> {
   sniffContainer(bytes);
   const zip = checkZip(
     bytes,
@@ -125,13 +133,28 @@ export async function convertDocx(bytes: Buffer, filename: string, limits: Conve
     );
   }
 
+  // Mammoth reads a copy of the package whose main part is rewritten: with keepSource each body
+  // block is tagged so chunks can be mapped back to it (edit in place), and hidden (w:vanish)
+  // runs are fenced, which mammoth would show as text. A body the tagger cannot read is converted
+  // as it is, without a map.
+  let readXml = documentXml;
+  let tagged = false;
+  if (opts.keepSource) {
+    try {
+      readXml = tagBodyBlocks(documentXml);
+      tagged = true;
+    } catch {
+      tagged = false;
+    }
+  }
+  const fenced = fenceHiddenXml(zip, readXml);
+  const hidden = fenced !== null;
+  if (fenced !== null) readXml = fenced;
   let result: { value: string; messages: { type: string; message: string }[] };
-  let hidden: Buffer | null = null;
   try {
-    // Hidden (w:vanish) runs are fenced in a copy for mammoth, which would show them as text.
-    hidden = await fenceHiddenText(bytes, zip, mainPart, documentXml);
+    const read = readXml === documentXml ? bytes : await withMainPart(bytes, mainPart, readXml);
     result = await mammoth.convertToHtml(
-      { buffer: hidden ?? bytes },
+      { buffer: read },
       { styleMap: STYLE_MAP, includeDefaultStyleMap: true, externalFileAccess: false },
     );
   } catch (err) {
@@ -162,9 +185,12 @@ export async function convertDocx(bytes: Buffer, filename: string, limits: Conve
     .trim();
   const numberingXml = zip.read("word/numbering.xml")?.toString("utf8");
   const numbered = numberingXml ? applyListStarts(body, documentXml, numberingXml) : body;
-  const html = `${parts.before}${markNotes(numbered)}${parts.after}`;
+  const joined = `${parts.before}${markNotes(numbered)}${parts.after}`;
+  const mapped = tagged ? mapChunks(joined) : null;
+  const html = mapped ? mapped.html : joined;
   return {
     html,
+    ...(mapped ? { source: { map: mapped.map } } : {}),
     title: firstHeadingText(html) ?? baseTitle(filename),
     pageSetup: docxPageSetup(documentXml),
     warnings: warnings.slice(0, MAX_WARNINGS),

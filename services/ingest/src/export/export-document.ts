@@ -9,6 +9,7 @@ import { DEFAULT_LIMITS, TooManyElementsError } from "../formats.js";
 import { timeExport } from "../ingest-metrics.js";
 import { type ConverterPool, seconds } from "../sandbox/pool.js";
 import {
+  checkTrackChanges,
   EXPORT_MEDIA,
   type ExportedFile,
   type ExportFormat,
@@ -79,6 +80,7 @@ export function exportDocument(job: ExportJob, deps: ExportDeps): Promise<Export
 }
 
 async function buildExport(job: ExportJob, deps: ExportDeps): Promise<ExportedFile> {
+  checkTrackChanges(job.format, job.options);
   const layout = resolveLayout(job.options, job.pageSetup);
   const pool = deps.pool ?? defaultConverterPool();
   const maxElements = deps.maxElements ?? DEFAULT_LIMITS.maxElements;
@@ -120,6 +122,7 @@ async function buildExport(job: ExportJob, deps: ExportDeps): Promise<ExportedFi
     watermarkText: job.options.watermarkText || undefined,
     watermarkOpacity: job.options.watermarkOpacity,
     images,
+    trackedChanges: job.format === "docx" && job.options.trackChanges ? (job.trackedChanges ?? []) : undefined,
     // Only the format it was loaded as is written back in place (a .md exported as docx is generated).
     ...(job.source && job.source.format === sourceFormatForExport(job.format) && { source: job.source }),
   };

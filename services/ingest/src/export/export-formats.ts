@@ -4,6 +4,7 @@ import { status as GrpcStatus } from "@grpc/grpc-js";
 import { RedlineError, SchemaError } from "@redline/service-kit";
 import type { PageMargins, PageSetup, PaperSize } from "../formats.js";
 import type { DocumentSource, SourceFormat } from "../sources/types.js";
+import type { TrackedChangeInput } from "./docx-revisions.js";
 
 /** The strict export formats (interface-spec fact 8); `doc` is accepted as a legacy alias of docx. */
 export const EXPORT_FORMATS = ["docx", "pdf", "html", "markdown", "txt"] as const;
@@ -33,6 +34,10 @@ export interface ExportOptions {
   watermarkText?: string;
   /** 0..1, default 0.3. */
   watermarkOpacity?: number;
+  /** docx only: write `ExportJob.trackedChanges` as Word revisions. */
+  trackChanges?: boolean;
+  /** The version tracked changes count from (resolved by the caller into trackedChanges). */
+  sinceVersion?: number;
 }
 
 /** Page geometry an export is laid out on, in inches. */
@@ -56,6 +61,8 @@ export interface ExportJob {
   /** The document's own page setup, used where the options say nothing. */
   pageSetup: PageSetup | null;
   options: ExportOptions;
+  /** With options.trackChanges: the chunks edited since the base version. */
+  trackedChanges?: TrackedChangeInput[];
   /**
    * The document's original file, of this export's format (sourceFormatForExport): untouched
    * chunks are written back as the original's bytes. Absent: generated from the HTML.
@@ -66,6 +73,21 @@ export interface ExportJob {
 /** The source format an export format writes back in place; undefined for pdf and html. */
 export function sourceFormatForExport(format: ExportFormat): SourceFormat | undefined {
   return format === "docx" || format === "markdown" || format === "txt" ? format : undefined;
+}
+
+/**
+ * 422 for track_changes on a format other than docx: only Word keeps revisions
+ * (unshown-parts.md, Export).
+ */
+export function checkTrackChanges(format: ExportFormat, options: ExportOptions): void {
+  if (options.trackChanges && format !== "docx")
+    throw new SchemaError([
+      {
+        type: "value_error",
+        loc: ["body", "options", "track_changes"],
+        msg: `track_changes needs format docx (Word revisions); ${format} has no tracked changes`,
+      },
+    ]);
 }
 
 /** A produced file. */

@@ -6,6 +6,8 @@ import { countElements } from "../converters/html-util.js";
 import { TooManyElementsError } from "../formats.js";
 import { currentChunks, spliceText } from "../sources/splice.js";
 import type { DocumentSource } from "../sources/types.js";
+import { writeDocxInPlace } from "./docx-in-place.js";
+import { applyRevisionsToDocx, type TrackedChangeInput } from "./docx-revisions.js";
 import type { ExportFormat, ExportLayout } from "./export-formats.js";
 import { imageSources, rewriteImageSources } from "./parts.js";
 import { type PdfPage, preparePdf } from "./pdf-page.js";
@@ -47,6 +49,8 @@ export interface ExportBuildTask {
   watermarkOpacity?: number;
   /** Resolved images by their `src` (sources that are not data: URLs). */
   images: [string, TaskImage][];
+  /** docx with track_changes: the edits to write as Word revisions. */
+  trackedChanges?: TrackedChangeInput[];
   /**
    * The document's original of this format (ExportJob.source; its bytes arrive as a
    * Uint8Array). For markdown/txt `html` is the stored chunks as sent (not scanned), so they
@@ -77,6 +81,33 @@ export function scanExportSource(task: ExportScanTask): ExportScan {
   return { html, images: imageSources(html) };
 }
 
+/**
+ * The docx written into the document's original package (docx-in-place.ts), or null when that
+ * package cannot be read (a warning says so; the caller builds the docx from HTML instead).
+ */
+async function docxInPlace(html: string, task: ExportBuildTask, warnings: string[]): Promise<Buffer | null> {
+  const source = task.source as DocumentSource;
+  try {
+    const written = await writeDocxInPlace(html, { ...source, bytes: Buffer.from(source.bytes) });
+    warnings.push(...written.warnings);
+    if (task.watermarkText) warnings.push("Watermarks are not added to a Word file written back in place");
+    if (!task.trackedChanges) return written.bytes;
+    // Tracked changes on the original's own blocks: the writer reports where each chunk went.
+    const revised = await applyRevisionsToDocx(written.bytes, written.map, task.trackedChanges);
+    if (revised.skipped.length > 0)
+      warnings.push(
+        `${revised.skipped.length} tracked changes could not be placed (the current text stands there without revision marks)`,
+      );
+    return revised.bytes;
+  } catch (err) {
+    const reason = err instanceof Error ? err.message : String(err);
+    warnings.push(
+      `The original Word file could not be written back in place (${reason.slice(0, 120)}); it was rebuilt from the text`,
+    );
+    return null;
+  }
+}
+
 const dataUrl = (i: TaskImage) => `data:${i.contentType};base64,${Buffer.from(i.bytes).toString("base64")}`;
 
 /** Build step (see ExportBuildTask). Throws TooManyElementsError when the source was not scanned. */
@@ -94,10 +125,16 @@ export async function buildExport(task: ExportBuildTask): Promise<ExportBuild> {
   let bytes: Buffer;
   switch (task.format) {
     case "docx": {
+      const inPlace = task.source?.format === "docx" ? await docxInPlace(html, task, warnings) : null;
+      if (inPlace) {
+        bytes = inPlace;
+        break;
+      }
       const built = await htmlToDocx({
         ...common,
         html,
         images: new Map([...images].map(([src, i]) => [src, Buffer.from(i.bytes)])),
+        trackedChanges: task.trackedChanges,
       });
       warnings.push(...built.warnings);
       bytes = built.bytes;

@@ -4,6 +4,10 @@
 import { AlignmentType, Document, Footer, Header, Packer, PageOrientation, Paragraph } from "docx";
 import { htmlToContent } from "docx/html";
 import { TextWatermark } from "docx/watermarks";
+import JSZip from "jszip";
+import { locateChunks, type MarkedBody, markChunks, stripMarkers } from "./docx-chunk-map.js";
+import { anchorComments, type CommentChunk, readComments } from "./docx-comments.js";
+import { applyRevisions, maxWordId, type TrackedChangeInput } from "./docx-revisions.js";
 import type { ExportLayout } from "./export-formats.js";
 import { HIDDEN_CHARACTER_STYLE, HIDDEN_STYLE_MAP, hiddenTextForDocx } from "./hidden-text.js";
 import { splitParts } from "./parts.js";
@@ -38,12 +42,14 @@ export interface DocxInput {
   images: ReadonlyMap<string, Buffer>;
   watermarkText?: string;
   watermarkOpacity?: number;
+  /** Write these edits as Word revisions (track_changes); absent: a plain document. */
+  trackedChanges?: TrackedChangeInput[];
 }
 
 /**
- * Builds a .docx. Out-of-flow chunks (`data-part` header/footer) become the section's default
- * header and footer; comments are listed in warnings as not exported; hidden text stays hidden
- * (hidden-text.ts). Returns the bytes and the
+ * Builds a .docx. Out-of-flow chunks (`data-part` header/footer) become the section's headers
+ * and footers by variant; comments become Word comments anchored to their `data-anchor` text;
+ * hidden text stays hidden (hidden-text.ts). Returns the bytes and the
  * losses docx/html reported (unsupported elements, missing images, ...).
  */
 export async function htmlToDocx(input: DocxInput): Promise<{ bytes: Buffer; warnings: string[] }> {
@@ -60,7 +66,15 @@ export async function htmlToDocx(input: DocxInput): Promise<{ bytes: Buffer; war
     onWarning: (w: { message: string }) => warnings.add(w.message),
     styleMap: HIDDEN_STYLE_MAP,
   };
-  const children = [...htmlToContent(parts.body || "<p></p>", options)];
+  const tracked = input.trackedChanges;
+  // Tracked changes need to know which blocks each chunk became; deleted chunks are built too.
+  const marked = tracked
+    ? markChunks(
+        parts.body,
+        tracked.filter((c) => c.kind === "deleted"),
+      )
+    : undefined;
+  const children = [...htmlToContent((marked ? marked.html : parts.body) || "<p></p>", options)];
   const headers = byVariant(parts.headers, options);
   const footers = byVariant(parts.footers, options);
   if (input.watermarkText) {
@@ -73,8 +87,8 @@ export async function htmlToDocx(input: DocxInput): Promise<{ bytes: Buffer; war
       ];
     }
   }
-  if (parts.comments.length > 0)
-    warnings.add(`${parts.comments.length} comments were not exported (Word comments are not written yet)`);
+  // Comments go to comments.xml; their anchors are placed in document.xml once it is written.
+  const comments = readComments(parts.comments);
 
   const twips = (inches: number) => Math.round(inches * TWIPS_PER_INCH);
   const doc = new Document({
@@ -82,6 +96,17 @@ export async function htmlToDocx(input: DocxInput): Promise<{ bytes: Buffer; war
     title: input.title,
     creator: "Redline",
     styles: { characterStyles: [HIDDEN_CHARACTER_STYLE] },
+    ...(comments.length > 0
+      ? {
+          comments: {
+            children: comments.map((c, id) => ({
+              id,
+              author: c.author,
+              children: c.lines.flatMap((line) => htmlToContent(`<p>${line}</p>`, options)),
+            })),
+          },
+        }
+      : {}),
     sections: [
       {
         properties: {
@@ -112,5 +137,46 @@ export async function htmlToDocx(input: DocxInput): Promise<{ bytes: Buffer; war
       },
     ],
   });
-  return { bytes: await Packer.toBuffer(doc), warnings: [...warnings] };
+  const bytes = await Packer.toBuffer(doc);
+  // Revisions first (they strip the chunk markers), then the comments' anchors on clean text.
+  const revised = tracked && marked ? await withRevisions(bytes, marked, tracked, warnings) : bytes;
+  return {
+    bytes: comments.length > 0 ? await withCommentAnchors(revised, comments) : revised,
+    warnings: [...warnings],
+  };
+}
+
+/** Removes the chunk markers from the built package and writes `changes` as revisions. */
+async function withRevisions(
+  bytes: Buffer,
+  marked: MarkedBody,
+  changes: TrackedChangeInput[],
+  warnings: Set<string>,
+): Promise<Buffer> {
+  const zip = await JSZip.loadAsync(bytes);
+  const entry = zip.file("word/document.xml");
+  if (!entry) return bytes;
+  const located = locateChunks(await entry.async("string"), marked.chunkIds, marked.unmarked);
+  const result = applyRevisions(located.xml, located.map, changes, (await maxWordId(zip)) + 1);
+  if (result.skipped.length > 0)
+    warnings.add(
+      `${result.skipped.length} tracked changes could not be placed (the current text stands there without revision marks)`,
+    );
+  zip.file("word/document.xml", result.xml);
+  for (const [name, file] of Object.entries(zip.files)) {
+    if (file.dir || !name.endsWith(".xml") || name === "word/document.xml") continue;
+    const xml = await file.async("string");
+    const clean = stripMarkers(xml);
+    if (clean !== xml) zip.file(name, clean);
+  }
+  return zip.generateAsync({ type: "nodebuffer", compression: "DEFLATE" });
+}
+
+/** The package with each comment's range and reference placed in word/document.xml (docx-comments.ts). */
+async function withCommentAnchors(bytes: Buffer, comments: CommentChunk[]): Promise<Buffer> {
+  const zip = await JSZip.loadAsync(bytes);
+  const xml = await zip.file("word/document.xml")?.async("string");
+  if (xml === undefined) return bytes;
+  zip.file("word/document.xml", anchorComments(xml, comments));
+  return zip.generateAsync({ type: "nodebuffer", compression: "DEFLATE" });
 }

@@ -1,6 +1,6 @@
 // SQL of the documents table: find, list, create (one statement), head moves, metadata, archive state.
 import { currentTraceparent } from "@redline/service-kit";
-import { type Db, type DocumentRow, TABLES as T } from "../tables.js";
+import { type Db, type DocumentRow, TABLES as T, type VersionAuthor } from "../tables.js";
 import { OUTBOX_LOCK } from "./outbox.js";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -66,6 +66,8 @@ export interface NewDocument {
   pageSetup: Record<string, unknown> | null;
   versionId: string;
   sessionId: string;
+  /** Who version 1 is attributed to. */
+  author: VersionAuthor;
   sectionCount: number;
   /** Chunks in document order with their fractional positions. */
   chunks: { chunkId: string; html: string; position: string }[];
@@ -102,8 +104,8 @@ export async function insertNewDocument(db: Db, doc: NewDocument): Promise<Docum
        on conflict (id) do nothing
        returning *
      ), version as (
-       insert into ${T.versions} (id, document_id, seq, parent_id, session_id, kind, summary)
-       select ?, doc.id, 1, null, ?, 'create', 'created' from doc
+       insert into ${T.versions} (id, document_id, seq, parent_id, session_id, kind, summary, author, author_kind)
+       select ?, doc.id, 1, null, ?, 'create', 'created', ?, ? from doc
      ), chunks as (
        insert into ${T.chunks} (document_id, chunk_id, position, html, valid_from, valid_to)
        select doc.id, c.chunk_id, c.position, c.html, 1, null
@@ -127,6 +129,8 @@ export async function insertNewDocument(db: Db, doc: NewDocument): Promise<Docum
       doc.source ? 1 : null,
       doc.versionId,
       doc.sessionId,
+      doc.author.name,
+      doc.author.kind,
       doc.chunks.map((c) => c.chunkId),
       doc.chunks.map((c) => c.position),
       doc.chunks.map((c) => c.html),

@@ -122,3 +122,27 @@ export function headChunks(
     .orderBy("position", "asc")
     .limit(limit);
 }
+
+/** Live chunks in document order with the version that wrote each (valid_from). */
+export function liveChunksWithSeq(
+  db: Db,
+  documentId: string,
+): Promise<Pick<ChunkRevisionRow, "chunk_id" | "html" | "valid_from">[]> {
+  return db<ChunkRevisionRow>(T.chunks)
+    .select("chunk_id", "html", "valid_from")
+    .where({ document_id: documentId })
+    .whereNull("valid_to")
+    .orderBy("position", "asc");
+}
+
+/** For chunks no longer live: the version that closed each one's last revision (its delete). */
+export async function deletingSeqs(db: Db, documentId: string, chunkIds: string[]): Promise<Map<string, number>> {
+  if (chunkIds.length === 0) return new Map();
+  const rows = await db<ChunkRevisionRow>(T.chunks)
+    .select("chunk_id")
+    .max<{ chunk_id: string; seq: number }[]>("valid_to as seq")
+    .where({ document_id: documentId })
+    .whereRaw("chunk_id = any(?::text[])", [chunkIds])
+    .groupBy("chunk_id");
+  return new Map(rows.map((r) => [r.chunk_id, Number(r.seq)]));
+}

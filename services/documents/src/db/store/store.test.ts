@@ -2,6 +2,7 @@
 // changed-chunk sets, outbox order, conflicts and their resolution.
 import { randomUUID } from "node:crypto";
 import { afterAll, describe, expect, it } from "vitest";
+import { UNATTRIBUTED } from "../tables.js";
 import { migratedTestDb } from "../test-db.js";
 import { findConflict, insertConflicts, openConflicts, resolveConflicts } from "./conflicts.js";
 import { findDocument, findDocuments, insertNewDocument, isUuid, setArchived, updateMeta } from "./documents.js";
@@ -37,9 +38,11 @@ async function seed() {
     pageSetup: null,
     versionId,
     sessionId: "s",
+    author: { kind: "user", name: "Ada" },
     sectionCount: 0,
     chunks,
     eventPayload: { title: "T", chunk_count: 2 },
+    source: null,
   });
   if (!row) throw new Error("seed failed");
   return row;
@@ -56,9 +59,11 @@ describe("documents store", () => {
       pageSetup: null,
       versionId: randomUUID(),
       sessionId: "",
+      author: UNATTRIBUTED,
       sectionCount: 0,
       chunks: [],
       eventPayload: {},
+      source: null,
     });
     expect(again).toBeUndefined();
     expect(await findDocument(db, "other", row.id)).toBeUndefined();
@@ -88,6 +93,8 @@ describe("revisions and versions store", () => {
       parent_id: row.head_version_id,
       session_id: "s",
       kind: "edit",
+      author: "Redline AI",
+      author_kind: "ai",
       summary: "",
       idempotency_key: "key",
     });

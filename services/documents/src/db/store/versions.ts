@@ -83,3 +83,16 @@ export async function countVersions(db: Db, documentId: string): Promise<number>
   const [row] = await db(T.versions).where({ document_id: documentId }).count<{ count: string }[]>("* as count");
   return Number(row?.count ?? 0);
 }
+
+/** Author and commit time of the document's versions after `seq`, by seq. */
+export async function authorsAfter(
+  db: Db,
+  documentId: string,
+  seq: number,
+): Promise<Map<number, Pick<VersionRow, "author" | "created_at">>> {
+  const rows = await db<VersionRow>(T.versions)
+    .select("seq", "author", "created_at")
+    .where({ document_id: documentId })
+    .andWhere("seq", ">", seq);
+  return new Map(rows.map((r) => [r.seq, { author: r.author, created_at: r.created_at }]));
+}

@@ -6,7 +6,7 @@ import { defineRoute, type Route, type RouteCall } from "../../route-registry.js
 import { pickRosterEntry } from "../sessions/mappers.js";
 import { chunksToHtml, usageHeaders, usageToJson } from "../shared/mappers.js";
 import { answers, EXPENSIVE, endpoint } from "../shared/routes.js";
-import { toExportOptions } from "./mappers.js";
+import { toExportOptions, toTrackedChanges } from "./mappers.js";
 import * as schemas from "./schemas.js";
 
 const EXPORT_TIMEOUT_MS = 120_000;
@@ -17,6 +17,8 @@ export interface ExportSource {
   title: string;
   /** The document's page setup; undefined when none. */
   pageSetup?: commonV1.PageSetup;
+  /** The stored document it was read from (session exports); undefined for html and uploads. */
+  documentId?: string;
   /** The stored document's original and its chunks as loaded (export in place); undefined when none. */
   original?: ingestFilesV1.ExportSource;
 }
@@ -52,7 +54,13 @@ export async function resolveExportSource(
       source,
       loaded: Object.fromEntries(doc.sourceChunks.map((c) => [c.chunkId, c.html])),
     };
-    return { html: chunksToHtml(doc.chunks), title: meta.title, pageSetup: meta.pageSetup, original };
+    return {
+      html: chunksToHtml(doc.chunks),
+      title: meta.title,
+      pageSetup: meta.pageSetup,
+      original,
+      documentId: entry.durableDocumentId,
+    };
   }
   if (body.upload_id) {
     const res = await call.ctx.files.convertUpload({ uploadId: body.upload_id }, call.rpc(EXPORT_TIMEOUT_MS));
@@ -66,6 +74,33 @@ export async function resolveExportSource(
   throw new SchemaError([
     { type: "missing", loc: ["body", "html"], msg: "One of html, session_id or upload_id is required" },
   ]);
+}
+
+/**
+ * The tracked changes of an export (options.track_changes): 422 for a format other than docx
+ * and for a source without versions (html, upload_id, a session document never stored); the
+ * documents service answers 422 for a since_version the document does not have. Default base:
+ * the document's first version, the one it was created or loaded as.
+ */
+export async function resolveTrackedChanges(
+  format: string,
+  options: schemas.ExportOptionsJson | undefined,
+  source: ExportSource,
+  call: RouteCall,
+): Promise<ingestFilesV1.TrackedChange[]> {
+  if (!options?.track_changes) return [];
+  const refuse = (msg: string): never => {
+    throw new SchemaError([{ type: "value_error", loc: ["body", "options", "track_changes"], msg }]);
+  };
+  if (format !== "docx" && format !== "doc")
+    refuse(`track_changes needs format docx (Word revisions); ${format} has no tracked changes`);
+  if (!source.documentId)
+    refuse("track_changes needs a stored document (session_id): an html or upload_id export has no versions");
+  const res = await call.ctx.library.listChunkChanges(
+    { documentId: source.documentId ?? "", sinceSeq: options.since_version ?? 0 },
+    call.rpc(),
+  );
+  return toTrackedChanges(res.changes);
 }
 
 /** A safe download name: the caller's (without path or quotes), else the title, with the format's extension. */
@@ -86,7 +121,9 @@ export const exportDocumentRoute = defineRoute({
   description:
     "Exports `html`, a session's document (`session_id` + optional `document_id`) or a pre-signed upload as docx " +
     "(default), pdf, html, markdown or txt (`doc` = docx, legacy). Non-fatal losses are listed in X-Export-Warnings " +
-    "(base64 of a JSON array of strings). Over the format's cap: 413 whose detail is an object (Errors rule 6). Not billable.",
+    "(base64 of a JSON array of strings). Over the format's cap: 413 whose detail is an object (Errors rule 6). " +
+    "`options.track_changes` (docx, session documents) writes the edits since `options.since_version` as Word " +
+    "tracked changes with their authors and dates. Not billable.",
   request: { body: schemas.ExportRequestSchema },
   response: {
     description: "The file.",
@@ -96,11 +133,11 @@ export const exportDocumentRoute = defineRoute({
       "X-Export-Warnings": "base64 of a JSON array of warning strings",
     },
   },
-  errors: [404, 413, 503],
+  errors: [404, 413, 422, 503],
   async handle({ body }, call) {
     const source = await resolveExportSource(body, call);
     const file = await call.ctx.files.exportDocument(
-      exportMessage(source, body.format, body.options, body.filename),
+      await exportMessage(source, body.format, body.options, body.filename, call),
       call.rpc(EXPORT_TIMEOUT_MS),
     );
     const name = downloadName(body.filename, source.title, file.extension);
@@ -129,19 +166,21 @@ const EXTENSIONS: Record<string, string> = {
   txt: ".txt",
 };
 
-/** The export message for a resolved source. */
-function exportMessage(
+/** The export message for a resolved source, with its tracked changes when asked for. */
+async function exportMessage(
   source: ExportSource,
   format: string,
   options: schemas.ExportOptionsJson | undefined,
   filename: string | undefined,
-): ingestFilesV1.ExportDocumentRequest {
+  call: RouteCall,
+): Promise<ingestFilesV1.ExportDocumentRequest> {
   return {
     html: source.html,
     format,
     title: source.title || filename || "Document",
     pageSetup: source.pageSetup,
     options: toExportOptions(options),
+    trackedChanges: { changes: await resolveTrackedChanges(format, options, source, call) },
     source: source.original,
   };
 }
@@ -186,7 +225,7 @@ export const emailExportRoute = defineRoute({
     const res = await call.ctx.files
       .queueEmailExport(
         {
-          export: exportMessage(source, body.format, body.options, body.filename),
+          export: await exportMessage(source, body.format, body.options, body.filename, call),
           filename,
           // Empty: ingest, the owner of this workflow, mails the caller's email on file.
           recipientEmail: body.recipient_email ?? "",
@@ -221,7 +260,7 @@ export const createDownloadRoute = defineRoute({
     const source = await resolveExportSource(body, call);
     const filename = downloadName(body.filename, source.title, EXTENSIONS[body.format]);
     const res = await call.ctx.files.createDownload(
-      { export: exportMessage(source, body.format, body.options, body.filename), filename },
+      { export: await exportMessage(source, body.format, body.options, body.filename, call), filename },
       call.rpc(EXPORT_TIMEOUT_MS),
     );
     return {

@@ -20,6 +20,26 @@ export const ExportOptionsSchema = component("ExportOptions", {
   embed_images: z.boolean().default(false),
   watermark_text: z.string().max(200).optional(),
   watermark_opacity: z.number().min(0).max(1).default(0.3),
+  track_changes: z
+    .boolean()
+    .default(false)
+    .meta({
+      description:
+        "docx only, for a session's stored document: the edits since `since_version` are written as Word revisions " +
+        '(insertions and deletions, each with its author — "Redline AI" for AI turns, the key\'s user for saves and ' +
+        "uploads — and date) for the user to accept or reject in Word. 422 with another format or with `html` / " +
+        "`upload_id` (no versions).",
+    }),
+  since_version: z
+    .number()
+    .int()
+    .min(1)
+    .optional()
+    .meta({
+      description:
+        "With track_changes: the version (its `seq`, as GET /v1/documents/{id}/versions lists) the edits are counted " +
+        "from. Default: the version the document was created or loaded as. 422 for a version the document does not have.",
+    }),
 });
 
 export type ExportOptionsJson = z.output<typeof ExportOptionsSchema>;

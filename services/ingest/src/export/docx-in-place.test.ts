@@ -1,0 +1,207 @@
+import { readdirSync } from "node:fs";
+import { chunkHtml } from "@redline/html-chunks";
+import JSZip from "jszip";
+import { describe, expect, it } from "vitest";
+import { convertDocx } from "../converters/docx.js";
+import { bodyLayout } from "../converters/docx-source-map.js";
+import { DEFAULT_LIMITS } from "../formats.js";
+import type { DocumentSource } from "../sources/types.js";
+import { corpusDir, readCorpus } from "../testing/corpus.js";
+import { writeDocxInPlace } from "./docx-in-place.js";
+
+interface Loaded {
+  source: DocumentSource;
+  chunks: { chunkId: string; html: string }[];
+}
+
+/** Converts a corpus .docx and builds the DocumentSource the documents service would hand over. */
+async function load(name: string): Promise<Loaded> {
+  const bytes = readCorpus(`docx/${name}`);
+  const converted = await convertDocx(bytes, name, DEFAULT_LIMITS, { keepSource: true });
+  if (!converted.source) throw new Error(`${name}: no source map`);
+  const { chunks } = chunkHtml(converted.html);
+  const loaded = Object.fromEntries(chunks.map((c) => [c.chunkId, c.html]));
+  return { source: { format: "docx", bytes, map: converted.source.map, loaded }, chunks };
+}
+
+/** The body's block-level children of a package's word/document.xml. */
+async function blocksOf(zip: JSZip): Promise<string[]> {
+  const xml = (await zip.file("word/document.xml")?.async("string")) ?? "";
+  return bodyLayout(xml).blocks.map((b) => xml.slice(b.start, b.end));
+}
+
+/** Names of the parts whose bytes differ between two packages (or exist in only one). */
+async function changedParts(a: JSZip, b: JSZip): Promise<string[]> {
+  const names = new Set([...Object.keys(a.files), ...Object.keys(b.files)].filter((n) => !n.endsWith("/")));
+  const out: string[] = [];
+  for (const name of names) {
+    const x = await a.file(name)?.async("nodebuffer");
+    const y = await b.file(name)?.async("nodebuffer");
+    if (!x || !y || !x.equals(y)) out.push(name);
+  }
+  return out.sort();
+}
+
+const html = (chunks: { html: string }[]) => chunks.map((c) => c.html).join("\n");
+/** One AI-style edit: a word added inside the first text of the chunk. */
+const addWord = (chunkHtmlText: string) => {
+  const inWord = chunkHtmlText.replace(/>([^<]*?)(\p{L}{3,})/u, ">$1revised $2");
+  return inWord !== chunkHtmlText ? inWord : chunkHtmlText.replace(/>([^<]+)</, ">revised $1<");
+};
+
+const corpus = readdirSync(`${corpusDir}/docx`).filter((f) => f.endsWith(".docx"));
+
+describe("docx written back in place", () => {
+  for (const name of corpus) {
+    it(`${name}: one edited paragraph changes only its block; every other part is byte-identical`, async () => {
+      let doc: Loaded;
+      try {
+        doc = await load(name);
+      } catch (err) {
+        // Files the importer refuses (encrypted, truncated) have nothing to write back.
+        expect((err as Error).name).toBe("InputError");
+        return;
+      }
+      const original = await JSZip.loadAsync(doc.source.bytes);
+      const before = await blocksOf(original);
+
+      // Untouched: the package's parts come back byte for byte.
+      const same = await writeDocxInPlace(html(doc.chunks), doc.source);
+      expect(await changedParts(original, await JSZip.loadAsync(same.bytes))).toEqual([]);
+
+      const target =
+        doc.chunks.find(
+          (c) => doc.source.map.chunks[c.chunkId] && /^<(p|h[1-6])\b/.test(c.html) && addWord(c.html) !== c.html,
+        ) ?? doc.chunks.find((c) => doc.source.map.chunks[c.chunkId] && addWord(c.html) !== c.html);
+      if (!target) throw new Error(`${name}: no paragraph to edit`);
+      const span = doc.source.map.chunks[target.chunkId];
+      if (span.kind !== "block") throw new Error("docx spans are blocks");
+      const edited = doc.chunks.map((c) => (c === target ? { ...c, html: addWord(c.html) } : c));
+      const written = await writeDocxInPlace(html(edited), doc.source);
+      const output = await JSZip.loadAsync(written.bytes);
+
+      expect(await changedParts(original, output)).toEqual(["word/document.xml"]);
+      const after = await blocksOf(output);
+      expect(after).toHaveLength(before.length);
+      const differing = before.flatMap((b, i) => (b === after[i] ? [] : [i]));
+      expect(differing).toEqual([span.index]);
+      // The paragraph keeps its properties (style, numbering, section break).
+      const pPr = (xml: string) => /^<w:p\b[^>]*>(<w:pPr>[\s\S]*?<\/w:pPr>)?/.exec(xml)?.[1] ?? "";
+      if (after[span.index].startsWith("<w:p"))
+        expect(pPr(after[span.index])).toBe(
+          pPr(before[span.index]).replace(/<w:pPrChange\b[\s\S]*?<\/w:pPrChange>/g, ""),
+        );
+      expect(after[span.index]).toContain("revised ");
+      // The output map names the edited block, and the package reads back with the edit.
+      expect(written.map.chunks[target.chunkId]).toEqual({ kind: "block", index: span.index });
+      const back = await convertDocx(written.bytes, name, DEFAULT_LIMITS, { keepSource: true });
+      expect(back.html).toContain("revised ");
+    }, 120_000);
+  }
+
+  it("keeps every section break when every chunk is deleted, and drops the deleted text", async () => {
+    const doc = await load("poi-bug65649-large-procurement-tables.docx");
+    const original = (await (await JSZip.loadAsync(doc.source.bytes)).file("word/document.xml")?.async("string")) ?? "";
+    const kept = doc.chunks.filter((c) => !doc.source.map.chunks[c.chunkId]);
+    const written = await writeDocxInPlace(html(kept), doc.source);
+    const xml = (await (await JSZip.loadAsync(written.bytes)).file("word/document.xml")?.async("string")) ?? "";
+    const sections = (x: string) => x.match(/<w:sectPr\b[\s\S]*?<\/w:sectPr>/g) ?? [];
+    expect(sections(original)).toHaveLength(15);
+    expect(sections(xml)).toEqual(sections(original));
+    expect(xml.length).toBeLessThan(original.length / 4);
+    expect(written.map.chunks).toEqual({});
+  });
+
+  it("keeps an edited paragraph's comment anchors around the same words", async () => {
+    const doc = await load("pydocx-comments-rich-para.docx");
+    const before = await blocksOf(await JSZip.loadAsync(doc.source.bytes));
+    const anchored = doc.chunks.find((c) => {
+      const span = doc.source.map.chunks[c.chunkId];
+      return span?.kind === "block" && /<w:commentRangeStart\b/.test(before[span.index]);
+    });
+    if (!anchored) throw new Error("no commented paragraph");
+    const span = doc.source.map.chunks[anchored.chunkId] as { index: number };
+    const edited = anchored.html.replace(/(<\/[a-z]+>)$/, " and more words$1");
+    const written = await writeDocxInPlace(
+      html(doc.chunks.map((c) => (c === anchored ? { ...c, html: edited } : c))),
+      doc.source,
+    );
+    const after = await blocksOf(await JSZip.loadAsync(written.bytes));
+    const ids = (xml: string, el: string) =>
+      [...xml.matchAll(new RegExp(`<w:${el}\\b[^>]*w:id="(\\d+)"`, "g"))].map((m) => m[1]);
+    for (const el of ["commentRangeStart", "commentRangeEnd", "commentReference"]) {
+      expect(ids(after[span.index], el)).toEqual(ids(before[span.index], el));
+    }
+    // The commented text is still between its range start and end.
+    const text = (xml: string) => [...xml.matchAll(/<w:t\b[^>]*>([^<]*)<\/w:t>/g)].map((m) => m[1]).join("");
+    const between = (xml: string) =>
+      text(/<w:commentRangeStart\b[^>]*\/>([\s\S]*?)<w:commentRangeEnd\b/.exec(xml)?.[1] ?? "");
+    expect(between(after[span.index])).toBe(between(before[span.index]));
+    expect(text(after[span.index])).toContain("and more words");
+  });
+
+  it("regenerates only the header part whose chunk changed", async () => {
+    const doc = await load("poi-DiffFirstPageHeadFoot.docx");
+    const header = doc.chunks.find((c) => /data-part="header"/.test(c.html));
+    if (!header) throw new Error("no header chunk");
+    const edited = header.html.replace(/>([^<]+)</, ">New header text<");
+    const written = await writeDocxInPlace(
+      html(doc.chunks.map((c) => (c === header ? { ...c, html: edited } : c))),
+      doc.source,
+    );
+    const output = await JSZip.loadAsync(written.bytes);
+    const changed = await changedParts(await JSZip.loadAsync(doc.source.bytes), output);
+    expect(changed).toHaveLength(1);
+    expect(changed[0]).toMatch(/^word\/header\d*\.xml$/);
+    expect(await output.file(changed[0])?.async("string")).toContain("New header text");
+    const back = await convertDocx(written.bytes, "back.docx", DEFAULT_LIMITS, { keepSource: true });
+    expect(back.html).toContain("New header text");
+  });
+
+  it("writes a new chunk as new blocks, with its formatting and a link relationship", async () => {
+    const doc = await load("tika-testWORD_various.docx");
+    const inFlow = doc.chunks.filter((c) => doc.source.map.chunks[c.chunkId]);
+    const after = inFlow[2];
+    const added =
+      '<p data-chunk-id="c_newchunk01">A <strong>bold</strong> and <a href="https://example.org/x?a=1&amp;b=2">linked</a> line</p>';
+    const chunks = doc.chunks.flatMap((c) => (c === after ? [c, { chunkId: "c_newchunk01", html: added }] : [c]));
+    const written = await writeDocxInPlace(html(chunks), doc.source);
+    const output = await JSZip.loadAsync(written.bytes);
+    const before = await blocksOf(await JSZip.loadAsync(doc.source.bytes));
+    const blocks = await blocksOf(output);
+    expect(blocks).toHaveLength(before.length + 1);
+    const at = written.map.chunks.c_newchunk01;
+    expect(at?.kind).toBe("block");
+    const block = blocks[(at as { index: number }).index];
+    expect(block).toMatch(/<w:b\/><\/w:rPr><w:t xml:space="preserve">bold<\/w:t>/);
+    const rid = /<w:hyperlink r:id="([^"]+)">/.exec(block)?.[1];
+    const rels = (await output.file("word/_rels/document.xml.rels")?.async("string")) ?? "";
+    expect(rels).toContain(`Id="${rid}"`);
+    expect(rels).toContain('Target="https://example.org/x?a=1&amp;b=2" TargetMode="External"');
+    // Every block but the new one is the original, in order.
+    expect(blocks.filter((_, i) => i !== (at as { index: number }).index)).toEqual(before);
+    const back = await convertDocx(written.bytes, "back.docx", DEFAULT_LIMITS, { keepSource: true });
+    expect(back.html).toContain('<a href="https://example.org/x?a=1&amp;b=2">linked</a>');
+  });
+
+  it("rewrites only the edited cell of a table", async () => {
+    const doc = await load("poi-IllustrativeCases-budget-tables.docx");
+    const table = doc.chunks.find((c) => c.html.startsWith("<table") && doc.source.map.chunks[c.chunkId]);
+    if (!table) throw new Error("no table");
+    const edited = table.html.replace(/<td([^>]*)><p>([^<]+)<\/p>/, "<td$1><p>Changed cell</p>");
+    expect(edited).not.toBe(table.html);
+    const span = doc.source.map.chunks[table.chunkId] as { index: number };
+    const written = await writeDocxInPlace(
+      html(doc.chunks.map((c) => (c === table ? { ...c, html: edited } : c))),
+      doc.source,
+    );
+    const before = await blocksOf(await JSZip.loadAsync(doc.source.bytes));
+    const after = await blocksOf(await JSZip.loadAsync(written.bytes));
+    const cells = (xml: string) => xml.match(/<w:tc>[\s\S]*?<\/w:tc>/g) ?? [];
+    const a = cells(before[span.index]);
+    const b = cells(after[span.index]);
+    expect(b).toHaveLength(a.length);
+    expect(a.flatMap((cell, i) => (cell === b[i] ? [] : [i]))).toHaveLength(1);
+    expect(after[span.index]).toContain("Changed cell");
+  });
+});

@@ -1,0 +1,765 @@
+// Export to .docx by writing the uploaded package back with only what changed regenerated
+// (issue #12, edit in place). Untouched chunks are written as their original body blocks, byte
+// for byte; so are the blocks no chunk came from (empty paragraphs, drawings' anchors), the
+// final w:sectPr and every other part (styles, numbering, settings, media, fields, equations).
+// A changed paragraph keeps its w:pPr (style, numbering, section break), its first run's
+// formatting and its bookmarks, comment ranges, note references, drawings and equations at
+// their place in the text; a deleted chunk's section break is kept on an empty paragraph.
+import { chunkHtml, partOf } from "@redline/html-chunks";
+import { diffChars } from "diff";
+import JSZip from "jszip";
+import { paragraphHtml } from "../converters/docx-parts.js";
+import { bodyLayout } from "../converters/docx-source-map.js";
+import { loadHtml } from "../converters/html-util.js";
+import type { DocumentSource, SourceMap, SourceSpan } from "../sources/types.js";
+import {
+  type Anchor,
+  childElements,
+  escapeXml,
+  paragraphPieces,
+  type RunFormat,
+  type Segment,
+  writeRuns,
+} from "./docx-xml.js";
+
+type Node = ReturnType<ReturnType<typeof loadHtml>>[number];
+type El = Extract<Node, { attribs: Record<string, string> }>;
+
+/** What an in-place export produced. */
+export interface InPlaceResult {
+  bytes: Buffer;
+  warnings: string[];
+  /** Chunk id → its blocks in the OUTPUT word/document.xml (what tracked changes are written against). */
+  map: SourceMap;
+}
+
+const HYPERLINK_REL = "http://schemas.openxmlformats.org/officeDocument/2006/relationships/hyperlink";
+// Past this many characters a paragraph's anchors are placed by proportion, not by a text diff.
+const MAX_DIFF_CHARS = 20_000;
+
+/** The package's main part named by _rels/.rels (default word/document.xml). */
+function mainPartName(rels: string | undefined): string {
+  const rel = rels?.match(/<Relationship\b[^>]*Type="[^"]*\/officeDocument"[^>]*>/)?.[0];
+  const target = rel?.match(/Target="([^"]+)"/)?.[1];
+  return target ? target.replace(/^\//, "") : "word/document.xml";
+}
+
+/** Paragraph style ids of Heading 1-6 (by style name), falling back to "Heading<N>". */
+function headingStyles(stylesXml: string | undefined): string[] {
+  const ids = [1, 2, 3, 4, 5, 6].map((n) => `Heading${n}`);
+  for (const style of stylesXml?.match(/<w:style\b[^>]*w:type="paragraph"[\s\S]*?<\/w:style>/g) ?? []) {
+    const id = /w:styleId="([^"]*)"/.exec(style)?.[1];
+    const name = /<w:name w:val="([^"]*)"/.exec(style)?.[1]?.toLowerCase();
+    const level = name ? /^heading ([1-6])$/.exec(name)?.[1] : undefined;
+    if (id && level) ids[Number(level) - 1] = id;
+  }
+  return ids;
+}
+
+// ---------------------------------------------------------------------------------------------
+// HTML side: a chunk as paragraphs and tables.
+
+interface ParaSpec {
+  kind: "p";
+  heading?: number;
+  list?: { ordered: boolean; level: number };
+  segments: HtmlSegment[];
+}
+interface TableSpec {
+  kind: "table";
+  rows: { cells: { html: string; blocks: BlockSpec[] }[] }[];
+}
+type BlockSpec = ParaSpec | TableSpec;
+type HtmlSegment = Segment | { kind: "image" } | { kind: "note"; note: string };
+
+const BLOCK_TAGS = new Set([
+  "p",
+  "h1",
+  "h2",
+  "h3",
+  "h4",
+  "h5",
+  "h6",
+  "ul",
+  "ol",
+  "li",
+  "table",
+  "blockquote",
+  "pre",
+  "div",
+  "figure",
+  "figcaption",
+  "dl",
+  "dt",
+  "dd",
+  "hr",
+  "section",
+  "article",
+  "header",
+  "footer",
+  "aside",
+  "nav",
+  "main",
+]);
+
+function isElement(node: Node): node is El {
+  return (node as El).attribs !== undefined && (node as { type?: string }).type === "tag";
+}
+
+function inlineSegments(nodes: Node[], fmt: RunFormat, pre: boolean, out: HtmlSegment[]): void {
+  for (const node of nodes) {
+    if (!isElement(node)) {
+      const data = (node as { data?: string }).data;
+      if ((node as { type?: string }).type === "text" && data) {
+        out.push({ kind: "text", text: pre ? data : data.replace(/[\r\n]+/g, " "), fmt });
+      }
+      continue;
+    }
+    const name = node.name;
+    const kids = node.children as Node[];
+    const note = name === "a" ? /^#(footnote|endnote)-(.+)$/.exec(node.attribs.href ?? "") : null;
+    if (note && /^(?:footnote|endnote)-ref-/.test(node.attribs.id ?? ""))
+      out.push({ kind: "note", note: `${note[1]}:${note[2]}` });
+    else if (name === "br") out.push({ kind: "text", text: "\n", fmt });
+    else if (name === "img") out.push({ kind: "image" });
+    else if (name === "strong" || name === "b") inlineSegments(kids, { ...fmt, b: true }, pre, out);
+    else if (name === "em" || name === "i") inlineSegments(kids, { ...fmt, i: true }, pre, out);
+    else if (name === "u" || name === "ins") inlineSegments(kids, { ...fmt, u: true }, pre, out);
+    else if (name === "s" || name === "strike" || name === "del") inlineSegments(kids, { ...fmt, s: true }, pre, out);
+    else if (name === "sup") inlineSegments(kids, { ...fmt, sup: true }, pre, out);
+    else if (name === "sub") inlineSegments(kids, { ...fmt, sub: true }, pre, out);
+    else if (name === "code" || name === "kbd" || name === "samp")
+      inlineSegments(kids, { ...fmt, code: true }, pre, out);
+    else if (name === "a" && node.attribs.href && !node.attribs.href.startsWith("#"))
+      inlineSegments(kids, { ...fmt, href: node.attribs.href }, pre, out);
+    else inlineSegments(kids, fmt, pre, out);
+  }
+}
+
+/** The chunk element as paragraph and table specs, in order. */
+function blockSpecs(
+  el: El,
+  ctx: { list?: { ordered: boolean; level: number }; heading?: number; pre?: boolean },
+): BlockSpec[] {
+  const name = el.name;
+  if (name === "table") return [tableSpec(el)];
+  if (name === "ul" || name === "ol") {
+    const level = ctx.list ? ctx.list.level + 1 : 0;
+    return (el.children as Node[])
+      .filter(isElement)
+      .flatMap((li) => blockSpecs(li, { list: { ordered: name === "ol", level } }));
+  }
+  const heading = /^h([1-6])$/.exec(name) ? Number(name.slice(1)) : ctx.heading;
+  const pre = ctx.pre || name === "pre";
+  const kids = el.children as Node[];
+  if (name === "hr") return [{ kind: "p", segments: [] }];
+  if (!kids.some((k) => isElement(k) && BLOCK_TAGS.has(k.name))) {
+    const segments: HtmlSegment[] = [];
+    inlineSegments(kids, {}, pre, segments);
+    return [{ kind: "p", heading, list: ctx.list, segments }];
+  }
+  // Mixed content: inline runs between blocks are paragraphs of their own; a list item's first
+  // paragraph carries its bullet, nested lists go one level deeper.
+  const out: BlockSpec[] = [];
+  let inline: Node[] = [];
+  let first = true;
+  const flushInline = () => {
+    const segments: HtmlSegment[] = [];
+    inlineSegments(inline, {}, pre, segments);
+    inline = [];
+    if (!segments.some((s) => s.kind !== "text" || s.text.trim() !== "")) return;
+    out.push({ kind: "p", heading, list: first ? ctx.list : undefined, segments });
+    first = false;
+  };
+  for (const kid of kids) {
+    if (isElement(kid) && BLOCK_TAGS.has(kid.name)) {
+      flushInline();
+      const nested = kid.name === "ul" || kid.name === "ol";
+      const inner = blockSpecs(kid, {
+        list: nested ? ctx.list : first ? ctx.list : undefined,
+        heading,
+        pre,
+      });
+      if (inner.length > 0 && !nested) first = false;
+      out.push(...inner);
+    } else inline.push(kid);
+  }
+  flushInline();
+  return out;
+}
+
+function tableSpec(el: El): TableSpec {
+  const rows: TableSpec["rows"] = [];
+  const visit = (node: El) => {
+    for (const kid of (node.children as Node[]).filter(isElement)) {
+      if (kid.name === "tr") {
+        rows.push({
+          cells: (kid.children as Node[])
+            .filter(isElement)
+            .filter((c) => c.name === "td" || c.name === "th")
+            .map((c) => ({ html: loadHtml("").html(c), blocks: blockSpecs(c, {}) })),
+        });
+      } else if (kid.name === "thead" || kid.name === "tbody" || kid.name === "tfoot") visit(kid);
+    }
+  };
+  visit(el);
+  return { kind: "table", rows };
+}
+
+function chunkElement(html: string): El | null {
+  const $ = loadHtml(html);
+  return ($.root().children().toArray() as Node[]).find(isElement) ?? null;
+}
+
+// ---------------------------------------------------------------------------------------------
+// XML side.
+
+/** Writes new paragraphs and tables into the original package's vocabulary. */
+class BlockWriter {
+  missingImages = 0;
+  newRels: { id: string; target: string }[] = [];
+  private relCount = 0;
+
+  constructor(
+    private readonly headings: string[],
+    private readonly relTargets: Map<string, string>,
+  ) {}
+
+  /** A relationship id for an external link, reusing the document's own when it has one. */
+  link = (href: string): string | null => {
+    for (const [id, target] of this.relTargets) if (target === href) return id;
+    const id = `rIdRl${++this.relCount}`;
+    this.relTargets.set(id, href);
+    this.newRels.push({ id, target: href });
+    return id;
+  };
+
+  /** One w:p for `spec`, shaped like `orig` (an original w:p, or null). `anchors` false: a copy of the original's look only. */
+  paragraph(spec: ParaSpec, orig: string | null, keepAnchors: boolean, wasList: boolean, keepStyle = false): string {
+    const pieces = orig ? paragraphPieces(orig) : null;
+    let pPr = (pieces?.pPr ?? "")
+      .replace(/<w:sectPr\b[\s\S]*?<\/w:sectPr>/g, "")
+      .replace(/<w:pPrChange\b[\s\S]*?<\/w:pPrChange>/g, "");
+    pPr = this.adjustProps(pPr, spec, wasList, keepStyle);
+    const segments: Segment[] = [];
+    let images = 0;
+    const drawings = keepAnchors ? (pieces?.drawings ?? []) : [];
+    if (spec.list && !/<w:numPr>/.test(pPr))
+      segments.push({ kind: "text", text: spec.list.ordered ? "1.\t" : "\u2022\t", fmt: {} });
+    for (const seg of spec.segments) {
+      if (seg.kind === "image") {
+        const run = drawings[images++];
+        if (run) segments.push({ kind: "raw", xml: run.xml });
+        else this.missingImages++;
+      } else if (seg.kind === "note") {
+        const [type, id] = seg.note.split(":");
+        const run =
+          pieces?.notes.get(seg.note) ??
+          `<w:r><w:rPr><w:rStyle w:val="${type === "footnote" ? "FootnoteReference" : "EndnoteReference"}"/></w:rPr><w:${type}Reference w:id="${escapeXml(id)}"/></w:r>`;
+        segments.push({ kind: "raw", xml: run });
+      } else segments.push(seg);
+    }
+    // Drawings the HTML shows no <img> for (text boxes, shapes) stay where they were in the text.
+    const newText = segments.map((s) => (s.kind === "text" ? s.text : "")).join("");
+    const anchors =
+      keepAnchors && pieces ? moveAnchors([...pieces.anchors, ...drawings.slice(images)], pieces.text, newText) : [];
+    const runs = writeRuns(segments, anchors, pieces?.firstRunProps ?? "", this.link);
+    const open = keepAnchors && orig ? (/^<w:p\b[^>]*?(?<!\/)>/.exec(orig)?.[0] ?? "<w:p>") : "<w:p>";
+    return `${open}${pPr}${runs}</w:p>`;
+  }
+
+  private adjustProps(pPr: string, spec: ParaSpec, wasList: boolean, keepStyle: boolean): string {
+    let out = pPr;
+    if (keepStyle && !spec.list && !wasList) return out;
+    const style = /<w:pStyle w:val="([^"]*)"\/>/.exec(out)?.[1];
+    const isHeadingStyle = style !== undefined && this.headings.includes(style);
+    if (spec.heading) {
+      const want = this.headings[spec.heading - 1];
+      if (style !== want) {
+        const tag = `<w:pStyle w:val="${escapeXml(want)}"/>`;
+        out =
+          style !== undefined
+            ? out.replace(/<w:pStyle w:val="[^"]*"\/>/, tag)
+            : out
+              ? out.replace(/^<w:pPr>/, `<w:pPr>${tag}`)
+              : `<w:pPr>${tag}</w:pPr>`;
+      }
+    } else if (isHeadingStyle) out = out.replace(/<w:pStyle w:val="[^"]*"\/>/, "");
+    if (spec.list) out = out.replace(/(<w:numPr>[\s\S]*?<w:ilvl w:val=")\d+("\/>)/, `$1${spec.list.level}$2`);
+    else if (wasList) out = out.replace(/<w:numPr>[\s\S]*?<\/w:numPr>/, "");
+    return out === "<w:pPr></w:pPr>" ? "" : out;
+  }
+
+  /** A w:tbl for `spec`, keeping `orig`'s table, row and cell properties (and unchanged cells as they were). */
+  table(spec: TableSpec, orig: string | null, loadedCells: string[][] | null): string {
+    const tbl = orig ? childElements(orig) : [];
+    const part = (el: { start: number; end: number }) => orig?.slice(el.start, el.end) ?? "";
+    const tblPr = tbl.find((c) => c.name === "tblPr");
+    const origRows = tbl.filter((c) => c.name === "tr").map((r) => part(r));
+    const cols = Math.max(1, ...spec.rows.map((r) => r.cells.length));
+    const width = Math.floor(9000 / cols);
+    const rows = spec.rows.map((row, r) => {
+      const origRow = origRows[Math.min(r, origRows.length - 1)] ?? null;
+      const rowEls = origRow ? childElements(origRow) : [];
+      const allCells = rowEls.filter((c) => c.name === "tc").map((c) => origRow?.slice(c.start, c.end) ?? "");
+      // A vertically merged cell's continuation has no cell in the HTML (the rowspan covers it).
+      const continues = (tc: string) => /<w:vMerge\s*\/>|<w:vMerge w:val="continue"\s*\/>/.test(tc);
+      const origCells = allCells.filter((tc) => !continues(tc));
+      const sameShape = origRow !== null && r < origRows.length && origCells.length === row.cells.length;
+      const trPr = rowEls.find((c) => c.name === "trPr");
+      const written = row.cells.map((cell, c) => {
+        const origCell = sameShape ? origCells[c] : (origCells[Math.min(c, origCells.length - 1)] ?? null);
+        if (sameShape && loadedCells?.[r]?.[c] === cell.html && origCell) return origCell;
+        const cellEls = origCell ? childElements(origCell) : [];
+        const tcPr = cellEls.find((e) => e.name === "tcPr");
+        const origParas = cellEls.filter((e) => e.name === "p").map((e) => origCell?.slice(e.start, e.end) ?? "");
+        const tcPrXml =
+          tcPr && origCell
+            ? origCell.slice(tcPr.start, tcPr.end).replace(/<w:vMerge\b[^>]*\/>/, "")
+            : `<w:tcPr><w:tcW w:w="${width}" w:type="dxa"/></w:tcPr>`;
+        const blocks = this.blocks(cell.blocks, origParas, sameShape, false);
+        // A cell must end with a paragraph.
+        const inner =
+          blocks.length === 0 || blocks[blocks.length - 1].startsWith("<w:tbl") ? [...blocks, "<w:p/>"] : blocks;
+        return `<w:tc>${sameShape ? (tcPr && origCell ? origCell.slice(tcPr.start, tcPr.end) : tcPrXml) : tcPrXml}${inner.join("")}</w:tc>`;
+      });
+      let k = 0;
+      const cells = sameShape ? allCells.map((tc) => (continues(tc) ? tc : written[k++])) : written;
+      return `<w:tr>${trPr && origRow ? origRow.slice(trPr.start, trPr.end) : ""}${cells.join("")}</w:tr>`;
+    });
+    const tblPrXml =
+      tblPr && orig
+        ? part(tblPr)
+        : '<w:tblPr><w:tblW w:w="0" w:type="auto"/><w:tblBorders><w:top w:val="single" w:sz="4" w:space="0" w:color="auto"/><w:left w:val="single" w:sz="4" w:space="0" w:color="auto"/><w:bottom w:val="single" w:sz="4" w:space="0" w:color="auto"/><w:right w:val="single" w:sz="4" w:space="0" w:color="auto"/><w:insideH w:val="single" w:sz="4" w:space="0" w:color="auto"/><w:insideV w:val="single" w:sz="4" w:space="0" w:color="auto"/></w:tblBorders></w:tblPr>';
+    const grid = sameGrid(tbl, orig, spec) ?? `<w:tblGrid>${`<w:gridCol w:w="${width}"/>`.repeat(cols)}</w:tblGrid>`;
+    return `<w:tbl>${tblPrXml}${grid}${rows.join("")}</w:tbl>`;
+  }
+
+  /** The blocks of specs, paragraph k shaped like original paragraph k (or the last one). */
+  blocks(
+    specs: BlockSpec[],
+    origParas: string[],
+    keepAnchors: boolean,
+    wasList: boolean,
+    origTable?: string,
+    loadedCells?: string[][] | null,
+    loadedSpecs?: BlockSpec[],
+  ): string[] {
+    let k = 0;
+    const loadedParas = (loadedSpecs ?? []).filter((s): s is ParaSpec => s.kind === "p");
+    return specs.map((spec) => {
+      if (spec.kind === "table") return this.table(spec, origTable ?? null, loadedCells ?? null);
+      const index = Math.min(k, origParas.length - 1);
+      const orig = origParas[index] ?? null;
+      const first = k < origParas.length;
+      // A paragraph that was already this heading level keeps its own style (Title stays Title).
+      const keepStyle = loadedParas[index] !== undefined && loadedParas[index].heading === spec.heading;
+      k++;
+      return this.paragraph(spec, orig, keepAnchors && first, wasList, keepStyle);
+    });
+  }
+}
+
+function sameGrid(
+  tbl: { start: number; end: number; name: string }[],
+  orig: string | null,
+  spec: TableSpec,
+): string | null {
+  const grid = tbl.find((c) => c.name === "tblGrid");
+  if (!grid || !orig) return null;
+  const xml = orig.slice(grid.start, grid.end);
+  const cols = (xml.match(/<w:gridCol\b/g) ?? []).length;
+  return spec.rows.every((r) => r.cells.length <= cols) ? xml : null;
+}
+
+/** Anchors moved from offsets in `oldText` to where the same text sits in `newText`. */
+function moveAnchors(anchors: Anchor[], oldText: string, newText: string): Anchor[] {
+  if (anchors.length === 0) return [];
+  if (oldText === newText) return anchors;
+  if (oldText.length + newText.length > MAX_DIFF_CHARS) {
+    return anchors.map((a) => ({
+      ...a,
+      offset: Math.round((a.offset / Math.max(1, oldText.length)) * newText.length),
+    }));
+  }
+  const changes = diffChars(oldText, newText);
+  return anchors.map((a) => {
+    let oldPos = 0;
+    let newPos = 0;
+    for (const part of changes) {
+      const len = part.value.length;
+      if (part.added) {
+        newPos += len;
+        continue;
+      }
+      if (a.offset <= oldPos + len) return { ...a, offset: part.removed ? newPos : newPos + (a.offset - oldPos) };
+      oldPos += len;
+      if (!part.removed) newPos += len;
+    }
+    return { ...a, offset: newText.length };
+  });
+}
+
+/** Cell HTML of a table chunk, by row and column (how the document was loaded). */
+function tableCells(html: string | undefined): string[][] | null {
+  const el = html ? chunkElement(html) : null;
+  if (!el || el.name !== "table") return null;
+  return tableSpec(el).rows.map((r) => r.cells.map((c) => c.html));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Out-of-flow parts.
+
+interface PartRef {
+  kind: "header" | "footer";
+  target: string;
+}
+
+/** Headers and footers in the order the converter made their chunks (docx-parts.ts). */
+function partRefs(
+  documentXml: string,
+  rels: Map<string, { target: string; type: string }>,
+  files: Map<string, string>,
+): PartRef[] {
+  const out: PartRef[] = [];
+  const seen = new Set<string>();
+  for (const ref of documentXml.match(/<w:(?:headerReference|footerReference)\b[^>]*>/g) ?? []) {
+    const id = /\sr:id="([^"]*)"/.exec(ref)?.[1];
+    const target = id ? rels.get(id)?.target : undefined;
+    if (!target || seen.has(target)) continue;
+    seen.add(target);
+    const xml = files.get(target);
+    if (!xml) continue;
+    const hasText = (xml.match(/<w:p\b[\s\S]*?<\/w:p>/g) ?? []).some(
+      (p) =>
+        paragraphHtml(p)
+          .replace(/\u2003/g, "")
+          .trim() !== "",
+    );
+    if (hasText) out.push({ kind: ref.startsWith("<w:header") ? "header" : "footer", target });
+  }
+  return out;
+}
+
+/** Lines of a part chunk (`<p data-part>a<br>b</p>`) as paragraph specs. */
+function partLines(html: string): ParaSpec[] {
+  const el = chunkElement(html);
+  if (!el) return [];
+  const segments: HtmlSegment[] = [];
+  inlineSegments(el.children as Node[], {}, false, segments);
+  const lines: ParaSpec[] = [{ kind: "p", segments: [] }];
+  for (const seg of segments) {
+    if (seg.kind === "text" && seg.text.includes("\n")) {
+      const pieces = seg.text.split("\n");
+      pieces.forEach((text, i) => {
+        if (i > 0) lines.push({ kind: "p", segments: [] });
+        if (text) lines[lines.length - 1].segments.push({ ...seg, text });
+      });
+    } else lines[lines.length - 1].segments.push(seg);
+  }
+  return lines;
+}
+
+/**
+ * The element at `[start, end)` of `xml` with its text paragraphs replaced by `lines` (the first
+ * one's place; paragraphs without text, drawings and other content stay).
+ */
+function rewriteTextParagraphs(xml: string, start: number, lines: ParaSpec[], writer: BlockWriter): string {
+  const kids = childElements(xml, start);
+  const paras = kids.filter(
+    (k) =>
+      k.name === "p" &&
+      paragraphHtml(xml.slice(k.start, k.end))
+        .replace(/\u2003/g, "")
+        .trim() !== "",
+  );
+  if (paras.length === 0) return xml;
+  const origParas = paras.map((p) => xml.slice(p.start, p.end));
+  const written = writer.blocks(lines, origParas, true, false).join("");
+  let out = "";
+  let last = start;
+  paras.forEach((p, i) => {
+    out += xml.slice(last, p.start) + (i === 0 ? written : "");
+    last = p.end;
+  });
+  return xml.slice(0, start) + out + xml.slice(last);
+}
+
+// ---------------------------------------------------------------------------------------------
+
+/** Comment and bookmark ids whose anchors are incomplete in `blocks` (a half or the reference gone). */
+function orphanIds(blocks: string[]): { comments: Set<string>; bookmarks: Set<string> } {
+  const joined = blocks.join("");
+  const ids = (re: RegExp) => new Set([...joined.matchAll(re)].map((m) => m[1]));
+  const starts = ids(/<w:commentRangeStart\b[^>]*w:id="([^"]*)"/g);
+  const ends = ids(/<w:commentRangeEnd\b[^>]*w:id="([^"]*)"/g);
+  const refs = ids(/<w:commentReference\b[^>]*w:id="([^"]*)"/g);
+  const bStarts = ids(/<w:bookmarkStart\b[^>]*w:id="([^"]*)"/g);
+  const bEnds = ids(/<w:bookmarkEnd\b[^>]*w:id="([^"]*)"/g);
+  const all = new Set([...starts, ...ends, ...refs]);
+  return {
+    comments: new Set([...all].filter((id) => !refs.has(id) || starts.has(id) !== ends.has(id))),
+    bookmarks: new Set([...bStarts, ...bEnds].filter((id) => bStarts.has(id) !== bEnds.has(id))),
+  };
+}
+
+/**
+ * Drops the comment anchors and bookmark halves an edit orphaned (a deleted block held the other
+ * half or the reference), and every anchor of `removedComments`. Orphans the original already
+ * had are left as they were.
+ */
+function dropOrphanAnchors(blocks: string[], original: string[], removedComments: Set<string>): string[] {
+  const before = orphanIds(original);
+  const after = orphanIds(blocks);
+  const comments = new Set([...after.comments].filter((id) => !before.comments.has(id)));
+  for (const id of removedComments) comments.add(id);
+  const bookmarks = new Set([...after.bookmarks].filter((id) => !before.bookmarks.has(id)));
+  if (comments.size === 0 && bookmarks.size === 0) return blocks;
+  return blocks.map((b) =>
+    b
+      .replace(/<w:comment(?:RangeStart|RangeEnd)\b[^>]*w:id="([^"]*)"[^>]*\/>/g, (m, id: string) =>
+        comments.has(id) ? "" : m,
+      )
+      .replace(
+        /<w:r(?:\s[^>]*)?>(?:(?!<\/w:r>)[\s\S])*?<w:commentReference\b[^>]*w:id="([^"]*)"[\s\S]*?<\/w:r>/g,
+        (m, id: string) => (comments.has(id) ? "" : m),
+      )
+      .replace(/<w:bookmark(?:Start|End)\b[^>]*w:id="([^"]*)"[^>]*\/>/g, (m, id: string) =>
+        bookmarks.has(id) ? "" : m,
+      ),
+  );
+}
+
+/**
+ * Writes `html` (the document's current chunks) into the original package of `source`: see the
+ * file comment. Returns the package, the losses worth telling the caller about and where each
+ * chunk's blocks are in the output document.xml. Throws when the original is not a readable
+ * .docx (the caller then falls back to a generated export).
+ */
+export async function writeDocxInPlace(html: string, source: DocumentSource): Promise<InPlaceResult> {
+  const zip = await JSZip.loadAsync(source.bytes);
+  const read = async (name: string) => zip.file(name)?.async("string");
+  const mainPart = mainPartName(await read("_rels/.rels"));
+  const documentXml = await read(mainPart);
+  if (documentXml === undefined) throw new Error("the original package has no main document part");
+  const dir = mainPart.includes("/") ? mainPart.slice(0, mainPart.lastIndexOf("/") + 1) : "";
+  const relsName = `${dir}_rels/${mainPart.slice(dir.length)}.rels`;
+  const relsXml = (await read(relsName)) ?? "";
+  const rels = new Map<string, { target: string; type: string }>();
+  for (const rel of relsXml.match(/<Relationship\b[^>]*>/g) ?? []) {
+    const id = /\sId="([^"]*)"/.exec(rel)?.[1];
+    const target = /\sTarget="([^"]*)"/.exec(rel)?.[1];
+    const type = /\sType="([^"]*)"/.exec(rel)?.[1] ?? "";
+    if (!id || target === undefined) continue;
+    const external = /TargetMode="External"/.test(rel);
+    rels.set(id, {
+      target: external ? target.replace(/&amp;/g, "&") : target.startsWith("/") ? target.slice(1) : dir + target,
+      type,
+    });
+  }
+  const linkTargets = new Map([...rels].filter(([, r]) => r.type === HYPERLINK_REL).map(([id, r]) => [id, r.target]));
+  const writer = new BlockWriter(headingStyles(await read(`${dir}styles.xml`)), linkTargets);
+  const warnings: string[] = [];
+
+  const layout = bodyLayout(documentXml);
+  const origBlocks = layout.blocks.map((b) => documentXml.slice(b.start, b.end));
+  const { chunks } = chunkHtml(html, { sanitize: false });
+  const canonical = (h: string) =>
+    chunkHtml(h, { sanitize: true })
+      .chunks.map((c) => c.html.replace(/^(<[\w-]+) data-chunk-id="[^"]*"/, "$1"))
+      .join("\n");
+  const untouched = (id: string, current: string) => {
+    const loaded = source.loaded[id];
+    return loaded !== undefined && (loaded === current || canonical(loaded) === canonical(current));
+  };
+
+  // Which original block belongs to which chunk (unowned blocks are written back as they are).
+  const owner = new Array<string | null>(origBlocks.length).fill(null);
+  for (const [id, span] of Object.entries(source.map.chunks)) {
+    if (span.kind !== "block") continue;
+    for (let i = span.index; i < span.index + (span.count ?? 1) && i < owner.length; i++) owner[i] = id;
+  }
+  const current = new Set(chunks.map((c) => c.chunkId));
+  const out: string[] = [];
+  const outMap: SourceMap = { format: "docx", chunks: {} };
+  const emitted = new Set<number>();
+  let next = 0;
+  let changedUnmapped = 0;
+  // Blocks of deleted chunks: only a section break survives, on an empty paragraph.
+  const emitOriginal = (i: number) => {
+    if (emitted.has(i)) return;
+    emitted.add(i);
+    const id = owner[i];
+    if (id === null || current.has(id)) out.push(origBlocks[i]);
+    else {
+      const sect = /<w:sectPr\b[\s\S]*?<\/w:sectPr>/.exec(origBlocks[i])?.[0];
+      if (sect && origBlocks[i].startsWith("<w:p")) out.push(`<w:p><w:pPr>${sect}</w:pPr></w:p>`);
+    }
+  };
+  const emitUpTo = (end: number) => {
+    for (; next < end; next++) if (owner[next] === null || !current.has(owner[next] as string)) emitOriginal(next);
+  };
+
+  for (const chunk of chunks) {
+    const part = partOf(chunk.html);
+    if (part === "header" || part === "footer" || part === "comment") continue;
+    const span = source.map.chunks[chunk.chunkId] as SourceSpan | undefined;
+    let startOut = out.length;
+    if (span?.kind === "block" && span.index < origBlocks.length) {
+      const count = Math.min(span.count ?? 1, origBlocks.length - span.index);
+      if (span.index >= next) emitUpTo(span.index);
+      startOut = out.length;
+      const own = [...Array(count).keys()].map((k) => span.index + k).filter((i) => owner[i] === chunk.chunkId);
+      if (untouched(chunk.chunkId, chunk.html)) {
+        for (const i of own) {
+          emitted.add(i);
+          out.push(origBlocks[i]);
+        }
+      } else {
+        for (const i of own) emitted.add(i);
+        out.push(
+          ...rewriteChunk(
+            writer,
+            chunk.html,
+            source.loaded[chunk.chunkId],
+            own.map((i) => origBlocks[i]),
+          ),
+        );
+      }
+      next = Math.max(next, span.index + count);
+    } else if (source.loaded[chunk.chunkId] !== undefined) {
+      // Came from the file without a block of its own (a text box's text, the notes list): its
+      // content lives in blocks written back as they are.
+      if (!untouched(chunk.chunkId, chunk.html)) changedUnmapped++;
+      continue;
+    } else {
+      out.push(...rewriteChunk(writer, chunk.html, undefined, []));
+    }
+    if (out.length > startOut) {
+      const count = out.length - startOut;
+      outMap.chunks[chunk.chunkId] =
+        count > 1 ? { kind: "block", index: startOut, count } : { kind: "block", index: startOut };
+    }
+  }
+  emitUpTo(origBlocks.length);
+  if (changedUnmapped > 0)
+    warnings.push(
+      `${changedUnmapped} edited passages (text boxes, notes) could not be written into the original file and keep their original text`,
+    );
+
+  // Out-of-flow parts: a changed header/footer regenerates its part, a changed comment its entry.
+  const files = new Map<string, string>();
+  let rewrittenParts = 0;
+  const partChunks = chunks.filter((c) => partOf(c.html) === "header" || partOf(c.html) === "footer");
+  const loadedParts = Object.entries(source.loaded).filter(([, h]) => partOf(h) === "header" || partOf(h) === "footer");
+  if (loadedParts.length > 0) {
+    for (const rel of rels.values()) {
+      if (/\/(header|footer)$/.test(rel.type)) {
+        const xml = await read(rel.target);
+        if (xml !== undefined) files.set(rel.target, xml);
+      }
+    }
+    const refs = partRefs(documentXml, rels, files);
+    for (const kind of ["header", "footer"] as const) {
+      const ofKind = loadedParts.filter(([, h]) => partOf(h) === kind);
+      const targets = refs.filter((r) => r.kind === kind);
+      ofKind.forEach(([id], i) => {
+        const target = targets[i]?.target;
+        const now = partChunks.find((c) => c.chunkId === id);
+        if (!target || (now && untouched(id, now.html))) return;
+        const xml = files.get(target) as string;
+        const lines = now ? partLines(now.html) : [{ kind: "p" as const, segments: [] }];
+        zip.file(target, rewriteTextParagraphs(xml, xml.indexOf("<w:", xml.indexOf("?>") + 1), lines, writer));
+        rewrittenParts++;
+      });
+    }
+  }
+  const removedComments = new Set<string>();
+  const commentChunks = new Map(chunks.filter((c) => partOf(c.html) === "comment").map((c) => [c.chunkId, c.html]));
+  const changedComments = new Map<string, string>();
+  for (const [id, loaded] of Object.entries(source.loaded)) {
+    if (partOf(loaded) !== "comment") continue;
+    const commentId = /\sdata-comment-id="([^"]*)"/.exec(loaded)?.[1];
+    if (commentId === undefined) continue;
+    const now = commentChunks.get(id);
+    if (now === undefined) removedComments.add(commentId);
+    else if (!untouched(id, now)) changedComments.set(commentId, now);
+  }
+  if (changedComments.size > 0) {
+    const target = [...rels.values()].find((r) => /\/comments$/.test(r.type))?.target;
+    let xml = target ? await read(target) : undefined;
+    if (target && xml !== undefined) {
+      for (const [commentId, now] of changedComments) {
+        const at = new RegExp(`<w:comment\\b[^>]*w:id="${commentId.replace(/[^\w-]/g, "")}"`).exec(xml)?.index;
+        if (at === undefined) continue;
+        xml = rewriteTextParagraphs(xml, at, partLines(now), writer);
+      }
+      zip.file(target, xml);
+      rewrittenParts++;
+    }
+  }
+
+  const body = dropOrphanAnchors(out, origBlocks, removedComments);
+  const sectPr = layout.sectPr ? documentXml.slice(layout.sectPr.start, layout.sectPr.end) : "";
+  const unchanged = body.length === origBlocks.length && body.every((b, i) => b === origBlocks[i]);
+  // Pretty-printed originals keep their layout: the gap between blocks is reused.
+  const first = layout.blocks[0];
+  const lastBlock = layout.blocks[layout.blocks.length - 1];
+  const gap = layout.blocks.length > 1 ? documentXml.slice(first.end, layout.blocks[1].start) : "";
+  const newDocument = unchanged
+    ? documentXml
+    : documentXml.slice(0, first ? first.start : layout.contentStart) +
+      body.join(/^\s*$/.test(gap) ? gap : "") +
+      (lastBlock ? documentXml.slice(lastBlock.end, layout.contentEnd) : sectPr) +
+      documentXml.slice(layout.contentEnd);
+  if (newDocument !== documentXml) zip.file(mainPart, newDocument);
+  if (writer.newRels.length > 0) {
+    const added = writer.newRels
+      .map(
+        (r) =>
+          `<Relationship Id="${r.id}" Type="${HYPERLINK_REL}" Target="${escapeXml(r.target)}" TargetMode="External"/>`,
+      )
+      .join("");
+    zip.file(relsName, relsXml.replace(/<\/Relationships>\s*$/, `${added}</Relationships>`));
+  }
+  if (writer.missingImages > 0)
+    warnings.push(`${writer.missingImages} images added in an edit were left out of the Word file`);
+  // Nothing changed: the upload itself, byte for byte (not even re-zipped).
+  const touched = newDocument !== documentXml || writer.newRels.length > 0 || rewrittenParts > 0;
+  const bytes = touched ? await zip.generateAsync({ type: "nodebuffer", compression: "DEFLATE" }) : source.bytes;
+  return { bytes, warnings, map: outMap };
+}
+
+/** The body's block-level children (w:sectPr apart) of a package's main document part, as XML. */
+export async function documentBlocks(bytes: Buffer): Promise<string[]> {
+  const zip = await JSZip.loadAsync(bytes);
+  const xml = (await zip.file(mainPartName(await zip.file("_rels/.rels")?.async("string")))?.async("string")) ?? "";
+  return bodyLayout(xml).blocks.map((b) => xml.slice(b.start, b.end));
+}
+
+/** The blocks for a changed or new chunk, shaped like its original blocks. */
+function rewriteChunk(writer: BlockWriter, html: string, loaded: string | undefined, orig: string[]): string[] {
+  const el = chunkElement(html);
+  if (!el) return [];
+  const specs = blockSpecs(el, {});
+  const origParas = orig.filter((b) => b.startsWith("<w:p"));
+  const origTable = orig.find((b) => b.startsWith("<w:tbl"));
+  const loadedEl = loaded ? chunkElement(loaded) : null;
+  const wasList = loadedEl?.name === "ul" || loadedEl?.name === "ol";
+  const loadedSpecs = loadedEl ? blockSpecs(loadedEl, {}) : undefined;
+  const blocks = writer.blocks(specs, origParas, true, wasList, origTable, tableCells(loaded), loadedSpecs);
+  // Section breaks of the original blocks stay: on the last paragraph written, or on their own.
+  const sects = orig.flatMap((b) =>
+    b.startsWith("<w:p") ? (/<w:sectPr\b[\s\S]*?<\/w:sectPr>/.exec(b)?.[0] ?? []) : [],
+  );
+  if (sects.length === 0) return blocks;
+  const last = blocks.length - 1;
+  const lastSect = sects.pop() as string;
+  const out = [...blocks];
+  if (last >= 0 && out[last].startsWith("<w:p")) {
+    out[last] = /<w:pPr>/.test(out[last])
+      ? out[last].replace(/<\/w:pPr>/, `${lastSect}</w:pPr>`)
+      : out[last].replace(/^(<w:p\b[^>]*>)/, `$1<w:pPr>${lastSect}</w:pPr>`);
+  } else out.push(`<w:p><w:pPr>${lastSect}</w:pPr></w:p>`);
+  return [...sects.map((s) => `<w:p><w:pPr>${s}</w:pPr></w:p>`), ...out];
+}
