@@ -49,7 +49,10 @@ async function parts(bytes: Buffer): Promise<Map<string, Buffer>> {
 }
 
 async function exportDocx(sessionId: string): Promise<Buffer> {
-  const res = await stack.call("POST", "/v1/documents/export", { key, body: { session_id: sessionId, format: "docx" } });
+  const res = await stack.call("POST", "/v1/documents/export", {
+    key,
+    body: { session_id: sessionId, format: "docx" },
+  });
   expect(res.status).toBe(200);
   return Buffer.from(await res.arrayBuffer());
 }
@@ -79,7 +82,12 @@ describe.each(FIXTURES)("%s", (name) => {
     const paragraphs = [...html.matchAll(/<p data-chunk-id="[^"]+">([^<]*)<\/p>/g)].map((m) => m[1]);
     const word = paragraphs
       .flatMap((p) => p.match(/\p{L}{5,}/gu) ?? [])
-      .find((w) => html.split(w).length === 2 && blocks.filter((b) => texts(b).includes(w)).length === 1 && /^[A-Za-z]+$/.test(w));
+      .find(
+        (w) =>
+          html.split(w).length === 2 &&
+          blocks.filter((b) => texts(b).includes(w)).length === 1 &&
+          /^[A-Za-z]+$/.test(w),
+      );
     if (!word) return; // nothing uniquely editable in a plain paragraph (tables only)
     const chat = await stack.call("POST", "/v1/chat", {
       key,

@@ -96,7 +96,9 @@ export async function benchDocxInPlace(results: BenchResult[]): Promise<void> {
       const short = name.replace(/^docx\//, "");
       lines.push(
         `${short}: in place ${inPlaceMs.toFixed(0)} ms, generated ${generatedMs.toFixed(0)} ms` +
-          (pandocMs === null ? "" : `, pandoc ${pandocMs.toFixed(0)} ms (in place ${(inPlaceMs / pandocMs).toFixed(2)}x)`),
+          (pandocMs === null
+            ? ""
+            : `, pandoc ${pandocMs.toFixed(0)} ms (in place ${(inPlaceMs / pandocMs).toFixed(2)}x)`),
       );
     }
   } finally {

@@ -145,7 +145,8 @@ export function mapChunks(html: string): { html: string; map: SourceMap } {
     if (indices.length === 0 || /^<[\w-]+[^>]*\sdata-part="/.test(clean)) continue;
     const first = Math.min(...indices);
     const last = Math.max(...indices);
-    const span: SourceSpan = last > first ? { kind: "block", index: first, count: last - first + 1 } : { kind: "block", index: first };
+    const span: SourceSpan =
+      last > first ? { kind: "block", index: first, count: last - first + 1 } : { kind: "block", index: first };
     map.chunks[chunk.chunkId] = span;
   }
   return { html: kept.join("\n"), map };

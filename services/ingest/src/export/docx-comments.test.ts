@@ -16,7 +16,9 @@ describe("docx comments", () => {
     const anchors = commentAnchors(documentXml);
     expect(anchors.size).toBe(4);
     const converted = await convertDocx(bytes, "c.docx", DEFAULT_LIMITS, { keepSource: true });
-    const found = [...converted.html.matchAll(/<p [^>]*data-part="comment"[^>]*data-anchor="([^"]*)"/g)].map((m) => m[1]);
+    const found = [...converted.html.matchAll(/<p [^>]*data-part="comment"[^>]*data-anchor="([^"]*)"/g)].map(
+      (m) => m[1],
+    );
     expect(found.length).toBe(anchors.size);
     for (const anchor of found) expect(text(documentXml)).toContain(anchor);
   });
@@ -49,8 +51,11 @@ describe("docx comments", () => {
   });
 
   it("splits a run so a comment covers exactly its words", () => {
-    const p = '<w:p><w:pPr><w:jc w:val="left"/></w:pPr><w:r><w:rPr><w:b/></w:rPr><w:t>Hello brave world</w:t></w:r></w:p>';
-    const out = anchorComments(`<w:body>${p}</w:body>`, [{ sourceId: "1", author: "A", anchor: "brave", lines: ["x"] }]);
+    const p =
+      '<w:p><w:pPr><w:jc w:val="left"/></w:pPr><w:r><w:rPr><w:b/></w:rPr><w:t>Hello brave world</w:t></w:r></w:p>';
+    const out = anchorComments(`<w:body>${p}</w:body>`, [
+      { sourceId: "1", author: "A", anchor: "brave", lines: ["x"] },
+    ]);
     expect(out).toContain(
       '<w:t xml:space="preserve">Hello </w:t></w:r><w:commentRangeStart w:id="0"/><w:r><w:rPr><w:b/></w:rPr><w:t xml:space="preserve">brave</w:t></w:r><w:commentRangeEnd w:id="0"/>',
     );

@@ -58,12 +58,16 @@ export function insertInParagraph(p: string, markers: Marker[]): string {
     }
     const text = kid.name === "r" ? runText(xml) : kid.name === "hyperlink" ? runText(xml) : "";
     while (next < sorted.length && sorted[next].offset <= offset) out += sorted[next++].xml;
-    const single = kid.name === "r" ? /^(<w:r\b[^>]*>)(<w:rPr>[\s\S]*?<\/w:rPr>)?<w:t\b[^>]*>([^<]*)<\/w:t><\/w:r>$/.exec(xml) : null;
+    const single =
+      kid.name === "r"
+        ? /^(<w:r\b[^>]*>)(<w:rPr>[\s\S]*?<\/w:rPr>)?<w:t\b[^>]*>([^<]*)<\/w:t><\/w:r>$/.exec(xml)
+        : null;
     if (single && next < sorted.length && sorted[next].offset < offset + text.length) {
       // Split a plain text run at each marker inside it.
       let from = 0;
       const piece = (to: number) => {
-        if (to > from) out += `${single[1]}${single[2] ?? ""}<w:t xml:space="preserve">${escapeXml(text.slice(from, to))}</w:t></w:r>`;
+        if (to > from)
+          out += `${single[1]}${single[2] ?? ""}<w:t xml:space="preserve">${escapeXml(text.slice(from, to))}</w:t></w:r>`;
         from = to;
       };
       while (next < sorted.length && sorted[next].offset < offset + text.length) {
@@ -98,7 +102,10 @@ export function commentMarkers(id: number, from: number, to: number): Marker[] {
  * first body paragraph whose text holds its anchor text, else at the start of the first paragraph.
  */
 export function anchorComments(documentXml: string, comments: CommentChunk[]): string {
-  const paras = [...documentXml.matchAll(/<w:p\b[^>]*?(?<!\/)>[\s\S]*?<\/w:p>/g)].map((m) => ({ at: m.index, xml: m[0] }));
+  const paras = [...documentXml.matchAll(/<w:p\b[^>]*?(?<!\/)>[\s\S]*?<\/w:p>/g)].map((m) => ({
+    at: m.index,
+    xml: m[0],
+  }));
   if (paras.length === 0) return documentXml;
   const pending = new Map<number, Marker[]>();
   comments.forEach((comment, id) => {

@@ -69,9 +69,10 @@ describe("docx written back in place", () => {
       const same = await writeDocxInPlace(html(doc.chunks), doc.source);
       expect(await changedParts(original, await JSZip.loadAsync(same.bytes))).toEqual([]);
 
-      const target = doc.chunks.find(
-        (c) => doc.source.map.chunks[c.chunkId] && /^<(p|h[1-6])\b/.test(c.html) && addWord(c.html) !== c.html,
-      ) ?? doc.chunks.find((c) => doc.source.map.chunks[c.chunkId] && addWord(c.html) !== c.html);
+      const target =
+        doc.chunks.find(
+          (c) => doc.source.map.chunks[c.chunkId] && /^<(p|h[1-6])\b/.test(c.html) && addWord(c.html) !== c.html,
+        ) ?? doc.chunks.find((c) => doc.source.map.chunks[c.chunkId] && addWord(c.html) !== c.html);
       if (!target) throw new Error(`${name}: no paragraph to edit`);
       const span = doc.source.map.chunks[target.chunkId];
       if (span.kind !== "block") throw new Error("docx spans are blocks");
@@ -86,7 +87,10 @@ describe("docx written back in place", () => {
       expect(differing).toEqual([span.index]);
       // The paragraph keeps its properties (style, numbering, section break).
       const pPr = (xml: string) => /^<w:p\b[^>]*>(<w:pPr>[\s\S]*?<\/w:pPr>)?/.exec(xml)?.[1] ?? "";
-      if (after[span.index].startsWith("<w:p")) expect(pPr(after[span.index])).toBe(pPr(before[span.index]).replace(/<w:pPrChange\b[\s\S]*?<\/w:pPrChange>/g, ""));
+      if (after[span.index].startsWith("<w:p"))
+        expect(pPr(after[span.index])).toBe(
+          pPr(before[span.index]).replace(/<w:pPrChange\b[\s\S]*?<\/w:pPrChange>/g, ""),
+        );
       expect(after[span.index]).toContain("revised ");
       // The output map names the edited block, and the package reads back with the edit.
       expect(written.map.chunks[target.chunkId]).toEqual({ kind: "block", index: span.index });
@@ -123,13 +127,15 @@ describe("docx written back in place", () => {
       doc.source,
     );
     const after = await blocksOf(await JSZip.loadAsync(written.bytes));
-    const ids = (xml: string, el: string) => [...xml.matchAll(new RegExp(`<w:${el}\\b[^>]*w:id="(\\d+)"`, "g"))].map((m) => m[1]);
+    const ids = (xml: string, el: string) =>
+      [...xml.matchAll(new RegExp(`<w:${el}\\b[^>]*w:id="(\\d+)"`, "g"))].map((m) => m[1]);
     for (const el of ["commentRangeStart", "commentRangeEnd", "commentReference"]) {
       expect(ids(after[span.index], el)).toEqual(ids(before[span.index], el));
     }
     // The commented text is still between its range start and end.
     const text = (xml: string) => [...xml.matchAll(/<w:t\b[^>]*>([^<]*)<\/w:t>/g)].map((m) => m[1]).join("");
-    const between = (xml: string) => text(/<w:commentRangeStart\b[^>]*\/>([\s\S]*?)<w:commentRangeEnd\b/.exec(xml)?.[1] ?? "");
+    const between = (xml: string) =>
+      text(/<w:commentRangeStart\b[^>]*\/>([\s\S]*?)<w:commentRangeEnd\b/.exec(xml)?.[1] ?? "");
     expect(between(after[span.index])).toBe(between(before[span.index]));
     expect(text(after[span.index])).toContain("and more words");
   });
@@ -156,7 +162,8 @@ describe("docx written back in place", () => {
     const doc = await load("tika-testWORD_various.docx");
     const inFlow = doc.chunks.filter((c) => doc.source.map.chunks[c.chunkId]);
     const after = inFlow[2];
-    const added = '<p data-chunk-id="c_newchunk01">A <strong>bold</strong> and <a href="https://example.org/x?a=1&amp;b=2">linked</a> line</p>';
+    const added =
+      '<p data-chunk-id="c_newchunk01">A <strong>bold</strong> and <a href="https://example.org/x?a=1&amp;b=2">linked</a> line</p>';
     const chunks = doc.chunks.flatMap((c) => (c === after ? [c, { chunkId: "c_newchunk01", html: added }] : [c]));
     const written = await writeDocxInPlace(html(chunks), doc.source);
     const output = await JSZip.loadAsync(written.bytes);
@@ -184,7 +191,10 @@ describe("docx written back in place", () => {
     const edited = table.html.replace(/<td([^>]*)><p>([^<]+)<\/p>/, "<td$1><p>Changed cell</p>");
     expect(edited).not.toBe(table.html);
     const span = doc.source.map.chunks[table.chunkId] as { index: number };
-    const written = await writeDocxInPlace(html(doc.chunks.map((c) => (c === table ? { ...c, html: edited } : c))), doc.source);
+    const written = await writeDocxInPlace(
+      html(doc.chunks.map((c) => (c === table ? { ...c, html: edited } : c))),
+      doc.source,
+    );
     const before = await blocksOf(await JSZip.loadAsync(doc.source.bytes));
     const after = await blocksOf(await JSZip.loadAsync(written.bytes));
     const cells = (xml: string) => xml.match(/<w:tc>[\s\S]*?<\/w:tc>/g) ?? [];
@@ -193,5 +203,45 @@ describe("docx written back in place", () => {
     expect(b).toHaveLength(a.length);
     expect(a.flatMap((cell, i) => (cell === b[i] ? [] : [i]))).toHaveLength(1);
     expect(after[span.index]).toContain("Changed cell");
+  });
+
+  it("an edited list item changes only its own paragraph; the other items stay byte for byte", async () => {
+    const doc = await load("tika-testWORD_various.docx");
+    const list = doc.chunks.find((c) => c.html.startsWith("<ul") && c.html.includes("Bullet 2"));
+    if (!list) throw new Error("no bullet list");
+    const span = doc.source.map.chunks[list.chunkId] as { index: number; count: number };
+    expect(span.count).toBe(3);
+    const edited = list.html.replace("Bullet 2", "Bullet two, revised");
+    const written = await writeDocxInPlace(
+      html(doc.chunks.map((c) => (c === list ? { ...c, html: edited } : c))),
+      doc.source,
+    );
+    const before = await blocksOf(await JSZip.loadAsync(doc.source.bytes));
+    const after = await blocksOf(await JSZip.loadAsync(written.bytes));
+    expect(after).toHaveLength(before.length);
+    expect(before.flatMap((b, i) => (b === after[i] ? [] : [i]))).toEqual([span.index + 1]);
+    // The item keeps its numbering (w:numPr) and reads back as the same list.
+    expect(after[span.index + 1]).toMatch(/<w:numPr>/);
+    const back = await convertDocx(written.bytes, "back.docx", DEFAULT_LIMITS, { keepSource: true });
+    expect(back.html).toMatch(/<li>Bullet 1<\/li><li>Bullet two, revised<\/li><li>Bullet 3<\/li>/);
+  });
+
+  it("an edited text box paragraph (no block of its own) is written into the text box", async () => {
+    const doc = await load("tika-testWORD_various.docx");
+    const box = doc.chunks.find((c) => c.html.includes("Here is a text box"));
+    if (!box) throw new Error("no text box chunk");
+    expect(doc.source.map.chunks[box.chunkId]).toBeUndefined();
+    const edited = box.html.replace("Here is a text box", "Here is an edited text box");
+    const written = await writeDocxInPlace(
+      html(doc.chunks.map((c) => (c === box ? { ...c, html: edited } : c))),
+      doc.source,
+    );
+    expect(written.warnings).toEqual([]);
+    const before = await blocksOf(await JSZip.loadAsync(doc.source.bytes));
+    const after = await blocksOf(await JSZip.loadAsync(written.bytes));
+    const differing = before.flatMap((b, i) => (b === after[i] ? [] : [i]));
+    expect(differing).toHaveLength(1);
+    expect(after[differing[0]]).toContain("Here is an edited text box");
+    expect(after[differing[0]]).toContain("<w:txbxContent>");
   });
 });

@@ -6,10 +6,10 @@
 // formatting and its bookmarks, comment ranges, note references, drawings and equations at
 // their place in the text; a deleted chunk's section break is kept on an empty paragraph.
 import { chunkHtml, partOf } from "@redline/html-chunks";
-import { diffChars } from "diff";
+import { diffArrays, diffChars } from "diff";
 import JSZip from "jszip";
-import { bodyLayout } from "../converters/docx-source-map.js";
 import { paragraphHtml } from "../converters/docx-parts.js";
+import { bodyLayout } from "../converters/docx-source-map.js";
 import { loadHtml } from "../converters/html-util.js";
 import type { DocumentSource, SourceMap, SourceSpan } from "../sources/types.js";
 import {
@@ -73,8 +73,33 @@ type BlockSpec = ParaSpec | TableSpec;
 type HtmlSegment = Segment | { kind: "image" } | { kind: "note"; note: string };
 
 const BLOCK_TAGS = new Set([
-  "p", "h1", "h2", "h3", "h4", "h5", "h6", "ul", "ol", "li", "table", "blockquote", "pre", "div", "figure",
-  "figcaption", "dl", "dt", "dd", "hr", "section", "article", "header", "footer", "aside", "nav", "main",
+  "p",
+  "h1",
+  "h2",
+  "h3",
+  "h4",
+  "h5",
+  "h6",
+  "ul",
+  "ol",
+  "li",
+  "table",
+  "blockquote",
+  "pre",
+  "div",
+  "figure",
+  "figcaption",
+  "dl",
+  "dt",
+  "dd",
+  "hr",
+  "section",
+  "article",
+  "header",
+  "footer",
+  "aside",
+  "nav",
+  "main",
 ]);
 
 function isElement(node: Node): node is El {
@@ -93,7 +118,8 @@ function inlineSegments(nodes: Node[], fmt: RunFormat, pre: boolean, out: HtmlSe
     const name = node.name;
     const kids = node.children as Node[];
     const note = name === "a" ? /^#(footnote|endnote)-(.+)$/.exec(node.attribs.href ?? "") : null;
-    if (note && /^(?:footnote|endnote)-ref-/.test(node.attribs.id ?? "")) out.push({ kind: "note", note: `${note[1]}:${note[2]}` });
+    if (note && /^(?:footnote|endnote)-ref-/.test(node.attribs.id ?? ""))
+      out.push({ kind: "note", note: `${note[1]}:${note[2]}` });
     else if (name === "br") out.push({ kind: "text", text: "\n", fmt });
     else if (name === "img") out.push({ kind: "image" });
     else if (name === "strong" || name === "b") inlineSegments(kids, { ...fmt, b: true }, pre, out);
@@ -102,7 +128,8 @@ function inlineSegments(nodes: Node[], fmt: RunFormat, pre: boolean, out: HtmlSe
     else if (name === "s" || name === "strike" || name === "del") inlineSegments(kids, { ...fmt, s: true }, pre, out);
     else if (name === "sup") inlineSegments(kids, { ...fmt, sup: true }, pre, out);
     else if (name === "sub") inlineSegments(kids, { ...fmt, sub: true }, pre, out);
-    else if (name === "code" || name === "kbd" || name === "samp") inlineSegments(kids, { ...fmt, code: true }, pre, out);
+    else if (name === "code" || name === "kbd" || name === "samp")
+      inlineSegments(kids, { ...fmt, code: true }, pre, out);
     else if (name === "a" && node.attribs.href && !node.attribs.href.startsWith("#"))
       inlineSegments(kids, { ...fmt, href: node.attribs.href }, pre, out);
     else inlineSegments(kids, fmt, pre, out);
@@ -110,7 +137,10 @@ function inlineSegments(nodes: Node[], fmt: RunFormat, pre: boolean, out: HtmlSe
 }
 
 /** The chunk element as paragraph and table specs, in order. */
-function blockSpecs(el: El, ctx: { list?: { ordered: boolean; level: number }; heading?: number; pre?: boolean }): BlockSpec[] {
+function blockSpecs(
+  el: El,
+  ctx: { list?: { ordered: boolean; level: number }; heading?: number; pre?: boolean },
+): BlockSpec[] {
   const name = el.name;
   if (name === "table") return [tableSpec(el)];
   if (name === "ul" || name === "ol") {
@@ -214,7 +244,8 @@ class BlockWriter {
     const segments: Segment[] = [];
     let images = 0;
     const drawings = keepAnchors ? (pieces?.drawings ?? []) : [];
-    if (spec.list && !/<w:numPr>/.test(pPr)) segments.push({ kind: "text", text: spec.list.ordered ? "1.\t" : "\u2022\t", fmt: {} });
+    if (spec.list && !/<w:numPr>/.test(pPr))
+      segments.push({ kind: "text", text: spec.list.ordered ? "1.\t" : "\u2022\t", fmt: {} });
     for (const seg of spec.segments) {
       if (seg.kind === "image") {
         const run = drawings[images++];
@@ -230,7 +261,8 @@ class BlockWriter {
     }
     // Drawings the HTML shows no <img> for (text boxes, shapes) stay where they were in the text.
     const newText = segments.map((s) => (s.kind === "text" ? s.text : "")).join("");
-    const anchors = keepAnchors && pieces ? moveAnchors([...pieces.anchors, ...drawings.slice(images)], pieces.text, newText) : [];
+    const anchors =
+      keepAnchors && pieces ? moveAnchors([...pieces.anchors, ...drawings.slice(images)], pieces.text, newText) : [];
     const runs = writeRuns(segments, anchors, pieces?.firstRunProps ?? "", this.link);
     const open = keepAnchors && orig ? (/^<w:p\b[^>]*?(?<!\/)>/.exec(orig)?.[0] ?? "<w:p>") : "<w:p>";
     return `${open}${pPr}${runs}</w:p>`;
@@ -245,7 +277,12 @@ class BlockWriter {
       const want = this.headings[spec.heading - 1];
       if (style !== want) {
         const tag = `<w:pStyle w:val="${escapeXml(want)}"/>`;
-        out = style !== undefined ? out.replace(/<w:pStyle w:val="[^"]*"\/>/, tag) : out ? out.replace(/^<w:pPr>/, `<w:pPr>${tag}`) : `<w:pPr>${tag}</w:pPr>`;
+        out =
+          style !== undefined
+            ? out.replace(/<w:pStyle w:val="[^"]*"\/>/, tag)
+            : out
+              ? out.replace(/^<w:pPr>/, `<w:pPr>${tag}`)
+              : `<w:pPr>${tag}</w:pPr>`;
       }
     } else if (isHeadingStyle) out = out.replace(/<w:pStyle w:val="[^"]*"\/>/, "");
     if (spec.list) out = out.replace(/(<w:numPr>[\s\S]*?<w:ilvl w:val=")\d+("\/>)/, `$1${spec.list.level}$2`);
@@ -282,7 +319,8 @@ class BlockWriter {
             : `<w:tcPr><w:tcW w:w="${width}" w:type="dxa"/></w:tcPr>`;
         const blocks = this.blocks(cell.blocks, origParas, sameShape, false);
         // A cell must end with a paragraph.
-        const inner = blocks.length === 0 || blocks[blocks.length - 1].startsWith("<w:tbl") ? [...blocks, "<w:p/>"] : blocks;
+        const inner =
+          blocks.length === 0 || blocks[blocks.length - 1].startsWith("<w:tbl") ? [...blocks, "<w:p/>"] : blocks;
         return `<w:tc>${sameShape ? (tcPr && origCell ? origCell.slice(tcPr.start, tcPr.end) : tcPrXml) : tcPrXml}${inner.join("")}</w:tc>`;
       });
       let k = 0;
@@ -322,7 +360,11 @@ class BlockWriter {
   }
 }
 
-function sameGrid(tbl: { start: number; end: number; name: string }[], orig: string | null, spec: TableSpec): string | null {
+function sameGrid(
+  tbl: { start: number; end: number; name: string }[],
+  orig: string | null,
+  spec: TableSpec,
+): string | null {
   const grid = tbl.find((c) => c.name === "tblGrid");
   if (!grid || !orig) return null;
   const xml = orig.slice(grid.start, grid.end);
@@ -335,7 +377,10 @@ function moveAnchors(anchors: Anchor[], oldText: string, newText: string): Ancho
   if (anchors.length === 0) return [];
   if (oldText === newText) return anchors;
   if (oldText.length + newText.length > MAX_DIFF_CHARS) {
-    return anchors.map((a) => ({ ...a, offset: Math.round((a.offset / Math.max(1, oldText.length)) * newText.length) }));
+    return anchors.map((a) => ({
+      ...a,
+      offset: Math.round((a.offset / Math.max(1, oldText.length)) * newText.length),
+    }));
   }
   const changes = diffChars(oldText, newText);
   return anchors.map((a) => {
@@ -358,7 +403,7 @@ function moveAnchors(anchors: Anchor[], oldText: string, newText: string): Ancho
 /** Cell HTML of a table chunk, by row and column (how the document was loaded). */
 function tableCells(html: string | undefined): string[][] | null {
   const el = html ? chunkElement(html) : null;
-  if (!el || el.name !== "table") return null;
+  if (el?.name !== "table") return null;
   return tableSpec(el).rows.map((r) => r.cells.map((c) => c.html));
 }
 
@@ -371,7 +416,11 @@ interface PartRef {
 }
 
 /** Headers and footers in the order the converter made their chunks (docx-parts.ts). */
-function partRefs(documentXml: string, rels: Map<string, { target: string; type: string }>, files: Map<string, string>): PartRef[] {
+function partRefs(
+  documentXml: string,
+  rels: Map<string, { target: string; type: string }>,
+  files: Map<string, string>,
+): PartRef[] {
   const out: PartRef[] = [];
   const seen = new Set<string>();
   for (const ref of documentXml.match(/<w:(?:headerReference|footerReference)\b[^>]*>/g) ?? []) {
@@ -381,7 +430,12 @@ function partRefs(documentXml: string, rels: Map<string, { target: string; type:
     seen.add(target);
     const xml = files.get(target);
     if (!xml) continue;
-    const hasText = (xml.match(/<w:p\b[\s\S]*?<\/w:p>/g) ?? []).some((p) => paragraphHtml(p).replace(/\u2003/g, "").trim() !== "");
+    const hasText = (xml.match(/<w:p\b[\s\S]*?<\/w:p>/g) ?? []).some(
+      (p) =>
+        paragraphHtml(p)
+          .replace(/\u2003/g, "")
+          .trim() !== "",
+    );
     if (hasText) out.push({ kind: ref.startsWith("<w:header") ? "header" : "footer", target });
   }
   return out;
@@ -412,7 +466,13 @@ function partLines(html: string): ParaSpec[] {
  */
 function rewriteTextParagraphs(xml: string, start: number, lines: ParaSpec[], writer: BlockWriter): string {
   const kids = childElements(xml, start);
-  const paras = kids.filter((k) => k.name === "p" && paragraphHtml(xml.slice(k.start, k.end)).replace(/\u2003/g, "").trim() !== "");
+  const paras = kids.filter(
+    (k) =>
+      k.name === "p" &&
+      paragraphHtml(xml.slice(k.start, k.end))
+        .replace(/\u2003/g, "")
+        .trim() !== "",
+  );
   if (paras.length === 0) return xml;
   const origParas = paras.map((p) => xml.slice(p.start, p.end));
   const written = writer.blocks(lines, origParas, true, false).join("");
@@ -457,11 +517,16 @@ function dropOrphanAnchors(blocks: string[], original: string[], removedComments
   if (comments.size === 0 && bookmarks.size === 0) return blocks;
   return blocks.map((b) =>
     b
-      .replace(/<w:comment(?:RangeStart|RangeEnd)\b[^>]*w:id="([^"]*)"[^>]*\/>/g, (m, id: string) => (comments.has(id) ? "" : m))
-      .replace(/<w:r(?:\s[^>]*)?>(?:(?!<\/w:r>)[\s\S])*?<w:commentReference\b[^>]*w:id="([^"]*)"[\s\S]*?<\/w:r>/g, (m, id: string) =>
+      .replace(/<w:comment(?:RangeStart|RangeEnd)\b[^>]*w:id="([^"]*)"[^>]*\/>/g, (m, id: string) =>
         comments.has(id) ? "" : m,
       )
-      .replace(/<w:bookmark(?:Start|End)\b[^>]*w:id="([^"]*)"[^>]*\/>/g, (m, id: string) => (bookmarks.has(id) ? "" : m)),
+      .replace(
+        /<w:r(?:\s[^>]*)?>(?:(?!<\/w:r>)[\s\S])*?<w:commentReference\b[^>]*w:id="([^"]*)"[\s\S]*?<\/w:r>/g,
+        (m, id: string) => (comments.has(id) ? "" : m),
+      )
+      .replace(/<w:bookmark(?:Start|End)\b[^>]*w:id="([^"]*)"[^>]*\/>/g, (m, id: string) =>
+        bookmarks.has(id) ? "" : m,
+      ),
   );
 }
 
@@ -487,7 +552,10 @@ export async function writeDocxInPlace(html: string, source: DocumentSource): Pr
     const type = /\sType="([^"]*)"/.exec(rel)?.[1] ?? "";
     if (!id || target === undefined) continue;
     const external = /TargetMode="External"/.test(rel);
-    rels.set(id, { target: external ? target.replace(/&amp;/g, "&") : target.startsWith("/") ? target.slice(1) : dir + target, type });
+    rels.set(id, {
+      target: external ? target.replace(/&amp;/g, "&") : target.startsWith("/") ? target.slice(1) : dir + target,
+      type,
+    });
   }
   const linkTargets = new Map([...rels].filter(([, r]) => r.type === HYPERLINK_REL).map(([id, r]) => [id, r.target]));
   const writer = new BlockWriter(headingStyles(await read(`${dir}styles.xml`)), linkTargets);
@@ -496,7 +564,10 @@ export async function writeDocxInPlace(html: string, source: DocumentSource): Pr
   const layout = bodyLayout(documentXml);
   const origBlocks = layout.blocks.map((b) => documentXml.slice(b.start, b.end));
   const { chunks } = chunkHtml(html, { sanitize: false });
-  const canonical = (h: string) => chunkHtml(h, { sanitize: true }).chunks.map((c) => c.html.replace(/^(<[\w-]+) data-chunk-id="[^"]*"/, "$1")).join("\n");
+  const canonical = (h: string) =>
+    chunkHtml(h, { sanitize: true })
+      .chunks.map((c) => c.html.replace(/^(<[\w-]+) data-chunk-id="[^"]*"/, "$1"))
+      .join("\n");
   const untouched = (id: string, current: string) => {
     const loaded = source.loaded[id];
     return loaded !== undefined && (loaded === current || canonical(loaded) === canonical(current));
@@ -513,7 +584,7 @@ export async function writeDocxInPlace(html: string, source: DocumentSource): Pr
   const outMap: SourceMap = { format: "docx", chunks: {} };
   const emitted = new Set<number>();
   let next = 0;
-  let changedUnmapped = 0;
+  const unmappedEdits: { chunkId: string; html: string }[] = [];
   // Blocks of deleted chunks: only a section break survives, on an empty paragraph.
   const emitOriginal = (i: number) => {
     if (emitted.has(i)) return;
@@ -546,25 +617,38 @@ export async function writeDocxInPlace(html: string, source: DocumentSource): Pr
         }
       } else {
         for (const i of own) emitted.add(i);
-        out.push(...rewriteChunk(writer, chunk.html, source.loaded[chunk.chunkId], own.map((i) => origBlocks[i])));
+        out.push(
+          ...rewriteChunk(
+            writer,
+            chunk.html,
+            source.loaded[chunk.chunkId],
+            own.map((i) => origBlocks[i]),
+          ),
+        );
       }
       next = Math.max(next, span.index + count);
     } else if (source.loaded[chunk.chunkId] !== undefined) {
       // Came from the file without a block of its own (a text box's text, the notes list): its
       // content lives in blocks written back as they are.
-      if (!untouched(chunk.chunkId, chunk.html)) changedUnmapped++;
+      if (!untouched(chunk.chunkId, chunk.html)) unmappedEdits.push(chunk);
       continue;
     } else {
       out.push(...rewriteChunk(writer, chunk.html, undefined, []));
     }
     if (out.length > startOut) {
       const count = out.length - startOut;
-      outMap.chunks[chunk.chunkId] = count > 1 ? { kind: "block", index: startOut, count } : { kind: "block", index: startOut };
+      outMap.chunks[chunk.chunkId] =
+        count > 1 ? { kind: "block", index: startOut, count } : { kind: "block", index: startOut };
     }
   }
   emitUpTo(origBlocks.length);
+  const changedUnmapped = unmappedEdits.filter(
+    (c) => !editNestedParagraph(writer, out, c.html, source.loaded[c.chunkId]),
+  ).length;
   if (changedUnmapped > 0)
-    warnings.push(`${changedUnmapped} edited passages (text boxes, notes) could not be written into the original file and keep their original text`);
+    warnings.push(
+      `${changedUnmapped} edited passages (text boxes, notes) could not be written into the original file and keep their original text`,
+    );
 
   // Out-of-flow parts: a changed header/footer regenerates its part, a changed comment its entry.
   const files = new Map<string, string>();
@@ -634,11 +718,15 @@ export async function writeDocxInPlace(html: string, source: DocumentSource): Pr
   if (newDocument !== documentXml) zip.file(mainPart, newDocument);
   if (writer.newRels.length > 0) {
     const added = writer.newRels
-      .map((r) => `<Relationship Id="${r.id}" Type="${HYPERLINK_REL}" Target="${escapeXml(r.target)}" TargetMode="External"/>`)
+      .map(
+        (r) =>
+          `<Relationship Id="${r.id}" Type="${HYPERLINK_REL}" Target="${escapeXml(r.target)}" TargetMode="External"/>`,
+      )
       .join("");
     zip.file(relsName, relsXml.replace(/<\/Relationships>\s*$/, `${added}</Relationships>`));
   }
-  if (writer.missingImages > 0) warnings.push(`${writer.missingImages} images added in an edit were left out of the Word file`);
+  if (writer.missingImages > 0)
+    warnings.push(`${writer.missingImages} images added in an edit were left out of the Word file`);
   // Nothing changed: the upload itself, byte for byte (not even re-zipped).
   const touched = newDocument !== documentXml || writer.newRels.length > 0 || rewrittenParts > 0;
   const bytes = touched ? await zip.generateAsync({ type: "nodebuffer", compression: "DEFLATE" }) : source.bytes;
@@ -652,6 +740,124 @@ export async function documentBlocks(bytes: Buffer): Promise<string[]> {
   return bodyLayout(xml).blocks.map((b) => xml.slice(b.start, b.end));
 }
 
+const norm = (text: string) => text.replace(/\s+/g, " ").trim();
+const specText = (spec: ParaSpec) => norm(spec.segments.map((s) => (s.kind === "text" ? s.text : "")).join(""));
+const specKey = (spec: BlockSpec) =>
+  spec.kind === "p" ? JSON.stringify([spec.heading ?? 0, spec.list ?? null, spec.segments]) : JSON.stringify(spec.rows);
+
+/**
+ * A changed multi-paragraph chunk (a list, a quote) rewritten item by item: the loaded items are
+ * found in the original blocks by their text, the new items are aligned with the loaded ones
+ * (diffArrays), unchanged items keep their original block byte for byte, a changed item takes
+ * the place and look of the one it replaces, blocks no item came from stay. Null when the loaded
+ * items cannot all be found (the whole chunk is then rewritten).
+ */
+function alignedRewrite(
+  writer: BlockWriter,
+  specs: BlockSpec[],
+  loadedSpecs: BlockSpec[],
+  orig: string[],
+  wasList: boolean,
+): string[] | null {
+  if (!specs.every((s) => s.kind === "p") || !loadedSpecs.every((s) => s.kind === "p")) return null;
+  const newParas = specs as ParaSpec[];
+  const loadedParas = loadedSpecs as ParaSpec[];
+  const texts = orig.map((b) => (b.startsWith("<w:p") ? norm(paragraphPieces(b).text) : null));
+  let from = 0;
+  const blockOf: number[] = [];
+  for (const spec of loadedParas) {
+    const text = specText(spec);
+    let found = -1;
+    for (let j = from; j < orig.length && found < 0; j++) if (texts[j] === text) found = j;
+    if (found < 0) return null;
+    blockOf.push(found);
+    from = found + 1;
+  }
+  const claimed = new Set(blockOf);
+  const out: string[] = [];
+  let next = 0;
+  // Blocks before `to` that no loaded item came from (empty paragraphs, deleted-tracked ones).
+  const emitUnclaimed = (to: number) => {
+    for (; next < to; next++) if (!claimed.has(next)) out.push(orig[next]);
+  };
+  const templates: number[] = [];
+  let li = 0;
+  let ni = 0;
+  for (const part of diffArrays(loadedParas.map(specKey), newParas.map(specKey))) {
+    for (let k = 0; k < (part.count ?? part.value.length); k++) {
+      if (part.added) {
+        const template = templates.shift();
+        const shape = template ?? blockOf[Math.min(li, blockOf.length - 1)] ?? blockOf[blockOf.length - 1];
+        const written = writer.paragraph(newParas[ni], orig[shape] ?? null, template !== undefined, wasList);
+        out.push(template !== undefined ? withSection(written, orig[template]) : written);
+        ni++;
+      } else if (part.removed) {
+        emitUnclaimed(blockOf[li]);
+        templates.push(blockOf[li]);
+        next = blockOf[li] + 1;
+        li++;
+      } else {
+        // Removed items not replaced keep only their section break.
+        for (const t of templates.splice(0)) {
+          const sect = /<w:sectPr\b[\s\S]*?<\/w:sectPr>/.exec(orig[t])?.[0];
+          if (sect) out.push(`<w:p><w:pPr>${sect}</w:pPr></w:p>`);
+        }
+        emitUnclaimed(blockOf[li]);
+        out.push(orig[blockOf[li]]);
+        next = blockOf[li] + 1;
+        li++;
+        ni++;
+      }
+    }
+  }
+  for (const t of templates) {
+    const sect = /<w:sectPr\b[\s\S]*?<\/w:sectPr>/.exec(orig[t])?.[0];
+    if (sect) out.push(`<w:p><w:pPr>${sect}</w:pPr></w:p>`);
+  }
+  emitUnclaimed(orig.length);
+  return out;
+}
+
+/**
+ * Writes an edited chunk that has no block of its own (a text box's paragraph, a paragraph
+ * mammoth lifted out of a drawing) into the one innermost paragraph of `blocks` whose text is the
+ * loaded chunk's text. False when it is not a single paragraph or no unique paragraph matches.
+ */
+function editNestedParagraph(writer: BlockWriter, blocks: string[], html: string, loaded: string | undefined): boolean {
+  const now = chunkElement(html);
+  const before = loaded ? chunkElement(loaded) : null;
+  if (!now || !before) return false;
+  const [spec, ...more] = blockSpecs(now, {});
+  const [was, ...moreWas] = blockSpecs(before, {});
+  if (!spec || !was || more.length > 0 || moreWas.length > 0 || spec.kind !== "p" || was.kind !== "p") return false;
+  const text = specText(was);
+  if (!text) return false;
+  const innermost = /<w:p\b[^>]*?(?<!\/)>(?:(?!<w:p\b)[\s\S])*?<\/w:p>/g;
+  const hits: { block: number; at: number; xml: string }[] = [];
+  blocks.forEach((block, i) => {
+    for (const m of block.matchAll(innermost))
+      if (norm(paragraphPieces(m[0]).text) === text) hits.push({ block: i, at: m.index, xml: m[0] });
+  });
+  // A text box is written twice (DrawingML and its VML fallback): every copy in one block is edited.
+  if (hits.length === 0 || hits.some((h) => h.block !== hits[0].block)) return false;
+  let block = blocks[hits[0].block];
+  for (const hit of [...hits].reverse()) {
+    const written = writer.paragraph(spec, hit.xml, true, false, was.heading === spec.heading);
+    block = block.slice(0, hit.at) + written + block.slice(hit.at + hit.xml.length);
+  }
+  blocks[hits[0].block] = block;
+  return true;
+}
+
+/** `written` with the section break of the original paragraph it replaces, if that had one. */
+function withSection(written: string, original: string): string {
+  const sect = /<w:sectPr\b[\s\S]*?<\/w:sectPr>/.exec(original)?.[0];
+  if (!sect || written.includes("<w:sectPr")) return written;
+  return /<w:pPr>/.test(written)
+    ? written.replace(/<\/w:pPr>/, `${sect}</w:pPr>`)
+    : written.replace(/^(<w:p\b[^>]*>)/, `$1<w:pPr>${sect}</w:pPr>`);
+}
+
 /** The blocks for a changed or new chunk, shaped like its original blocks. */
 function rewriteChunk(writer: BlockWriter, html: string, loaded: string | undefined, orig: string[]): string[] {
   const el = chunkElement(html);
@@ -662,9 +868,15 @@ function rewriteChunk(writer: BlockWriter, html: string, loaded: string | undefi
   const loadedEl = loaded ? chunkElement(loaded) : null;
   const wasList = loadedEl?.name === "ul" || loadedEl?.name === "ol";
   const loadedSpecs = loadedEl ? blockSpecs(loadedEl, {}) : undefined;
+  if (!origTable && loadedSpecs && orig.length > 1) {
+    const aligned = alignedRewrite(writer, specs, loadedSpecs, orig, wasList);
+    if (aligned) return aligned;
+  }
   const blocks = writer.blocks(specs, origParas, true, wasList, origTable, tableCells(loaded), loadedSpecs);
   // Section breaks of the original blocks stay: on the last paragraph written, or on their own.
-  const sects = orig.flatMap((b) => (b.startsWith("<w:p") ? (/<w:sectPr\b[\s\S]*?<\/w:sectPr>/.exec(b)?.[0] ?? []) : []));
+  const sects = orig.flatMap((b) =>
+    b.startsWith("<w:p") ? (/<w:sectPr\b[\s\S]*?<\/w:sectPr>/.exec(b)?.[0] ?? []) : [],
+  );
   if (sects.length === 0) return blocks;
   const last = blocks.length - 1;
   const lastSect = sects.pop() as string;

@@ -82,7 +82,15 @@ export function runText(run: string): string {
 
 /** Splits an original w:p into its properties, text and anchors (see ParagraphPieces). */
 export function paragraphPieces(p: string): ParagraphPieces {
-  const out: ParagraphPieces = { pPr: "", text: "", firstRunProps: "", anchors: [], drawings: [], notes: new Map(), links: [] };
+  const out: ParagraphPieces = {
+    pPr: "",
+    text: "",
+    firstRunProps: "",
+    anchors: [],
+    drawings: [],
+    notes: new Map(),
+    links: [],
+  };
   const walk = (xml: string, start: number, inLink: boolean) => {
     for (const child of childElements(xml, start)) {
       const el = xml.slice(child.start, child.end);
@@ -94,10 +102,12 @@ export function paragraphPieces(p: string): ParagraphPieces {
           const note = /<w:(footnote|endnote)Reference\b[^>]*w:id="([^"]*)"/.exec(el);
           if (note) out.notes.set(`${note[1]}:${note[2]}`, el);
           else if (/<w:(?:drawing|pict|object)\b/.test(el)) out.drawings.push({ offset: out.text.length, xml: el });
-          else if (/<w:(?:commentReference|fldChar|instrText)\b/.test(el)) out.anchors.push({ offset: out.text.length, xml: el });
+          else if (/<w:(?:commentReference|fldChar|instrText)\b/.test(el))
+            out.anchors.push({ offset: out.text.length, xml: el });
           else {
             const text = runText(el);
-            if (text && !out.firstRunProps && !inLink) out.firstRunProps = /<w:rPr\b[\s\S]*?<\/w:rPr>/.exec(el)?.[0] ?? "";
+            if (text && !out.firstRunProps && !inLink)
+              out.firstRunProps = /<w:rPr\b[\s\S]*?<\/w:rPr>/.exec(el)?.[0] ?? "";
             out.text += text;
           }
           break;
@@ -136,10 +146,45 @@ export function paragraphPieces(p: string): ParagraphPieces {
 
 // Canonical order of w:rPr children (ECMA-376 CT_RPr); Word refuses some out-of-order runs.
 const RPR_ORDER = [
-  "rStyle", "rFonts", "b", "bCs", "i", "iCs", "caps", "smallCaps", "strike", "dstrike", "outline", "shadow",
-  "emboss", "imprint", "noProof", "snapToGrid", "vanish", "webHidden", "color", "spacing", "w", "kern",
-  "position", "sz", "szCs", "highlight", "u", "effect", "bdr", "shd", "fitText", "vertAlign", "rtl", "cs", "em",
-  "lang", "eastAsianLayout", "specVanish", "oMath",
+  "rStyle",
+  "rFonts",
+  "b",
+  "bCs",
+  "i",
+  "iCs",
+  "caps",
+  "smallCaps",
+  "strike",
+  "dstrike",
+  "outline",
+  "shadow",
+  "emboss",
+  "imprint",
+  "noProof",
+  "snapToGrid",
+  "vanish",
+  "webHidden",
+  "color",
+  "spacing",
+  "w",
+  "kern",
+  "position",
+  "sz",
+  "szCs",
+  "highlight",
+  "u",
+  "effect",
+  "bdr",
+  "shd",
+  "fitText",
+  "vertAlign",
+  "rtl",
+  "cs",
+  "em",
+  "lang",
+  "eastAsianLayout",
+  "specVanish",
+  "oMath",
 ];
 // What the HTML says about a run: these come from it, not from the original run.
 const FROM_HTML = new Set(["b", "bCs", "i", "iCs", "u", "strike", "dstrike", "vertAlign", "rStyle"]);
@@ -161,7 +206,8 @@ export function runProps(base: string, fmt: RunFormat): string {
   const kept: { name: string; xml: string }[] = [];
   if (base) {
     for (const c of childElements(base)) {
-      if (!FROM_HTML.has(c.name) && c.name !== "rPrChange") kept.push({ name: c.name, xml: base.slice(c.start, c.end) });
+      if (!FROM_HTML.has(c.name) && c.name !== "rPrChange")
+        kept.push({ name: c.name, xml: base.slice(c.start, c.end) });
     }
   }
   if (fmt.href) kept.push({ name: "rStyle", xml: '<w:rStyle w:val="Hyperlink"/>' });
@@ -169,7 +215,8 @@ export function runProps(base: string, fmt: RunFormat): string {
   if (fmt.i) kept.push({ name: "i", xml: "<w:i/>" });
   if (fmt.s) kept.push({ name: "strike", xml: "<w:strike/>" });
   if (fmt.u) kept.push({ name: "u", xml: '<w:u w:val="single"/>' });
-  if (fmt.sup || fmt.sub) kept.push({ name: "vertAlign", xml: `<w:vertAlign w:val="${fmt.sup ? "superscript" : "subscript"}"/>` });
+  if (fmt.sup || fmt.sub)
+    kept.push({ name: "vertAlign", xml: `<w:vertAlign w:val="${fmt.sup ? "superscript" : "subscript"}"/>` });
   if (fmt.code && !kept.some((k) => k.name === "rFonts"))
     kept.push({ name: "rFonts", xml: '<w:rFonts w:ascii="Courier New" w:hAnsi="Courier New" w:cs="Courier New"/>' });
   const rank = (name: string) => {
@@ -181,9 +228,7 @@ export function runProps(base: string, fmt: RunFormat): string {
 }
 
 /** One piece of a paragraph's new content. */
-export type Segment =
-  | { kind: "text"; text: string; fmt: RunFormat }
-  | { kind: "raw"; xml: string };
+export type Segment = { kind: "text"; text: string; fmt: RunFormat } | { kind: "raw"; xml: string };
 
 /** The text runs of `text` ("\t" → w:tab, "\n" → w:br) with run properties `rPr`. */
 export function textRun(text: string, rPr: string): string {

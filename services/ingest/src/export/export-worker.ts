@@ -6,10 +6,10 @@ import { countElements } from "../converters/html-util.js";
 import { TooManyElementsError } from "../formats.js";
 import { currentChunks, spliceText } from "../sources/splice.js";
 import type { DocumentSource } from "../sources/types.js";
+import { writeDocxInPlace } from "./docx-in-place.js";
 import type { ExportFormat, ExportLayout } from "./export-formats.js";
 import { imageSources, rewriteImageSources } from "./parts.js";
 import { type PdfPage, preparePdf } from "./pdf-page.js";
-import { writeDocxInPlace } from "./docx-in-place.js";
 import { htmlToDocx } from "./to-docx.js";
 import { htmlPage } from "./to-html.js";
 import { htmlToMarkdown, htmlToText } from "./to-text.js";
@@ -91,7 +91,9 @@ async function docxInPlace(html: string, task: ExportBuildTask, warnings: string
     return written.bytes;
   } catch (err) {
     const reason = err instanceof Error ? err.message : String(err);
-    warnings.push(`The original Word file could not be written back in place (${reason.slice(0, 120)}); it was rebuilt from the text`);
+    warnings.push(
+      `The original Word file could not be written back in place (${reason.slice(0, 120)}); it was rebuilt from the text`,
+    );
     return null;
   }
 }
