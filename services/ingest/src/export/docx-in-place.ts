@@ -9,7 +9,7 @@ import { chunkHtml, partOf } from "@redline/html-chunks";
 import { diffArrays, diffChars } from "diff";
 import JSZip from "jszip";
 import { paragraphHtml } from "../converters/docx-parts.js";
-import { bodyLayout } from "../converters/docx-source-map.js";
+import { bodyLayout, elementEnd } from "../converters/docx-source-map.js";
 import { loadHtml } from "../converters/html-util.js";
 import type { DocumentSource, SourceMap, SourceSpan } from "../sources/types.js";
 import {
@@ -238,7 +238,7 @@ class BlockWriter {
   paragraph(spec: ParaSpec, orig: string | null, keepAnchors: boolean, wasList: boolean, keepStyle = false): string {
     const pieces = orig ? paragraphPieces(orig) : null;
     let pPr = (pieces?.pPr ?? "")
-      .replace(/<w:sectPr\b[\s\S]*?<\/w:sectPr>/g, "")
+      .replace(sectPrOf(pieces?.pPr ?? "") ?? "\u0000", "")
       .replace(/<w:pPrChange\b[\s\S]*?<\/w:pPrChange>/g, "");
     pPr = this.adjustProps(pPr, spec, wasList, keepStyle);
     const segments: Segment[] = [];
@@ -592,7 +592,7 @@ export async function writeDocxInPlace(html: string, source: DocumentSource): Pr
     const id = owner[i];
     if (id === null || current.has(id)) out.push(origBlocks[i]);
     else {
-      const sect = /<w:sectPr\b[\s\S]*?<\/w:sectPr>/.exec(origBlocks[i])?.[0];
+      const sect = sectPrOf(origBlocks[i]);
       if (sect && origBlocks[i].startsWith("<w:p")) out.push(`<w:p><w:pPr>${sect}</w:pPr></w:p>`);
     }
   };
@@ -740,6 +740,13 @@ export async function documentBlocks(bytes: Buffer): Promise<string[]> {
   return bodyLayout(xml).blocks.map((b) => xml.slice(b.start, b.end));
 }
 
+/** The section break (w:sectPr, which may nest a changed w:sectPr) of a paragraph's properties. */
+function sectPrOf(xml: string): string | undefined {
+  const at = xml.indexOf("<w:sectPr");
+  if (at < 0 || !/^<w:sectPr[\s>/]/.test(xml.slice(at, at + 10))) return undefined;
+  return xml.slice(at, elementEnd(xml, at));
+}
+
 const norm = (text: string) => text.replace(/\s+/g, " ").trim();
 const specText = (spec: ParaSpec) => norm(spec.segments.map((s) => (s.kind === "text" ? s.text : "")).join(""));
 const specKey = (spec: BlockSpec) =>
@@ -799,7 +806,7 @@ function alignedRewrite(
       } else {
         // Removed items not replaced keep only their section break.
         for (const t of templates.splice(0)) {
-          const sect = /<w:sectPr\b[\s\S]*?<\/w:sectPr>/.exec(orig[t])?.[0];
+          const sect = sectPrOf(orig[t]);
           if (sect) out.push(`<w:p><w:pPr>${sect}</w:pPr></w:p>`);
         }
         emitUnclaimed(blockOf[li]);
@@ -811,7 +818,7 @@ function alignedRewrite(
     }
   }
   for (const t of templates) {
-    const sect = /<w:sectPr\b[\s\S]*?<\/w:sectPr>/.exec(orig[t])?.[0];
+    const sect = sectPrOf(orig[t]);
     if (sect) out.push(`<w:p><w:pPr>${sect}</w:pPr></w:p>`);
   }
   emitUnclaimed(orig.length);
@@ -851,7 +858,7 @@ function editNestedParagraph(writer: BlockWriter, blocks: string[], html: string
 
 /** `written` with the section break of the original paragraph it replaces, if that had one. */
 function withSection(written: string, original: string): string {
-  const sect = /<w:sectPr\b[\s\S]*?<\/w:sectPr>/.exec(original)?.[0];
+  const sect = sectPrOf(original);
   if (!sect || written.includes("<w:sectPr")) return written;
   return /<w:pPr>/.test(written)
     ? written.replace(/<\/w:pPr>/, `${sect}</w:pPr>`)
@@ -874,9 +881,7 @@ function rewriteChunk(writer: BlockWriter, html: string, loaded: string | undefi
   }
   const blocks = writer.blocks(specs, origParas, true, wasList, origTable, tableCells(loaded), loadedSpecs);
   // Section breaks of the original blocks stay: on the last paragraph written, or on their own.
-  const sects = orig.flatMap((b) =>
-    b.startsWith("<w:p") ? (/<w:sectPr\b[\s\S]*?<\/w:sectPr>/.exec(b)?.[0] ?? []) : [],
-  );
+  const sects = orig.flatMap((b) => (b.startsWith("<w:p") ? (sectPrOf(b) ?? []) : []));
   if (sects.length === 0) return blocks;
   const last = blocks.length - 1;
   const lastSect = sects.pop() as string;
