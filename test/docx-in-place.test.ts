@@ -80,13 +80,13 @@ describe.each(FIXTURES)("%s", (name) => {
     const documentXml = original.get("word/document.xml")?.toString("utf8") ?? "";
     const blocks = bodyBlocks(documentXml);
     const paragraphs = [...html.matchAll(/<p data-chunk-id="[^"]+">([^<]*)<\/p>/g)].map((m) => m[1]);
+    // Block texts once: a slow search between two requests can outlast the server's keep-alive.
+    const blockTexts = blocks.map(texts);
     const word = paragraphs
       .flatMap((p) => p.match(/\p{L}{5,}/gu) ?? [])
       .find(
         (w) =>
-          html.split(w).length === 2 &&
-          blocks.filter((b) => texts(b).includes(w)).length === 1 &&
-          /^[A-Za-z]+$/.test(w),
+          /^[A-Za-z]+$/.test(w) && html.split(w).length === 2 && blockTexts.filter((t) => t.includes(w)).length === 1,
       );
     if (!word) return; // nothing uniquely editable in a plain paragraph (tables only)
     const chat = await stack.call("POST", "/v1/chat", {

@@ -204,4 +204,44 @@ describe("docx written back in place", () => {
     expect(a.flatMap((cell, i) => (cell === b[i] ? [] : [i]))).toHaveLength(1);
     expect(after[span.index]).toContain("Changed cell");
   });
+
+  it("an edited list item changes only its own paragraph; the other items stay byte for byte", async () => {
+    const doc = await load("tika-testWORD_various.docx");
+    const list = doc.chunks.find((c) => c.html.startsWith("<ul") && c.html.includes("Bullet 2"));
+    if (!list) throw new Error("no bullet list");
+    const span = doc.source.map.chunks[list.chunkId] as { index: number; count: number };
+    expect(span.count).toBe(3);
+    const edited = list.html.replace("Bullet 2", "Bullet two, revised");
+    const written = await writeDocxInPlace(
+      html(doc.chunks.map((c) => (c === list ? { ...c, html: edited } : c))),
+      doc.source,
+    );
+    const before = await blocksOf(await JSZip.loadAsync(doc.source.bytes));
+    const after = await blocksOf(await JSZip.loadAsync(written.bytes));
+    expect(after).toHaveLength(before.length);
+    expect(before.flatMap((b, i) => (b === after[i] ? [] : [i]))).toEqual([span.index + 1]);
+    // The item keeps its numbering (w:numPr) and reads back as the same list.
+    expect(after[span.index + 1]).toMatch(/<w:numPr>/);
+    const back = await convertDocx(written.bytes, "back.docx", DEFAULT_LIMITS, { keepSource: true });
+    expect(back.html).toMatch(/<li>Bullet 1<\/li><li>Bullet two, revised<\/li><li>Bullet 3<\/li>/);
+  });
+
+  it("an edited text box paragraph (no block of its own) is written into the text box", async () => {
+    const doc = await load("tika-testWORD_various.docx");
+    const box = doc.chunks.find((c) => c.html.includes("Here is a text box"));
+    if (!box) throw new Error("no text box chunk");
+    expect(doc.source.map.chunks[box.chunkId]).toBeUndefined();
+    const edited = box.html.replace("Here is a text box", "Here is an edited text box");
+    const written = await writeDocxInPlace(
+      html(doc.chunks.map((c) => (c === box ? { ...c, html: edited } : c))),
+      doc.source,
+    );
+    expect(written.warnings).toEqual([]);
+    const before = await blocksOf(await JSZip.loadAsync(doc.source.bytes));
+    const after = await blocksOf(await JSZip.loadAsync(written.bytes));
+    const differing = before.flatMap((b, i) => (b === after[i] ? [] : [i]));
+    expect(differing).toHaveLength(1);
+    expect(after[differing[0]]).toContain("Here is an edited text box");
+    expect(after[differing[0]]).toContain("<w:txbxContent>");
+  });
 });

@@ -6,10 +6,10 @@
 // formatting and its bookmarks, comment ranges, note references, drawings and equations at
 // their place in the text; a deleted chunk's section break is kept on an empty paragraph.
 import { chunkHtml, partOf } from "@redline/html-chunks";
-import { diffChars } from "diff";
+import { diffArrays, diffChars } from "diff";
 import JSZip from "jszip";
 import { paragraphHtml } from "../converters/docx-parts.js";
-import { bodyLayout } from "../converters/docx-source-map.js";
+import { bodyLayout, elementEnd } from "../converters/docx-source-map.js";
 import { loadHtml } from "../converters/html-util.js";
 import type { DocumentSource, SourceMap, SourceSpan } from "../sources/types.js";
 import {
@@ -238,7 +238,7 @@ class BlockWriter {
   paragraph(spec: ParaSpec, orig: string | null, keepAnchors: boolean, wasList: boolean, keepStyle = false): string {
     const pieces = orig ? paragraphPieces(orig) : null;
     let pPr = (pieces?.pPr ?? "")
-      .replace(/<w:sectPr\b[\s\S]*?<\/w:sectPr>/g, "")
+      .replace(sectPrOf(pieces?.pPr ?? "") ?? "\u0000", "")
       .replace(/<w:pPrChange\b[\s\S]*?<\/w:pPrChange>/g, "");
     pPr = this.adjustProps(pPr, spec, wasList, keepStyle);
     const segments: Segment[] = [];
@@ -403,7 +403,7 @@ function moveAnchors(anchors: Anchor[], oldText: string, newText: string): Ancho
 /** Cell HTML of a table chunk, by row and column (how the document was loaded). */
 function tableCells(html: string | undefined): string[][] | null {
   const el = html ? chunkElement(html) : null;
-  if (!el || el.name !== "table") return null;
+  if (el?.name !== "table") return null;
   return tableSpec(el).rows.map((r) => r.cells.map((c) => c.html));
 }
 
@@ -584,7 +584,7 @@ export async function writeDocxInPlace(html: string, source: DocumentSource): Pr
   const outMap: SourceMap = { format: "docx", chunks: {} };
   const emitted = new Set<number>();
   let next = 0;
-  let changedUnmapped = 0;
+  const unmappedEdits: { chunkId: string; html: string }[] = [];
   // Blocks of deleted chunks: only a section break survives, on an empty paragraph.
   const emitOriginal = (i: number) => {
     if (emitted.has(i)) return;
@@ -592,7 +592,7 @@ export async function writeDocxInPlace(html: string, source: DocumentSource): Pr
     const id = owner[i];
     if (id === null || current.has(id)) out.push(origBlocks[i]);
     else {
-      const sect = /<w:sectPr\b[\s\S]*?<\/w:sectPr>/.exec(origBlocks[i])?.[0];
+      const sect = sectPrOf(origBlocks[i]);
       if (sect && origBlocks[i].startsWith("<w:p")) out.push(`<w:p><w:pPr>${sect}</w:pPr></w:p>`);
     }
   };
@@ -630,7 +630,7 @@ export async function writeDocxInPlace(html: string, source: DocumentSource): Pr
     } else if (source.loaded[chunk.chunkId] !== undefined) {
       // Came from the file without a block of its own (a text box's text, the notes list): its
       // content lives in blocks written back as they are.
-      if (!untouched(chunk.chunkId, chunk.html)) changedUnmapped++;
+      if (!untouched(chunk.chunkId, chunk.html)) unmappedEdits.push(chunk);
       continue;
     } else {
       out.push(...rewriteChunk(writer, chunk.html, undefined, []));
@@ -642,6 +642,9 @@ export async function writeDocxInPlace(html: string, source: DocumentSource): Pr
     }
   }
   emitUpTo(origBlocks.length);
+  const changedUnmapped = unmappedEdits.filter(
+    (c) => !editNestedParagraph(writer, out, c.html, source.loaded[c.chunkId]),
+  ).length;
   if (changedUnmapped > 0)
     warnings.push(
       `${changedUnmapped} edited passages (text boxes, notes) could not be written into the original file and keep their original text`,
@@ -737,6 +740,131 @@ export async function documentBlocks(bytes: Buffer): Promise<string[]> {
   return bodyLayout(xml).blocks.map((b) => xml.slice(b.start, b.end));
 }
 
+/** The section break (w:sectPr, which may nest a changed w:sectPr) of a paragraph's properties. */
+function sectPrOf(xml: string): string | undefined {
+  const at = xml.indexOf("<w:sectPr");
+  if (at < 0 || !/^<w:sectPr[\s>/]/.test(xml.slice(at, at + 10))) return undefined;
+  return xml.slice(at, elementEnd(xml, at));
+}
+
+const norm = (text: string) => text.replace(/\s+/g, " ").trim();
+const specText = (spec: ParaSpec) => norm(spec.segments.map((s) => (s.kind === "text" ? s.text : "")).join(""));
+const specKey = (spec: BlockSpec) =>
+  spec.kind === "p" ? JSON.stringify([spec.heading ?? 0, spec.list ?? null, spec.segments]) : JSON.stringify(spec.rows);
+
+/**
+ * A changed multi-paragraph chunk (a list, a quote) rewritten item by item: the loaded items are
+ * found in the original blocks by their text, the new items are aligned with the loaded ones
+ * (diffArrays), unchanged items keep their original block byte for byte, a changed item takes
+ * the place and look of the one it replaces, blocks no item came from stay. Null when the loaded
+ * items cannot all be found (the whole chunk is then rewritten).
+ */
+function alignedRewrite(
+  writer: BlockWriter,
+  specs: BlockSpec[],
+  loadedSpecs: BlockSpec[],
+  orig: string[],
+  wasList: boolean,
+): string[] | null {
+  if (!specs.every((s) => s.kind === "p") || !loadedSpecs.every((s) => s.kind === "p")) return null;
+  const newParas = specs as ParaSpec[];
+  const loadedParas = loadedSpecs as ParaSpec[];
+  const texts = orig.map((b) => (b.startsWith("<w:p") ? norm(paragraphPieces(b).text) : null));
+  let from = 0;
+  const blockOf: number[] = [];
+  for (const spec of loadedParas) {
+    const text = specText(spec);
+    let found = -1;
+    for (let j = from; j < orig.length && found < 0; j++) if (texts[j] === text) found = j;
+    if (found < 0) return null;
+    blockOf.push(found);
+    from = found + 1;
+  }
+  const claimed = new Set(blockOf);
+  const out: string[] = [];
+  let next = 0;
+  // Blocks before `to` that no loaded item came from (empty paragraphs, deleted-tracked ones).
+  const emitUnclaimed = (to: number) => {
+    for (; next < to; next++) if (!claimed.has(next)) out.push(orig[next]);
+  };
+  const templates: number[] = [];
+  let li = 0;
+  let ni = 0;
+  for (const part of diffArrays(loadedParas.map(specKey), newParas.map(specKey))) {
+    for (let k = 0; k < (part.count ?? part.value.length); k++) {
+      if (part.added) {
+        const template = templates.shift();
+        const shape = template ?? blockOf[Math.min(li, blockOf.length - 1)] ?? blockOf[blockOf.length - 1];
+        const written = writer.paragraph(newParas[ni], orig[shape] ?? null, template !== undefined, wasList);
+        out.push(template !== undefined ? withSection(written, orig[template]) : written);
+        ni++;
+      } else if (part.removed) {
+        emitUnclaimed(blockOf[li]);
+        templates.push(blockOf[li]);
+        next = blockOf[li] + 1;
+        li++;
+      } else {
+        // Removed items not replaced keep only their section break.
+        for (const t of templates.splice(0)) {
+          const sect = sectPrOf(orig[t]);
+          if (sect) out.push(`<w:p><w:pPr>${sect}</w:pPr></w:p>`);
+        }
+        emitUnclaimed(blockOf[li]);
+        out.push(orig[blockOf[li]]);
+        next = blockOf[li] + 1;
+        li++;
+        ni++;
+      }
+    }
+  }
+  for (const t of templates) {
+    const sect = sectPrOf(orig[t]);
+    if (sect) out.push(`<w:p><w:pPr>${sect}</w:pPr></w:p>`);
+  }
+  emitUnclaimed(orig.length);
+  return out;
+}
+
+/**
+ * Writes an edited chunk that has no block of its own (a text box's paragraph, a paragraph
+ * mammoth lifted out of a drawing) into the one innermost paragraph of `blocks` whose text is the
+ * loaded chunk's text. False when it is not a single paragraph or no unique paragraph matches.
+ */
+function editNestedParagraph(writer: BlockWriter, blocks: string[], html: string, loaded: string | undefined): boolean {
+  const now = chunkElement(html);
+  const before = loaded ? chunkElement(loaded) : null;
+  if (!now || !before) return false;
+  const [spec, ...more] = blockSpecs(now, {});
+  const [was, ...moreWas] = blockSpecs(before, {});
+  if (!spec || !was || more.length > 0 || moreWas.length > 0 || spec.kind !== "p" || was.kind !== "p") return false;
+  const text = specText(was);
+  if (!text) return false;
+  const innermost = /<w:p\b[^>]*?(?<!\/)>(?:(?!<w:p\b)[\s\S])*?<\/w:p>/g;
+  const hits: { block: number; at: number; xml: string }[] = [];
+  blocks.forEach((block, i) => {
+    for (const m of block.matchAll(innermost))
+      if (norm(paragraphPieces(m[0]).text) === text) hits.push({ block: i, at: m.index, xml: m[0] });
+  });
+  // A text box is written twice (DrawingML and its VML fallback): every copy in one block is edited.
+  if (hits.length === 0 || hits.some((h) => h.block !== hits[0].block)) return false;
+  let block = blocks[hits[0].block];
+  for (const hit of [...hits].reverse()) {
+    const written = writer.paragraph(spec, hit.xml, true, false, was.heading === spec.heading);
+    block = block.slice(0, hit.at) + written + block.slice(hit.at + hit.xml.length);
+  }
+  blocks[hits[0].block] = block;
+  return true;
+}
+
+/** `written` with the section break of the original paragraph it replaces, if that had one. */
+function withSection(written: string, original: string): string {
+  const sect = sectPrOf(original);
+  if (!sect || written.includes("<w:sectPr")) return written;
+  return /<w:pPr>/.test(written)
+    ? written.replace(/<\/w:pPr>/, `${sect}</w:pPr>`)
+    : written.replace(/^(<w:p\b[^>]*>)/, `$1<w:pPr>${sect}</w:pPr>`);
+}
+
 /** The blocks for a changed or new chunk, shaped like its original blocks. */
 function rewriteChunk(writer: BlockWriter, html: string, loaded: string | undefined, orig: string[]): string[] {
   const el = chunkElement(html);
@@ -747,11 +875,13 @@ function rewriteChunk(writer: BlockWriter, html: string, loaded: string | undefi
   const loadedEl = loaded ? chunkElement(loaded) : null;
   const wasList = loadedEl?.name === "ul" || loadedEl?.name === "ol";
   const loadedSpecs = loadedEl ? blockSpecs(loadedEl, {}) : undefined;
+  if (!origTable && loadedSpecs && orig.length > 1) {
+    const aligned = alignedRewrite(writer, specs, loadedSpecs, orig, wasList);
+    if (aligned) return aligned;
+  }
   const blocks = writer.blocks(specs, origParas, true, wasList, origTable, tableCells(loaded), loadedSpecs);
   // Section breaks of the original blocks stay: on the last paragraph written, or on their own.
-  const sects = orig.flatMap((b) =>
-    b.startsWith("<w:p") ? (/<w:sectPr\b[\s\S]*?<\/w:sectPr>/.exec(b)?.[0] ?? []) : [],
-  );
+  const sects = orig.flatMap((b) => (b.startsWith("<w:p") ? (sectPrOf(b) ?? []) : []));
   if (sects.length === 0) return blocks;
   const last = blocks.length - 1;
   const lastSect = sects.pop() as string;

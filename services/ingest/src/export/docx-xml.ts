@@ -106,8 +106,10 @@ export function paragraphPieces(p: string): ParagraphPieces {
             out.anchors.push({ offset: out.text.length, xml: el });
           else {
             const text = runText(el);
-            if (text && !out.firstRunProps && !inLink)
-              out.firstRunProps = /<w:rPr\b[\s\S]*?<\/w:rPr>/.exec(el)?.[0] ?? "";
+            if (text && !out.firstRunProps && !inLink) {
+              const rPr = childElements(el).find((c) => c.name === "rPr");
+              out.firstRunProps = rPr ? el.slice(rPr.start, rPr.end) : "";
+            }
             out.text += text;
           }
           break;
