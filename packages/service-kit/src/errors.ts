@@ -141,10 +141,10 @@ export class AiTimeoutError extends RedlineError {
   }
 }
 
-/** 503: a dependency is unavailable; safe to retry. */
+/** 503: a dependency is unavailable; safe to retry, which Retry-After (1 s) tells the client. */
 export class UnavailableError extends RedlineError {
   constructor(detail: string) {
-    super(503, GrpcStatus.UNAVAILABLE, detail);
+    super(503, GrpcStatus.UNAVAILABLE, detail, { headers: { "Retry-After": "1" } });
   }
 }
 
