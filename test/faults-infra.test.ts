@@ -78,3 +78,26 @@ describe("mixed load without a fault", () => {
     expect(report.jobStatuses.completed).toBe(report.checked.jobs);
   }, 120_000);
 });
+
+describe("Postgres restarted under the mixed load", () => {
+  it("answers 503 + Retry-After + JSON detail in the gap, recovers by itself and loses nothing acknowledged", async () => {
+    const load = await loadOn(CLIENTS);
+    load.start();
+    let run: Awaited<ReturnType<typeof runFault>>;
+    try {
+      run = await runFault(load, infra.deps.postgres, { downMs: 6_000, recoverWithinMs: 45_000 });
+    } finally {
+      await load.stop();
+    }
+    const during = load.recordsIn(run.window);
+    expect(badFailures(during)).toEqual([]);
+    // The gap was felt (the fault is real) and only as 503.
+    const failed = during.filter((r) => !r.acknowledged && r.kind !== "stream");
+    expect(failed.length).toBeGreaterThan(0);
+    expect(new Set(failed.map((r) => r.status))).toEqual(new Set([503]));
+    expect(run.recoveredAfterMs, "services recover by themselves").not.toBeNull();
+    const report = await load.verify({ jobTimeoutMs: 60_000 });
+    expect(report.problems).toEqual([]);
+    expect(report.checked.saves).toBeGreaterThan(0);
+  }, 240_000);
+});
