@@ -13,6 +13,8 @@
 //   (m) chat p50 with metrics on vs METRICS_ADDR=off, separate processes (target < 3 %) (scripts/lib/bench-metrics.ts)
 //   (n) GET /health and GET /ready req/s vs an authenticated list (scripts/lib/bench-metrics.ts)
 //   (o) tracing: sync chat p50 with tracing off vs on (OTLP export to a local sink), side by side
+//   (q) faults: Postgres restarted, NATS down, S3 down under the mixed load vs no fault: longest
+//       client wait, failed requests by status, recovery time (scripts/lib/bench-faults.ts)
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { chmodSync, mkdtempSync, rmSync } from "node:fs";
@@ -32,6 +34,7 @@ import {
   startScriptedOpenAi,
 } from "../test/support/scripted-openai.js";
 import { startTestStack, type TestStack } from "../test/support/stack.js";
+import { benchFaults } from "./lib/bench-faults.js";
 import { benchIngest } from "./lib/bench-ingest.js";
 import { benchHealth, benchMetricsOverhead } from "./lib/bench-metrics.js";
 import { benchOfflineParse } from "./lib/bench-offline.js";
@@ -730,6 +733,7 @@ async function main() {
     if (wanted("m")) await benchMetricsOverhead(results, infra);
     if (wanted("n")) await benchHealth(results, infra);
     if (wanted("o")) await benchTracingCost(infra);
+    if (wanted("q")) await benchFaults(results);
   } finally {
     await infra.stop();
     rmSync(dataDir, { recursive: true, force: true });

@@ -164,6 +164,8 @@ export interface FaultTiming {
   recoverWithinMs?: number;
   /** Load kept running after recovery, to show it stays clean (ms). */
   afterMs?: number;
+  /** Run halfway through the outage (e.g. to observe a backlog); its time counts as down time. */
+  whileDown?: () => Promise<void>;
 }
 
 /** What one fault step measured. */
@@ -187,7 +189,10 @@ export async function runFault(
   await sleep(timing.beforeMs ?? 2_000);
   const mark = load.markFault(dep.name);
   await dep.stop();
-  await sleep(timing.downMs);
+  const downUntil = Date.now() + timing.downMs;
+  await sleep(timing.downMs / 2);
+  await timing.whileDown?.();
+  await sleep(Math.max(0, downUntil - Date.now()));
   await dep.start();
   mark.restored();
   const restoredAt = mark.window.restoredAt as number;

@@ -57,6 +57,11 @@ export interface RequestRecord {
   detail: string | null;
   /** The body was JSON (every error must be). */
   jsonBody: boolean;
+  /**
+   * The answer (or failure) came from the object store itself, not from Redline: the PUT of a
+   * pre-signed upload, which the client sends straight to S3.
+   */
+  direct?: boolean;
 }
 
 /** Acknowledged writes, to check after the load. */
@@ -150,6 +155,9 @@ interface ClientState {
   unknownBillable: boolean;
   loopAt: number;
 }
+
+/** A 1×1 PNG (written by us), the image of multipart uploads. */
+const PIXEL_PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==";
 
 /** Words the chat document cycles through (`replace "w_i" with "w_i+1"`). */
 const CHAT_WORDS = ["amber", "birch", "cedar", "delta", "ember", "fjord"];
@@ -624,10 +632,12 @@ export class MixedLoad {
     return { marker, bytes: Buffer.from(`# Upload ${c.index}\n\nText ${marker}.\n`) };
   }
 
+  /** A multipart upload of an HTML file with an embedded image (stored in the object store as media). */
   private async upload(c: ClientState): Promise<void> {
-    const { marker, bytes } = this.nextUpload(c, "m");
+    const marker = `upload-c${c.index}-m-${++c.uploads}`;
+    const html = `<h1>Upload ${c.index}</h1><p>Text ${marker}.</p><p><img src="data:image/png;base64,${PIXEL_PNG}" alt="dot"></p>`;
     const form = new FormData();
-    form.append("file", new Blob([new Uint8Array(bytes)]), `${marker}.md`);
+    form.append("file", new Blob([html]), `${marker}.html`);
     const a = await this.request(c, "upload", "POST", "/v1/documents/upload", form);
     if (a?.status !== 200) return;
     const body = JSON.parse(a.text) as { durable_document_id: string };
@@ -639,11 +649,11 @@ export class MixedLoad {
     const { marker, bytes } = this.nextUpload(c, "p");
     const startedAt = Date.now();
     // Each step must answer 2xx; the first that does not is what the record shows.
-    const step = async (outcome: Promise<Answer>): Promise<Answer> => {
+    const step = async (outcome: Promise<Answer>, direct = false): Promise<Answer> => {
       const a = await outcome.catch(noAnswer);
       const got = answered(a);
       if (!got || got.status < 200 || got.status >= 300) {
-        this.record(this.recordOf(c, "presigned_upload", startedAt, a));
+        this.record({ ...this.recordOf(c, "presigned_upload", startedAt, a), ...(direct ? { direct } : {}) });
         throw new StepFailed("presigned upload");
       }
       return got;
@@ -656,7 +666,7 @@ export class MixedLoad {
       }),
     );
     const { upload_id, upload_url } = JSON.parse(created.text) as { upload_id: string; upload_url: string };
-    await step(this.fetchBounded(upload_url, { method: "PUT", body: new Uint8Array(bytes) }));
+    await step(this.fetchBounded(upload_url, { method: "PUT", body: new Uint8Array(bytes) }), true);
     const init = await step(this.send(c.key, "POST", "/v1/sessions/init", {}));
     const sid = (JSON.parse(init.text) as { session_id: string }).session_id;
     const processed = await step(this.send(c.key, "POST", `/v1/uploads/${upload_id}/process`, { session_id: sid }));
