@@ -13,8 +13,9 @@
 //   (m) chat p50 with metrics on vs METRICS_ADDR=off, separate processes (target < 3 %) (scripts/lib/bench-metrics.ts)
 //   (n) GET /health and GET /ready req/s vs an authenticated list (scripts/lib/bench-metrics.ts)
 //   (o) tracing: sync chat p50 with tracing off vs on (OTLP export to a local sink), side by side
-//   (q) faults: Postgres restarted, NATS down, S3 down under the mixed load vs no fault: longest
-//       client wait, failed requests by status, recovery time (scripts/lib/bench-faults.ts)
+//   (q) faults: Postgres restarted, NATS down, S3 down, and kill -9 of each service, under the mixed
+//       load vs no fault: longest client wait, failed requests by status, restart and recovery time
+//       (scripts/lib/bench-faults.ts, scripts/lib/kill-faults.ts)
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { chmodSync, mkdtempSync, rmSync } from "node:fs";

@@ -1,8 +1,10 @@
-// `pnpm bench q`: what clients see when Postgres restarts, NATS is down and S3 is down, each under
+// `pnpm bench q`: what clients see when Postgres restarts, NATS is down and S3 is down, and when
+// each service is killed with -9 (kill-faults.ts), each under
 // the mixed load (mixed-load.ts) and beside the same load with no fault, in one run on one stack
 // with its own restartable infra (faults.ts, the steps test/faults-infra.test.ts asserts on).
 import type { BenchResult } from "./bench-ingest.js";
 import { DEPENDENCIES, type Dependency, runFault, startFaultInfra, startFaultStack } from "./faults.js";
+import { KILL_ORDER, runKill } from "./kill-faults.js";
 import { type KindStats, MixedLoad, statsOf } from "./mixed-load.js";
 
 const CLIENTS = 4;
@@ -26,7 +28,11 @@ function byStatus(s: KindStats): string {
 export async function benchFaults(results: BenchResult[]): Promise<void> {
   const infra = await startFaultInfra();
   try {
-    const stack = await startFaultStack(infra, CLIENTS * (DEPENDENCIES.length + 1));
+    // A job whose agent is killed is taken over once its lease lapses: 5 s here, not 30.
+    const stack = await startFaultStack(infra, CLIENTS * (DEPENDENCIES.length + 1 + KILL_ORDER.length), {
+      AGENT_JOB_LEASE_MS: "5000",
+      AGENT_JOB_HEARTBEAT_MS: "1000",
+    });
     try {
       let block = 0;
       const newLoad = async () => {
@@ -93,6 +99,35 @@ export async function benchFaults(results: BenchResult[]): Promise<void> {
             `acknowledged writes verified: ${report.problems.length === 0 ? "all present" : `${report.problems.length} problems: ${report.problems.slice(0, 3).join("; ")}`}`,
           target: "no 500, no wait past 30 s, nothing acknowledged lost",
           pass:
+            report.problems.length === 0 &&
+            !Object.keys(s.errorsByStatus).some((k) => k === "500" || k === "timeout") &&
+            s.longestWaitMs < REQUEST_BOUND_MS,
+        });
+      }
+
+      // kill -9 of each service in turn (kill-faults.ts, the step test/faults-kill.test.ts asserts on).
+      for (const service of KILL_ORDER) {
+        const load = await newLoad();
+        load.start();
+        let run: Awaited<ReturnType<typeof runKill>>;
+        try {
+          run = await runKill(load, stack.stack, service, { restartWithinMs: 60_000, recoverWithinMs: 60_000 });
+        } finally {
+          await load.stop();
+        }
+        const s = load.stats(run.window).all;
+        const report = await load.verify({ jobTimeoutMs: 60_000 });
+        const restart = run.restartMs === null ? "not within 60 s" : `${run.restartMs} ms`;
+        const recovery = run.recoveredAfterMs === null ? "not within 60 s" : `${run.recoveredAfterMs} ms`;
+        results.push({
+          name: `(q) kill -9 ${service} under the mixed load`,
+          value:
+            `longest wait ${s.longestWaitMs} ms (no fault ${calm.longestWaitMs} ms); failed ${s.failed} of ${s.count} (${byStatus(s)}); ` +
+            `restarted (serving) ${restart} after the kill; recovered ${recovery} after the restart; ` +
+            `acknowledged writes verified: ${report.problems.length === 0 ? "all present" : `${report.problems.length} problems: ${report.problems.slice(0, 3).join("; ")}`}`,
+          target: "restarted; no 500, no wait past 30 s, nothing acknowledged lost, no turn charged twice",
+          pass:
+            run.restartMs !== null &&
             report.problems.length === 0 &&
             !Object.keys(s.errorsByStatus).some((k) => k === "500" || k === "timeout") &&
             s.longestWaitMs < REQUEST_BOUND_MS,
