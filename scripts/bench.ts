@@ -13,6 +13,9 @@
 //   (m) chat p50 with metrics on vs METRICS_ADDR=off, separate processes (target < 3 %) (scripts/lib/bench-metrics.ts)
 //   (n) GET /health and GET /ready req/s vs an authenticated list (scripts/lib/bench-metrics.ts)
 //   (o) tracing: sync chat p50 with tracing off vs on (OTLP export to a local sink), side by side
+//   (q) faults: Postgres restarted, NATS down, S3 down, and kill -9 of each service, under the mixed
+//       load vs no fault: longest client wait, failed requests by status, restart and recovery time
+//       (scripts/lib/bench-faults.ts, scripts/lib/kill-faults.ts)
 //   (r) docx edited in place: untouched paragraphs byte-identical after one edit (target 100 %), export
 //       time beside the generated export and pandoc html → docx (scripts/lib/bench-docx-inplace.ts)
 import { type ChildProcess, spawn } from "node:child_process";
@@ -35,6 +38,7 @@ import {
 } from "../test/support/scripted-openai.js";
 import { startTestStack, type TestStack } from "../test/support/stack.js";
 import { benchDocxInPlace } from "./lib/bench-docx-inplace.js";
+import { benchFaults } from "./lib/bench-faults.js";
 import { benchIngest } from "./lib/bench-ingest.js";
 import { benchHealth, benchMetricsOverhead } from "./lib/bench-metrics.js";
 import { benchOfflineParse } from "./lib/bench-offline.js";
@@ -733,6 +737,7 @@ async function main() {
     if (wanted("m")) await benchMetricsOverhead(results, infra);
     if (wanted("n")) await benchHealth(results, infra);
     if (wanted("o")) await benchTracingCost(infra);
+    if (wanted("q")) await benchFaults(results);
     if (wanted("r")) await benchDocxInPlace(results);
   } finally {
     await infra.stop();

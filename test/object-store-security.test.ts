@@ -126,9 +126,10 @@ describe("pre-signed download links", () => {
   });
 
   it("pre-signed upload links accept the PUT as signed and refuse it stripped or tampered", async () => {
+    const NOTES = "# Notes\n\nUploaded.";
     const created = await stack.call("POST", "/v1/uploads", {
       key,
-      body: { filename: "notes.md", content_type: "text/markdown", size_bytes: 20, purpose: "document" },
+      body: { filename: "notes.md", content_type: "text/markdown", size_bytes: NOTES.length, purpose: "document" },
     });
     expect(created.status).toBe(200);
     const slot = (await created.json()) as { upload_id: string; upload_url: string };
@@ -139,7 +140,7 @@ describe("pre-signed download links", () => {
     );
     // Signed for PUT only: the same link does not read the object back.
     await expectDenied(await fetch(slot.upload_url), "SignatureDoesNotMatch");
-    expect((await fetch(slot.upload_url, { method: "PUT", body: "# Notes\n\nUploaded." })).status).toBe(200);
+    expect((await fetch(slot.upload_url, { method: "PUT", body: NOTES })).status).toBe(200);
     const processed = await stack.call("POST", `/v1/uploads/${slot.upload_id}/process`, {
       key,
       body: { return_html: true },

@@ -32,6 +32,9 @@ export interface StackOptions {
   jobs?: Partial<JobsConfig>;
   /** Comment heartbeat period of progress streams. */
   streamHeartbeatMs?: number;
+  /** The gateway's REQUEST_TIMEOUT_MS and HEADERS_TIMEOUT_MS (slow-client tests make them short). */
+  requestTimeoutMs?: number;
+  headersTimeoutMs?: number;
   /** Ingest overrides (export caps, mail); its database and object store always come from the infra. */
   ingest?: Partial<IngestConfig>;
 }
@@ -115,6 +118,8 @@ export async function startTestStack(infra: StackInfra, opts: StackOptions = {})
     logLevel,
     natsUrl: infra.natsUrl,
     streamHeartbeatMs: opts.streamHeartbeatMs,
+    requestTimeoutMs: opts.requestTimeoutMs,
+    headersTimeoutMs: opts.headersTimeoutMs,
   });
   const billingClient = createRpcClient(billingV1.BillingServiceService, billing.address);
   return {

@@ -141,11 +141,75 @@ export class AiTimeoutError extends RedlineError {
   }
 }
 
-/** 503: a dependency is unavailable; safe to retry. */
+/** 503: a dependency is unavailable; safe to retry (with `retryAfterSeconds`, a Retry-After header). */
 export class UnavailableError extends RedlineError {
-  constructor(detail: string) {
-    super(503, GrpcStatus.UNAVAILABLE, detail);
+  constructor(detail: string, opts: { retryAfterSeconds?: number } = {}) {
+    super(
+      503,
+      GrpcStatus.UNAVAILABLE,
+      detail,
+      opts.retryAfterSeconds ? { headers: { "Retry-After": String(opts.retryAfterSeconds) } } : {},
+    );
   }
+}
+
+/** Node network error codes that mean a dependency cannot be reached right now. */
+const NETWORK_CODES = new Set([
+  "ECONNREFUSED",
+  "ECONNRESET",
+  "EPIPE",
+  "ETIMEDOUT",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+  "EAI_AGAIN",
+  "ECONNABORTED",
+]);
+
+/** SQLSTATEs of a Postgres that is going away or not yet up: admin/crash shutdown, cannot connect now, class 08. */
+const PG_UNAVAILABLE = /^(57P0[123]|08...)$/;
+
+/** Messages of pg and knex for a lost or unobtainable connection (they carry no code). */
+const PG_CONNECTION_MESSAGES =
+  /Connection terminated|Timeout acquiring a connection|Client has encountered a connection error|connection is closed|Client was closed/i;
+
+/** `err`, its causes and (AggregateError) its parts: a network failure may be wrapped. */
+function errorChain(err: unknown): Error[] {
+  const out: Error[] = [];
+  const visit = (e: unknown, depth: number) => {
+    if (!(e instanceof Error) || depth > 5 || out.includes(e)) return;
+    out.push(e);
+    visit((e as Error & { cause?: unknown }).cause, depth + 1);
+    if (e instanceof AggregateError) for (const part of e.errors) visit(part, depth + 1);
+  };
+  visit(err, 0);
+  return out;
+}
+
+/**
+ * A 503 for an error that means Postgres cannot be reached (connection refused or lost, the
+ * server shutting down or starting, the pool unable to get a connection); null for any other
+ * error. Services map it at their RPC boundary, so a client sees 503 + Retry-After instead of 500.
+ */
+export function databaseUnavailable(err: unknown): UnavailableError | null {
+  for (const e of errorChain(err)) {
+    const code = (e as Error & { code?: unknown }).code;
+    if (
+      (typeof code === "string" && (NETWORK_CODES.has(code) || PG_UNAVAILABLE.test(code))) ||
+      e.name === "KnexTimeoutError" ||
+      PG_CONNECTION_MESSAGES.test(e.message)
+    ) {
+      return new UnavailableError("The database is unavailable; retry shortly", { retryAfterSeconds: 2 });
+    }
+  }
+  return null;
+}
+
+/** True when `err` (or its cause) is a network failure reaching a dependency (refused, reset, timed out). */
+export function isNetworkFailure(err: unknown): boolean {
+  return errorChain(err).some((e) => {
+    const code = (e as Error & { code?: unknown }).code;
+    return typeof code === "string" && NETWORK_CODES.has(code);
+  });
 }
 
 /**

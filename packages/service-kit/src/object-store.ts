@@ -1,5 +1,6 @@
 // S3-compatible object storage through the minio client (MinIO, s3rver or AWS S3).
 import { Client } from "minio";
+import { isNetworkFailure, UnavailableError } from "./errors.js";
 
 /** Where the bucket lives. `endpoint` is a URL such as http://127.0.0.1:49329. */
 export interface S3Config {
@@ -29,6 +30,13 @@ export interface ObjectStore {
   presignDownload(key: string, ttlSeconds: number, file: { filename: string; contentType: string }): Promise<string>;
   /** Health probe. */
   ping(): Promise<void>;
+}
+
+/** Rethrows a store that cannot be reached as a 503 naming it; any other error (NoSuchKey...) as it is. */
+function storeFailure(err: unknown): never {
+  if (isNetworkFailure(err))
+    throw new UnavailableError("The object store (S3) is unavailable; retry shortly", { retryAfterSeconds: 2 });
+  throw err;
 }
 
 /** A minio client for `endpoint` (an origin such as http://127.0.0.1:49329; path-style addressing). */
@@ -63,13 +71,17 @@ export function createObjectStore(cfg: S3Config, opts: { publicEndpoint?: string
       if (!(await client.bucketExists(cfg.bucket))) await client.makeBucket(cfg.bucket, cfg.region);
     },
     async put(key, body, contentType) {
-      await client.putObject(cfg.bucket, key, body, body.length, { "Content-Type": contentType });
+      await client.putObject(cfg.bucket, key, body, body.length, { "Content-Type": contentType }).catch(storeFailure);
     },
     async get(key) {
-      const stream = await client.getObject(cfg.bucket, key);
-      const parts: Buffer[] = [];
-      for await (const part of stream) parts.push(part as Buffer);
-      return Buffer.concat(parts);
+      try {
+        const stream = await client.getObject(cfg.bucket, key);
+        const parts: Buffer[] = [];
+        for await (const part of stream) parts.push(part as Buffer);
+        return Buffer.concat(parts);
+      } catch (err) {
+        return storeFailure(err);
+      }
     },
     presignUpload(key, ttlSeconds) {
       return signer.presignedPutObject(cfg.bucket, key, ttlSeconds);

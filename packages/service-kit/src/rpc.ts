@@ -16,7 +16,13 @@ import {
   type sendUnaryData,
   type UntypedServiceImplementation,
 } from "@grpc/grpc-js";
-import { type ErrorPayload, RedlineError, UnauthenticatedError, UnavailableError } from "./errors.js";
+import {
+  databaseUnavailable,
+  type ErrorPayload,
+  RedlineError,
+  UnauthenticatedError,
+  UnavailableError,
+} from "./errors.js";
 import type { Logger } from "./logger.js";
 import { instrumentRpc } from "./metrics.js";
 import { type Principal, principalFromMetadata, principalToMetadata, REQUEST_ID_KEY } from "./principal.js";
@@ -130,7 +136,11 @@ export async function bindRpcFiles<Ctx>(ctx: Ctx, rpcDir: URL, definitions: Serv
   );
 }
 
-function errorToGrpc(err: unknown, log: Logger): Partial<ServiceError> {
+function errorToGrpc(caught: unknown, log: Logger): Partial<ServiceError> {
+  // A lost database is the caller's 503 (retry), not our 500.
+  const unavailable = caught instanceof RedlineError ? null : databaseUnavailable(caught);
+  if (unavailable) log.warn({ err: caught }, "database unavailable");
+  const err = unavailable ?? caught;
   if (err instanceof RedlineError) {
     const trailer = new Metadata();
     trailer.set(ERROR_TRAILER, Buffer.from(JSON.stringify(err.toPayload())));
@@ -246,13 +256,28 @@ export class RemoteError extends RedlineError {
   }
 }
 
+/** What a client is told when an internal service is down (the RPC path stays in the logs). */
+const DEPENDENCY_DOWN_DETAIL = "Service temporarily unavailable; retry shortly";
+
+/**
+ * 503 for an internal service that did not answer (down, restarting): its message names the RPC
+ * path for logs, but passed on to another service (the agent's turn calling sessions) it carries
+ * only a generic detail and Retry-After, never our internal names.
+ */
+export class DependencyUnavailableError extends UnavailableError {
+  override toPayload(): ErrorPayload {
+    return { ...super.toPayload(), detail: DEPENDENCY_DOWN_DETAIL };
+  }
+}
+
 function errorFromGrpc(err: ServiceError, path: string): Error {
   const raw = err.metadata?.get(ERROR_TRAILER)[0];
   if (raw) {
     const payload = JSON.parse(Buffer.isBuffer(raw) ? raw.toString("utf8") : raw) as ErrorPayload;
     return new RemoteError(payload, err.code);
   }
-  if (err.code === GrpcStatus.UNAVAILABLE) return new UnavailableError(`${path} is unavailable`);
+  if (err.code === GrpcStatus.UNAVAILABLE)
+    return new DependencyUnavailableError(`${path} is unavailable`, { retryAfterSeconds: 1 });
   if (err.code === GrpcStatus.DEADLINE_EXCEEDED) {
     return new RedlineError(504, GrpcStatus.DEADLINE_EXCEEDED, `${path} did not answer in time`);
   }

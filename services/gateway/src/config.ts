@@ -36,6 +36,14 @@ export interface GatewayConfig {
   metricsAddr?: string;
   /** Comment heartbeat period of an idle progress stream (default 15 s). */
   streamHeartbeatMs?: number;
+  /**
+   * Time a client has to send a whole request, headers and body (REQUEST_TIMEOUT_MS, default
+   * 300 s): a body still arriving then is cut off with a 408 JSON. Responses (streams, long chat
+   * turns) are not limited by it.
+   */
+  requestTimeoutMs?: number;
+  /** Time a client has to send the request line and headers (HEADERS_TIMEOUT_MS, default 60 s, at most requestTimeoutMs). */
+  headersTimeoutMs?: number;
   /** Per-key token buckets per endpoint class; undefined: DEFAULT_RATE_LIMITS; false: no limits. */
   rateLimits?: RateLimitsConfig | false;
   /** Honour Idempotency-Key on the routes that declare it (default true). */
@@ -78,6 +86,12 @@ const DEFAULTS: GatewayConfig = {
   logLevel: "info",
 };
 
+/** Default REQUEST_TIMEOUT_MS: five minutes is 100 MB at ~350 KB/s, the slowest upload we wait for. */
+export const DEFAULT_REQUEST_TIMEOUT_MS = 300_000;
+
+/** Default HEADERS_TIMEOUT_MS. */
+export const DEFAULT_HEADERS_TIMEOUT_MS = 60_000;
+
 /** A full config from defaults plus `overrides` (tests and scripts). */
 export function gatewayConfig(overrides: Partial<GatewayConfig> = {}): GatewayConfig {
   return { ...DEFAULTS, ...overrides, addrs: { ...DEFAULTS.addrs, ...overrides.addrs } };
@@ -110,7 +124,8 @@ function rateLimitsFromEnv(env: Env): RateLimitsConfig | false {
 
 /**
  * Reads PORT (default 8080), HOST (127.0.0.1), *_ADDR, MAX_REQUEST_MB (100), SUPPORT_EMAIL,
- * AI_TIMEOUT_MS (30 min), AUTH_CACHE_TTL_MS (5000), LOG_LEVEL (info), NATS_URL (job events),
+ * AI_TIMEOUT_MS (30 min), AUTH_CACHE_TTL_MS (5000), REQUEST_TIMEOUT_MS (300000) and
+ * HEADERS_TIMEOUT_MS (60000), LOG_LEVEL (info), NATS_URL (job events),
  * the rate limits (rateLimitsFromEnv), IDEMPOTENCY=off (Idempotency-Key ignored) and
  * METRICS_ADDR (unset: metrics not served).
  * Throws an Error naming the variable when a value is malformed or out of range.
@@ -120,6 +135,9 @@ export function loadConfig(env: Env): GatewayConfig {
   const maxRequestMb = numberVar(env, "MAX_REQUEST_MB", (n) => n > 0, "a positive number");
   const aiTimeoutMs = numberVar(env, "AI_TIMEOUT_MS", (n) => Number.isInteger(n) && n > 0, "a positive integer");
   const authCacheTtlMs = numberVar(env, "AUTH_CACHE_TTL_MS", (n) => Number.isInteger(n) && n >= 0, "an integer >= 0");
+  const positiveInt = (n: number) => Number.isInteger(n) && n > 0;
+  const requestTimeoutMs = numberVar(env, "REQUEST_TIMEOUT_MS", positiveInt, "a positive integer");
+  const headersTimeoutMs = numberVar(env, "HEADERS_TIMEOUT_MS", positiveInt, "a positive integer");
   return gatewayConfig({
     host: env.HOST || DEFAULTS.host,
     addrs: readAddrs(env),
@@ -134,6 +152,8 @@ export function loadConfig(env: Env): GatewayConfig {
     ...(maxRequestMb !== undefined && { maxRequestMb }),
     ...(aiTimeoutMs !== undefined && { aiTimeoutMs }),
     ...(authCacheTtlMs !== undefined && { authCacheTtlMs }),
+    ...(requestTimeoutMs !== undefined && { requestTimeoutMs }),
+    ...(headersTimeoutMs !== undefined && { headersTimeoutMs }),
   });
 }
 

@@ -7,7 +7,9 @@ import {
   createClients,
   createLogger,
   createRpcClient,
+  gaugeOnScrape,
   type Logger,
+  METRICS_PREFIX,
   type RpcClient,
   type ServiceAddrs,
 } from "@redline/service-kit";
@@ -45,6 +47,8 @@ export interface GatewayContext extends Clients<(typeof CLIENTS)[number]> {
    * responses (progress streams) end on it so their clients reconnect to another instance.
    */
   stopping: AbortSignal;
+  /** Progress streams open now (redline_gateway_progress_streams_open); streams count themselves in and out. */
+  openStreams: { count: number };
   /** Closes every client. */
   close(): void;
 }
@@ -59,6 +63,22 @@ export function createContext(cfg: GatewayConfig, overrides: Partial<GatewayCont
       SERVICE_NAMES.map((name) => [name, createRpcClient(healthV1.HealthService, cfg.addrs[name])]),
     ) as Record<ServiceName, RpcClient<typeof healthV1.HealthService>>);
   const clients = createClients(cfg.addrs, CLIENTS, overrides);
+  const openStreams = { count: 0 };
+  // Open streams and their subscriptions, so a leak (a dropped client whose stream lives on) shows.
+  const stopGauges = [
+    gaugeOnScrape(
+      `${METRICS_PREFIX}gateway_progress_streams_open`,
+      "Progress streams (GET /v1/chat/{session_id}/stream) open now.",
+      [],
+      (add) => add({}, openStreams.count),
+    ),
+    gaugeOnScrape(
+      `${METRICS_PREFIX}gateway_job_event_subscriptions`,
+      "NATS job-event subscriptions the gateway's progress streams hold now.",
+      [],
+      (add) => add({}, jobEvents.subscriptions),
+    ),
+  ];
   return {
     cfg,
     log,
@@ -66,7 +86,9 @@ export function createContext(cfg: GatewayConfig, overrides: Partial<GatewayCont
     jobEvents,
     health,
     stopping: overrides.stopping ?? new AbortController().signal,
+    openStreams,
     close() {
+      for (const stop of stopGauges) stop();
       void jobEvents.close();
       closeClients(CLIENTS, clients);
       for (const client of Object.values(health)) client.close();

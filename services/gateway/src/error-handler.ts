@@ -55,7 +55,10 @@ export function toHttpReply(err: unknown, log: (level: "warn" | "error", msg: st
       return INTERNAL;
     }
     const { detail: _ignored, ...extra } = err.body ?? {};
-    return { status: err.httpStatus, body: { detail: err.detail, ...extra }, headers: { ...err.headers } };
+    // Every 503 is retryable: a client is told when, even if the service did not say.
+    const retry: Record<string, string> =
+      err.httpStatus === 503 && !err.headers?.["Retry-After"] ? { "Retry-After": "1" } : {};
+    return { status: err.httpStatus, body: { detail: err.detail, ...extra }, headers: { ...retry, ...err.headers } };
   }
   const clientError = clientHttpError(err);
   if (clientError) return { status: clientError.status, body: { detail: clientError.message }, headers: {} };

@@ -18,6 +18,8 @@ export type WireJobEvent = JobEvent;
 export interface JobEventFeed {
   /** True when events arrive live; false means streams must poll the agent. */
   readonly live: boolean;
+  /** NATS subscriptions open now (one per streamed job; a stream that ended must have dropped its own). */
+  readonly subscriptions: number;
   /** Calls `onEvent` for each event of the job published from now on; resolves to an unsubscribe. */
   subscribe(jobId: string, onEvent: (event: WireJobEvent) => void): Promise<() => void>;
   close(): Promise<void>;
@@ -33,12 +35,18 @@ export function createJobEventFeed(natsUrl: string | undefined, log: Logger): Jo
     });
     return conn;
   };
+  let subscriptions = 0;
   return {
     live: natsUrl !== undefined,
+    get subscriptions() {
+      return subscriptions;
+    },
     async subscribe(jobId, onEvent) {
       if (!natsUrl) return () => {};
       const nc = await connection();
       const sub = nc.subscribe(jobSubject(jobId));
+      subscriptions++;
+      let open = true;
       void (async () => {
         for await (const msg of sub) {
           const deliver = async () => {
@@ -64,7 +72,12 @@ export function createJobEventFeed(natsUrl: string | undefined, log: Logger): Jo
             );
         }
       })();
-      return () => sub.unsubscribe();
+      return () => {
+        if (!open) return;
+        open = false;
+        subscriptions--;
+        sub.unsubscribe();
+      };
     },
     async close() {
       if (!conn) return;

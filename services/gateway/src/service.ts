@@ -5,7 +5,7 @@ import type { AddressInfo } from "node:net";
 import { setTimeout as sleep } from "node:timers/promises";
 import { type CloseOptions, type Stoppable, startMetricsServer } from "@redline/service-kit";
 import { createApp } from "./app.js";
-import type { GatewayConfig } from "./config.js";
+import { DEFAULT_HEADERS_TIMEOUT_MS, DEFAULT_REQUEST_TIMEOUT_MS, type GatewayConfig } from "./config.js";
 import { createContext, type GatewayContext } from "./context.js";
 import { onClientError } from "./error-handler.js";
 
@@ -46,7 +46,15 @@ export async function startGateway(
   let unready = false;
   let draining = false;
   const open = new Set<ServerResponse>();
-  const server = createServer((req, res) => {
+  // Node checks these limits on a timer (default every 30 s); a tenth of the request limit keeps
+  // the cut-off close to the documented time without scanning connections too often.
+  const requestTimeout = cfg.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
+  const serverOptions = {
+    requestTimeout,
+    headersTimeout: Math.min(cfg.headersTimeoutMs ?? DEFAULT_HEADERS_TIMEOUT_MS, requestTimeout),
+    connectionsCheckingInterval: Math.max(50, Math.min(30_000, Math.floor(requestTimeout / 10))),
+  };
+  const server = createServer(serverOptions, (req, res) => {
     if (unready && req.method === "GET" && PROBE_PATHS.has(req.url?.split("?")[0] ?? "")) {
       res.writeHead(503, { "Content-Type": "application/json; charset=utf-8", Connection: "close" });
       res.end(STOPPING_HEALTH);

@@ -3,7 +3,7 @@
 // sweep fails jobs stranded by dead workers and deletes expired ones. Agents wake each other over
 // NATS when a job becomes claimable and none of their own workers is idle, so a job handed back
 // by a stopping agent is taken at once, not at the next poll.
-import { SpanKind, withSpan } from "@redline/service-kit";
+import { DependencyUnavailableError, RemoteError, SpanKind, withSpan } from "@redline/service-kit";
 import type { AgentContext, HandedContext, IdleWorker } from "../context.js";
 import { claimJob, deleteExpired, heartbeat, strandedJobs } from "../db/store/jobs.js";
 import type { JobRow } from "../db/tables.js";
@@ -258,11 +258,21 @@ async function recordEnd(
     log.warn("lease lost; another worker owns the job now");
   } else if (err instanceof JobAborted) {
     await cancelAndRelease(ctx, row.id, guard);
+  } else if (serviceDown(err) && row.attempts < ctx.jobsCfg.maxAttempts) {
+    // A service the turn calls is restarting: the same as a lost worker, so the same cure. The
+    // lease lapses (a natural backoff) and a worker runs the job again as a counted attempt, its
+    // writes idempotent under the job's keys and its charge still held for whoever finishes it.
+    log.warn({ err, attempts: row.attempts }, "a service the job needs is unavailable; it runs again after its lease");
   } else {
     log.warn({ err }, "job failed");
     await release(ctx, jobOpts(row), row.charge_key, log);
     await markFailed(ctx, row.id, guard, failureText(err));
   }
+}
+
+/** True for an internal service that did not answer (or answered 503 because its own dependency is down). */
+function serviceDown(err: unknown): boolean {
+  return err instanceof DependencyUnavailableError || (err instanceof RemoteError && err.httpStatus === 503);
 }
 
 /**

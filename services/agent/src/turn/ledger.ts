@@ -2,8 +2,9 @@
 // approval, continue, cancel, re-edit) reserves through withReservation or reserve, and finishes
 // through finishTurn, so a charge is settled and a turn recorded the same way everywhere
 // (ARCHITECTURE "One chat turn" 2.5; interface-spec Limits: 1 operation, 1 more per 25 sections).
+import { setTimeout as sleep } from "node:timers/promises";
 import type { billingV1, sessionsV1 } from "@redline/grpc-stubs";
-import { type CallOpts, type Logger, required } from "@redline/service-kit";
+import { type CallOpts, type Logger, RemoteError, required, UnavailableError } from "@redline/service-kit";
 import type { AgentContext } from "../context.js";
 
 /** Sections per extra billed operation (interface-spec Limits: 1 more per 25 sections). */
@@ -31,7 +32,32 @@ export function heldUsage(usage: billingV1.Usage): billingV1.Usage {
 }
 
 /**
- * Settles the hold at `operations` (0 releases it); never throws, a failure is logged. A no-op
+ * How long a settle waits out a billing that is down (restarting) before giving up. Settling is
+ * idempotent per charge key, so retrying is safe; giving up early would leave a committed turn
+ * unbilled with its hold stuck (or a released turn's hold counted against the quota forever).
+ */
+export const SETTLE_PATIENCE_MS = 15_000;
+
+/** `settleOperations`, retried while billing is unavailable, for up to SETTLE_PATIENCE_MS. */
+async function settleWithPatience(
+  ctx: AgentContext,
+  opts: CallOpts,
+  request: { chargeKey: string; operations: number },
+): Promise<billingV1.SettleOperationsResponse> {
+  const giveUpAt = Date.now() + SETTLE_PATIENCE_MS;
+  for (let wait = 250; ; wait = Math.min(wait * 2, 2_000)) {
+    try {
+      return await ctx.billing.settleOperations(request, opts);
+    } catch (err) {
+      const down = err instanceof UnavailableError || (err instanceof RemoteError && err.httpStatus === 503);
+      if (!down || Date.now() + wait > giveUpAt) throw err;
+      await sleep(wait);
+    }
+  }
+}
+
+/**
+ * Settles the hold at `operations` (0 releases it), waiting out a restarting billing; never throws, a failure is logged. A no-op
  * once the key is settled (billing is idempotent per key), so it is safe on any failure path.
  */
 export async function release(
@@ -41,19 +67,19 @@ export async function release(
   log: Logger,
   operations = 0,
 ): Promise<void> {
-  await ctx.billing
-    .settleOperations({ chargeKey, operations }, opts)
-    .catch((err) => log.error({ err, chargeKey }, "settling the charge failed"));
+  await settleWithPatience(ctx, opts, { chargeKey, operations }).catch((err) =>
+    log.error({ err, chargeKey }, "settling the charge failed"),
+  );
 }
 
-/** Settles the hold at `operations`; the usage after it (errors propagate). */
+/** Settles the hold at `operations`, waiting out a restarting billing; the usage after it (errors propagate). */
 export async function settle(
   ctx: AgentContext,
   opts: CallOpts,
   chargeKey: string,
   operations: number,
 ): Promise<billingV1.Usage> {
-  const settled = await ctx.billing.settleOperations({ chargeKey, operations }, opts);
+  const settled = await settleWithPatience(ctx, opts, { chargeKey, operations });
   return required(settled.usage, "usage");
 }
 

@@ -67,7 +67,11 @@ export async function getUpload(ctx: IngestContext, ownerId: string, uploadId: s
   return row;
 }
 
-/** The caller's live upload with its bytes; 404 when unknown, expired or never PUT; 413 when the PUT was too big. */
+/**
+ * The caller's live upload with its bytes; 404 when unknown, expired or never PUT; 413 when the
+ * PUT was too big; 400 when the stored object is not the declared size_bytes (a PUT cut off
+ * half-way, which some S3-compatible stores keep: never processed as if it were the file).
+ */
 export async function readUpload(
   ctx: IngestContext,
   ownerId: string,
@@ -83,6 +87,12 @@ export async function readUpload(
     throw new NotFoundError("Nothing was uploaded to this upload_id yet: PUT the file to upload_url first");
   }
   checkSize(ctx, size, maxBytesFor(ctx, row.purpose), requestId);
+  const declared = Number(row.size_bytes);
+  if (size !== declared) {
+    throw new InputError(
+      `The uploaded file is ${size} bytes but size_bytes was ${declared}: the PUT was cut off or sent another file; PUT the whole file to upload_url again`,
+    );
+  }
   return { row, bytes: await storage.store.get(row.object_key) };
 }
 

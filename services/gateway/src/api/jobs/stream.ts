@@ -137,6 +137,8 @@ class JobStream {
 
   /** Streams until the end, then clears timers and the subscription and ends the response. */
   async run(): Promise<void> {
+    const { openStreams } = this.call.ctx;
+    openStreams.count++;
     try {
       await this.open();
       await this.follow();
@@ -148,6 +150,7 @@ class JobStream {
       for (const timer of this.timers) clearInterval(timer);
       this.call.ctx.stopping.removeEventListener("abort", this.onGatewayStop);
       this.unsubscribe();
+      openStreams.count--;
       if (!this.closed) this.res.end();
     }
   }

@@ -1,0 +1,23 @@
+// loadConfig's request limits: REQUEST_TIMEOUT_MS and HEADERS_TIMEOUT_MS are read as positive
+// integers, absent leaves the defaults to startGateway, anything else names the variable.
+import { describe, expect, it } from "vitest";
+import { loadConfig } from "./config.js";
+
+describe("loadConfig request limits", () => {
+  it("reads REQUEST_TIMEOUT_MS and HEADERS_TIMEOUT_MS", () => {
+    const cfg = loadConfig({ REQUEST_TIMEOUT_MS: "1500", HEADERS_TIMEOUT_MS: "1000" });
+    expect(cfg.requestTimeoutMs).toBe(1500);
+    expect(cfg.headersTimeoutMs).toBe(1000);
+  });
+
+  it("leaves them unset when absent (startGateway applies 300 s and 60 s)", () => {
+    const cfg = loadConfig({});
+    expect(cfg.requestTimeoutMs).toBeUndefined();
+    expect(cfg.headersTimeoutMs).toBeUndefined();
+  });
+
+  it("refuses a value that is not a positive integer, naming the variable", () => {
+    expect(() => loadConfig({ REQUEST_TIMEOUT_MS: "0" })).toThrow(/REQUEST_TIMEOUT_MS/);
+    expect(() => loadConfig({ HEADERS_TIMEOUT_MS: "1.5" })).toThrow(/HEADERS_TIMEOUT_MS/);
+  });
+});
