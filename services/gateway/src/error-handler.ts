@@ -56,7 +56,8 @@ export function toHttpReply(err: unknown, log: (level: "warn" | "error", msg: st
     }
     const { detail: _ignored, ...extra } = err.body ?? {};
     // Every 503 is retryable: a client is told when, even if the service did not say.
-    const retry = err.httpStatus === 503 && !err.headers?.["Retry-After"] ? { "Retry-After": "1" } : {};
+    const retry: Record<string, string> =
+      err.httpStatus === 503 && !err.headers?.["Retry-After"] ? { "Retry-After": "1" } : {};
     return { status: err.httpStatus, body: { detail: err.detail, ...extra }, headers: { ...retry, ...err.headers } };
   }
   const clientError = clientHttpError(err);
