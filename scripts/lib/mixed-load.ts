@@ -450,7 +450,18 @@ export class MixedLoad {
       if (usage.status !== 200) problems.push(`client ${c.index}: GET /v1/usage → ${usage.status}`);
       else if (used !== expected) {
         if (c.unknownBillable) billingUnverifiable++;
-        else problems.push(`client ${c.index}: monthly_used ${used}, the acknowledged turns charged ${expected}`);
+        else {
+          // Which way it went: holds never released, or settled charges no answer owned up to.
+          const charges = (usage.body.recent_charges as { state: string; ops: number }[] | undefined) ?? [];
+          const held = charges.filter((ch) => ch.state === "reserved").length;
+          const failedTurns = this.records.filter(
+            (r) => r.client === c.index && (r.kind === "sync_chat" || r.kind === "async_chat") && !r.acknowledged,
+          );
+          problems.push(
+            `client ${c.index}: monthly_used ${used}, the acknowledged turns charged ${expected} ` +
+              `(${held} holds still reserved; unacknowledged turns: ${failedTurns.map((r) => `${r.kind} ${r.status}`).join(", ") || "none"})`,
+          );
+        }
       }
     }
     return {
