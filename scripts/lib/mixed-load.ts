@@ -353,9 +353,10 @@ export class MixedLoad {
    * polled for `jobTimeoutMs`): every acknowledged save's version is in its document's history
    * and the document holds the last acknowledged (or a later attempted) save; every uploaded
    * document is there with its text; every job reached a terminal state; each key's monthly
-   * usage equals what its acknowledged turns charged (once each).
+   * usage equals what its acknowledged turns charged (once each), waiting up to `billingSettleMs`
+   * (default 20 s) for holds of failed turns to be released.
    */
-  async verify(opts: { jobTimeoutMs?: number } = {}): Promise<VerifyReport> {
+  async verify(opts: { jobTimeoutMs?: number; billingSettleMs?: number } = {}): Promise<VerifyReport> {
     const problems: string[] = [];
     const jobStatuses: Record<string, number> = {};
     const deadline = Date.now() + (opts.jobTimeoutMs ?? 60_000);
@@ -444,13 +445,30 @@ export class MixedLoad {
         .filter((s) => s.client === c.index)
         .reduce((sum, s) => sum + s.opsCharged, 0);
       const setupOps = this.setupOps.get(c.index) ?? 0;
-      const usage = await json(c.key, "/v1/usage");
-      const used = Number(usage.body.monthly_used);
       const expected = syncOps + setupOps + jobOps;
+      // A failed turn's hold may still be on its way back (released in the background): wait a little.
+      const settleBy = Date.now() + (opts.billingSettleMs ?? 20_000);
+      let usage = await json(c.key, "/v1/usage");
+      while (usage.status === 200 && Number(usage.body.monthly_used) !== expected && Date.now() < settleBy) {
+        await sleep(500);
+        usage = await json(c.key, "/v1/usage");
+      }
+      const used = Number(usage.body.monthly_used);
       if (usage.status !== 200) problems.push(`client ${c.index}: GET /v1/usage → ${usage.status}`);
       else if (used !== expected) {
         if (c.unknownBillable) billingUnverifiable++;
-        else problems.push(`client ${c.index}: monthly_used ${used}, the acknowledged turns charged ${expected}`);
+        else {
+          // Which way it went: holds never released, or settled charges no answer owned up to.
+          const charges = (usage.body.recent_charges as { state: string; ops: number }[] | undefined) ?? [];
+          const held = charges.filter((ch) => ch.state === "reserved").length;
+          const failedTurns = this.records.filter(
+            (r) => r.client === c.index && (r.kind === "sync_chat" || r.kind === "async_chat") && !r.acknowledged,
+          );
+          problems.push(
+            `client ${c.index}: monthly_used ${used}, the acknowledged turns charged ${expected} ` +
+              `(${held} holds still reserved; unacknowledged turns: ${failedTurns.map((r) => `${r.kind} ${r.status}`).join(", ") || "none"})`,
+          );
+        }
       }
     }
     return {

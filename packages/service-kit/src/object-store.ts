@@ -32,11 +32,16 @@ export interface ObjectStore {
   ping(): Promise<void>;
 }
 
-/** Rethrows a store that cannot be reached as a 503 naming it; any other error (NoSuchKey...) as it is. */
+/** A 503 naming the object store when `err` is a failure to reach it; null for any other error (NoSuchKey...). */
+export function objectStoreUnavailable(err: unknown): UnavailableError | null {
+  return isNetworkFailure(err)
+    ? new UnavailableError("The object store (S3) is unavailable; retry shortly", { retryAfterSeconds: 2 })
+    : null;
+}
+
+/** Rethrows a store that cannot be reached as a 503 naming it; any other error as it is. */
 function storeFailure(err: unknown): never {
-  if (isNetworkFailure(err))
-    throw new UnavailableError("The object store (S3) is unavailable; retry shortly", { retryAfterSeconds: 2 });
-  throw err;
+  throw objectStoreUnavailable(err) ?? err;
 }
 
 /** A minio client for `endpoint` (an origin such as http://127.0.0.1:49329; path-style addressing). */

@@ -286,7 +286,10 @@ function errorFromGrpc(err: ServiceError, path: string): Error {
 
 const RETRIES_ON_UNAVAILABLE = 3;
 
-/** Creates a client for `definition` at `address`; retries only UNAVAILABLE, with backoff. */
+/**
+ * Creates a client for `definition` at `address`; retries only a transport-level UNAVAILABLE
+ * (no answer from a handler), with backoff.
+ */
 export function createRpcClient<D extends ServiceDef>(definition: D, address: string): RpcClient<D> {
   const client = new Client(address, credentials.createInsecure(), CHANNEL_OPTIONS);
   const out: Record<string, unknown> = { close: () => client.close() };
@@ -314,7 +317,10 @@ export function createRpcClient<D extends ServiceDef>(definition: D, address: st
           );
         } catch (err) {
           const e = err as ServiceError;
-          if (e.code === GrpcStatus.UNAVAILABLE && attempt < RETRIES_ON_UNAVAILABLE) {
+          // Only a transport failure is retried: an UNAVAILABLE carrying our error trailer comes from
+          // a handler that ran (its database was down) and may have had effects; the caller decides.
+          const fromHandler = (e.metadata?.get(ERROR_TRAILER).length ?? 0) > 0;
+          if (e.code === GrpcStatus.UNAVAILABLE && !fromHandler && attempt < RETRIES_ON_UNAVAILABLE) {
             await new Promise((r) => setTimeout(r, 100 * 3 ** attempt));
             continue;
           }

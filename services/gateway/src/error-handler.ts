@@ -75,12 +75,37 @@ export const errorHandler: ErrorRequestHandler = (err, req, res, next) => {
     return;
   }
   const reply = toHttpReply(err, (level, msg) => state.log[level]({ err }, msg));
-  // Answered before the body was read (401, 415, 413...): closing the connection keeps the
-  // unread bytes from being taken as the next request, and the server from reading them all.
-  if (!req.complete && hasBody(req)) res.setHeader("Connection", "close");
-  for (const [name, value] of Object.entries(reply.headers)) res.setHeader(name, value);
-  res.status(reply.status).json(reply.body);
+  const send = () => {
+    if (res.headersSent) return;
+    for (const [name, value] of Object.entries(reply.headers)) res.setHeader(name, value);
+    res.status(reply.status).json(reply.body);
+  };
+  if (!req.complete && hasBody(req)) {
+    // A 503 before the body was read (a dependency down at auth): a client still sending would
+    // see the close as a reset, not the answer it may retry on. A small body is read and dropped.
+    const length = Number(req.headers["content-length"]);
+    if (reply.status === 503 && Number.isFinite(length) && length <= DRAIN_BEFORE_503_BYTES) {
+      const timer = setTimeout(() => {
+        res.setHeader("Connection", "close");
+        send();
+      }, 5_000);
+      req.once("end", () => {
+        clearTimeout(timer);
+        send();
+      });
+      req.once("error", () => clearTimeout(timer));
+      req.resume();
+      return;
+    }
+    // Answered before the body was read (401, 415, 413...): closing the connection keeps the
+    // unread bytes from being taken as the next request, and the server from reading them all.
+    res.setHeader("Connection", "close");
+  }
+  send();
 };
+
+/** Largest unread body read and dropped before a 503, so the client gets the answer (bytes). */
+const DRAIN_BEFORE_503_BYTES = 1024 * 1024;
 
 /** What Node's HTTP parser refused, in words a caller can act on (llhttp error codes). */
 const PARSE_ERRORS: Record<string, [number, string]> = {

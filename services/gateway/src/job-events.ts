@@ -16,7 +16,7 @@ export type WireJobEvent = JobEvent;
 
 /** Subscriptions to job events. */
 export interface JobEventFeed {
-  /** True when events arrive live; false means streams must poll the agent. */
+  /** True when events arrive live; false (no NATS, or NATS unreachable now) means streams must poll the agent. */
   readonly live: boolean;
   /** NATS subscriptions open now (one per streamed job; a stream that ended must have dropped its own). */
   readonly subscriptions: number;
@@ -28,16 +28,35 @@ export interface JobEventFeed {
 /** A feed over NATS at `natsUrl`; without a URL, a feed that never delivers (streams poll). */
 export function createJobEventFeed(natsUrl: string | undefined, log: Logger): JobEventFeed {
   let conn: Promise<NatsConnection> | undefined;
+  // While NATS is unreachable no live event comes: streams then refetch at the polling pace.
+  let connected = true;
+  const watch = (nc: NatsConnection) => {
+    void (async () => {
+      for await (const status of nc.status()) {
+        // nats' Events enum values, as strings (the gateway does not depend on nats itself).
+        const type = String(status.type);
+        if (type === "disconnect") connected = false;
+        else if (type === "reconnect") connected = true;
+      }
+    })().catch(() => {});
+  };
   const connection = () => {
-    conn ??= connectNats(natsUrl as string, "gateway");
+    conn ??= connectNats(natsUrl as string, "gateway").then((nc) => {
+      connected = true;
+      watch(nc);
+      return nc;
+    });
     conn.catch(() => {
       conn = undefined;
+      connected = false;
     });
     return conn;
   };
   let subscriptions = 0;
   return {
-    live: natsUrl !== undefined,
+    get live() {
+      return natsUrl !== undefined && connected;
+    },
     get subscriptions() {
       return subscriptions;
     },

@@ -31,6 +31,9 @@ export function heldUsage(usage: billingV1.Usage): billingV1.Usage {
   return { ...usage, wasBillable: false, opsCharged: 0, bucketUsed: "none" };
 }
 
+/** Retries of a failed release, in the background: billing's database may be restarting (issue #10). */
+const RELEASE_RETRY_DELAYS_MS = [1_000, 2_000, 4_000, 8_000, 15_000, 30_000];
+
 /**
  * How long a settle waits out a billing that is down (restarting) before giving up. Settling is
  * idempotent per charge key, so retrying is safe; giving up early would leave a committed turn
@@ -57,8 +60,11 @@ async function settleWithPatience(
 }
 
 /**
- * Settles the hold at `operations` (0 releases it), waiting out a restarting billing; never throws, a failure is logged. A no-op
- * once the key is settled (billing is idempotent per key), so it is safe on any failure path.
+ * Settles the hold at `operations` (0 releases it), waiting out a restarting billing; never
+ * throws. A failure past that is logged and the settle retried in the background (about a minute
+ * more), so a billing outage during a failed turn does not leave its hold counted against the
+ * quota. A no-op once the key is settled (billing is idempotent per key), so it is safe on any
+ * failure path.
  */
 export async function release(
   ctx: AgentContext,
@@ -67,9 +73,25 @@ export async function release(
   log: Logger,
   operations = 0,
 ): Promise<void> {
-  await settleWithPatience(ctx, opts, { chargeKey, operations }).catch((err) =>
-    log.error({ err, chargeKey }, "settling the charge failed"),
-  );
+  const attempt = () => ctx.billing.settleOperations({ chargeKey, operations }, { ...opts, timeoutMs: 10_000 });
+  try {
+    await settleWithPatience(ctx, { ...opts, timeoutMs: 10_000 }, { chargeKey, operations });
+  } catch (err) {
+    log.error({ err, chargeKey }, "settling the charge failed; retrying in the background");
+    void (async () => {
+      for (const delay of RELEASE_RETRY_DELAYS_MS) {
+        await new Promise((r) => setTimeout(r, delay).unref());
+        try {
+          await attempt();
+          log.info({ chargeKey }, "settled the charge on retry");
+          return;
+        } catch {
+          // still down: the next delay
+        }
+      }
+      log.error({ chargeKey }, "settling the charge failed for good: the hold stays counted");
+    })();
+  }
 }
 
 /** Settles the hold at `operations`, waiting out a restarting billing; the usage after it (errors propagate). */

@@ -1,6 +1,6 @@
 // Pre-signed uploads (unshown-parts.md, Uploads): a slot with a PUT URL valid 300 s, then the
 // object is read back and converted. Expired, unknown or another owner's uploads are 404.
-import { InputError, NotFoundError } from "@redline/service-kit";
+import { InputError, NotFoundError, objectStoreUnavailable } from "@redline/service-kit";
 import type { IngestContext } from "../context.js";
 import { findUpload, insertUpload } from "../db/store/uploads.js";
 import type { UploadRow } from "../db/tables.js";
@@ -83,8 +83,12 @@ export async function readUpload(
   let size: number;
   try {
     size = (await storage.store.client.statObject(storage.store.bucket, row.object_key)).size;
-  } catch {
-    throw new NotFoundError("Nothing was uploaded to this upload_id yet: PUT the file to upload_url first");
+  } catch (err) {
+    // A store that cannot be reached says nothing about the PUT: 503, not 404.
+    throw (
+      objectStoreUnavailable(err) ??
+      new NotFoundError("Nothing was uploaded to this upload_id yet: PUT the file to upload_url first")
+    );
   }
   checkSize(ctx, size, maxBytesFor(ctx, row.purpose), requestId);
   const declared = Number(row.size_bytes);
