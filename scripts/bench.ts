@@ -13,6 +13,8 @@
 //   (m) chat p50 with metrics on vs METRICS_ADDR=off, separate processes (target < 3 %) (scripts/lib/bench-metrics.ts)
 //   (n) GET /health and GET /ready req/s vs an authenticated list (scripts/lib/bench-metrics.ts)
 //   (o) tracing: sync chat p50 with tracing off vs on (OTLP export to a local sink), side by side
+//   (p) sync chat turns/s, 8 clients on a small stored document, vs plain Postgres transactions of the same rows (scripts/lib/bench-chat.ts)
+//   (q) metrics + tracing on vs off on the chat path, paired rounds with an off-vs-off noise floor (target < 3 % of p50)
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { chmodSync, mkdtempSync, rmSync } from "node:fs";
@@ -32,6 +34,7 @@ import {
   startScriptedOpenAi,
 } from "../test/support/scripted-openai.js";
 import { startTestStack, type TestStack } from "../test/support/stack.js";
+import { benchChatThroughput, benchObservabilityOverhead } from "./lib/bench-chat.js";
 import { benchIngest } from "./lib/bench-ingest.js";
 import { benchHealth, benchMetricsOverhead } from "./lib/bench-metrics.js";
 import { benchOfflineParse } from "./lib/bench-offline.js";
@@ -730,6 +733,8 @@ async function main() {
     if (wanted("m")) await benchMetricsOverhead(results, infra);
     if (wanted("n")) await benchHealth(results, infra);
     if (wanted("o")) await benchTracingCost(infra);
+    if (wanted("p")) await benchChatThroughput(results, infra);
+    if (wanted("q")) await benchObservabilityOverhead(results, infra);
   } finally {
     await infra.stop();
     rmSync(dataDir, { recursive: true, force: true });
@@ -737,7 +742,7 @@ async function main() {
   console.log("\nRedline benchmarks (ratios measured in this run)");
   for (const r of results) {
     const verdict = r.target
-      ? ` target ${r.target}: ${r.pass ? "PASS" : r.name.startsWith("(l)") ? "FAIL" : "MISS"}`
+      ? ` target ${r.target}: ${r.pass ? "PASS" : /^\((l|q)\)/.test(r.name) ? "FAIL" : "MISS"}`
       : "";
     console.log(`${r.name}\n    → ${r.value}${verdict}`);
   }
