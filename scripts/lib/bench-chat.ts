@@ -7,6 +7,7 @@
 //     paired rounds against a second "off" stack as the noise floor, as (l) does (target: < 3 %
 //     of p50).
 import { randomUUID } from "node:crypto";
+import { readFileSync } from "node:fs";
 import { loadavg } from "node:os";
 import { billingV1 } from "@redline/grpc-stubs";
 import type { LocalInfra } from "@redline/local-infra";
@@ -15,6 +16,7 @@ import { startOtlpReceiver } from "../../test/support/otlp-receiver.js";
 import type { TestStack } from "../../test/support/stack.js";
 import type { BenchResult } from "./bench-ingest.js";
 import { caller, type ProcessStack, startProcessStack } from "./bench-stack.js";
+import { readStackFile } from "./stack.js";
 import { quantile } from "./stats.js";
 
 /** The small stored document every client edits, and the two words its turns swap. */
@@ -287,10 +289,10 @@ export async function benchChatThroughput(results: BenchResult[], infra: LocalIn
  * (o): the cost of tracing, and of metrics and tracing together, on the chat path. Four process
  * stacks: "on" (metrics on, every span exported over OTLP/HTTP to a local sink), "tracing"
  * (the same export, METRICS_ADDR=off), and "off" and "off2" (METRICS_ADDR=off, no OTEL_*).
- * Each round runs one turn on each, back to back in a rotating order; the verdict is the median
+ * Each round runs one turn on each, back to back in a rotating order. The verdict is the median
  * of per-round differences on − off as a share of p50(off), robust to the shared machine's
- * drift (p50s alone drift by more than the 3 % measured); off2 − off the same way is the noise
- * floor.
+ * drift (p50s alone drift by more than the 3 % measured), when off2 − off the same way (the
+ * noise floor) is under 1.5 %; else the services' CPU per turn on vs off.
  */
 export async function benchObservabilityOverhead(
   results: BenchResult[],
@@ -308,6 +310,8 @@ export async function benchObservabilityOverhead(
     off2: { ...OFFLINE, ...noOtel, METRICS_ADDR: "off" },
   };
   const stacks: ProcessStack[] = [];
+  // Each service process ties itself to this one with an exit listener: 24 of them here.
+  process.setMaxListeners(Math.max(process.getMaxListeners(), 4 * 6 + 10));
   try {
     for (const name of names) stacks.push(await startProcessStack(infra, `bench_obs_${name}`, envs[name]));
     if (!stacks[0].stack.metrics.gateway || stacks[1].stack.metrics.gateway)
@@ -321,7 +325,9 @@ export async function benchObservabilityOverhead(
       })),
     );
     const paired = { on: [] as number[], tracing: [] as number[], floor: [] as number[] };
+    const cpuBefore: number[] = [];
     for (let r = 0; r < rounds + warmup; r++) {
+      if (r === warmup) for (const [i, s] of stacks.entries()) cpuBefore[i] = serviceCpuMs(s.stack.dataDir);
       const round: Record<string, number> = {};
       const k = r % sides.length;
       for (const side of [...sides.slice(k), ...sides.slice(0, k)])
@@ -332,6 +338,9 @@ export async function benchObservabilityOverhead(
       paired.tracing.push(round.tracing - round.off);
       paired.floor.push(round.off2 - round.off);
     }
+    const cpu = Object.fromEntries(
+      stacks.map((s, i) => [names[i], (serviceCpuMs(s.stack.dataDir) - cpuBefore[i]) / rounds]),
+    ) as Record<(typeof names)[number], number>;
     const p50 = Object.fromEntries(sides.map((s) => [s.name, quantile(s.times, 0.5)])) as Record<
       (typeof names)[number],
       number
@@ -339,21 +348,50 @@ export async function benchObservabilityOverhead(
     const share = (diffs: number[]) => (quantile(diffs, 0.5) / p50.off) * 100;
     const sign = (x: number) => `${x >= 0 ? "+" : ""}${x.toFixed(1)} %`;
     const added = share(paired.on);
+    const floor = share(paired.floor);
+    const cpuShare = (name: (typeof names)[number]) => ((cpu[name] - cpu.off) / cpu.off) * 100;
+    // The paired latency judges when its own noise floor is well under the target; on a machine
+    // too loaded for that, the services' CPU per turn does (load stretches every side's wall time,
+    // not the CPU each turn needs). Added CPU counts work off the request path too (span export,
+    // metric collection): an upper bound of what the turn's latency gains on a quiet machine.
+    const byLatency = Math.abs(floor) < 1.5;
+    const verdict = byLatency ? added : cpuShare("on");
     const perTurn = Math.round(sink.spans.length / (2 * (rounds + warmup) + 2));
     const hookNs = await offHookCostNs();
     results.push({
       name:
         `(o) tracing and metrics on the sync chat path, ${rounds} paired rounds (separate processes): p50 on ${p50.on.toFixed(2)} ms, tracing only ${p50.tracing.toFixed(2)} ms, off ${p50.off.toFixed(2)} ms, off2 ${p50.off2.toFixed(2)} ms; ~${perTurn} spans per turn exported` +
-        `\n      median per-round difference to off: on ${quantile(paired.on, 0.5).toFixed(2)} ms (${sign(added)}, the verdict), tracing only ${quantile(paired.tracing, 0.5).toFixed(2)} ms (${sign(share(paired.tracing))}), off2 ${quantile(paired.floor, 0.5).toFixed(2)} ms (${sign(share(paired.floor))}, noise floor); load average ${loadavg()[0].toFixed(1)}` +
-        `\n      off, one tracing hook (withSpan) costs ${hookNs.toFixed(0)} ns over a direct call`,
-      value: `metrics + tracing add ${sign(added)} of p50`,
+        `\n      median per-round difference to off: on ${quantile(paired.on, 0.5).toFixed(2)} ms (${sign(added)}), tracing only ${quantile(paired.tracing, 0.5).toFixed(2)} ms (${sign(share(paired.tracing))}), off2 ${quantile(paired.floor, 0.5).toFixed(2)} ms (${sign(floor)}, noise floor); load average ${loadavg()[0].toFixed(1)}` +
+        `\n      CPU of the six services per turn: on ${cpu.on.toFixed(2)} ms (${sign(cpuShare("on"))}), tracing only ${cpu.tracing.toFixed(2)} ms (${sign(cpuShare("tracing"))}), off ${cpu.off.toFixed(2)} ms, off2 ${cpu.off2.toFixed(2)} ms (${sign(cpuShare("off2"))}, noise floor)` +
+        `\n      off, one tracing hook (withSpan) costs ${hookNs.toFixed(0)} ns over a direct call; verdict from ${byLatency ? "the paired latency" : "CPU per turn (the latency noise floor is 1.5 % or more)"}`,
+      value: `metrics + tracing add ${sign(verdict)} (${byLatency ? "of p50" : "of CPU per turn"})`,
       target: "< 3 % of p50",
-      pass: added < 3,
+      pass: verdict < 3,
     });
   } finally {
     await Promise.all(stacks.map((s) => s.stop()));
     await sink.close();
   }
+}
+
+/** Ticks of /proc/<pid>/stat times per second (USER_HZ, 100 on Linux). */
+const USER_HZ = 100;
+
+/** User + system CPU ms used so far by the service processes in `dataDir`'s stack.json. */
+function serviceCpuMs(dataDir: string): number {
+  let ticks = 0;
+  for (const child of Object.values(readStackFile(dataDir)?.children ?? {})) {
+    if (!child) continue;
+    try {
+      const stat = readFileSync(`/proc/${child.pid}/stat`, "utf8");
+      // Fields after the command name (which may hold spaces): utime and stime are the 12th and 13th.
+      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      ticks += Number(fields[11]) + Number(fields[12]);
+    } catch {
+      // gone: counted as nothing
+    }
+  }
+  return (ticks * 1000) / USER_HZ;
 }
 
 /**
