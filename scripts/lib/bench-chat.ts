@@ -326,8 +326,18 @@ export async function benchObservabilityOverhead(
     );
     const paired = { on: [] as number[], tracing: [] as number[], floor: [] as number[] };
     const cpuBefore: number[] = [];
+    let measuredFrom = 0;
+    // Idle first: what each stack's services burn per second with no request (timers, polls,
+    // probes), subtracted from the measured window, whose length the machine's load stretches.
+    const idleMs = 15_000;
+    const idleBefore = stacks.map((s) => serviceCpuMs(s.stack.dataDir));
+    await new Promise((resolve) => setTimeout(resolve, idleMs));
+    const idlePerSecond = stacks.map((s, i) => ((serviceCpuMs(s.stack.dataDir) - idleBefore[i]) * 1000) / idleMs);
     for (let r = 0; r < rounds + warmup; r++) {
-      if (r === warmup) for (const [i, s] of stacks.entries()) cpuBefore[i] = serviceCpuMs(s.stack.dataDir);
+      if (r === warmup) {
+        for (const [i, s] of stacks.entries()) cpuBefore[i] = serviceCpuMs(s.stack.dataDir);
+        measuredFrom = performance.now();
+      }
       const round: Record<string, number> = {};
       const k = r % sides.length;
       for (const side of [...sides.slice(k), ...sides.slice(0, k)])
@@ -338,9 +348,14 @@ export async function benchObservabilityOverhead(
       paired.tracing.push(round.tracing - round.off);
       paired.floor.push(round.off2 - round.off);
     }
+    const windowS = (performance.now() - measuredFrom) / 1000;
     const cpu = Object.fromEntries(
-      stacks.map((s, i) => [names[i], (serviceCpuMs(s.stack.dataDir) - cpuBefore[i]) / rounds]),
+      stacks.map((s, i) => [
+        names[i],
+        (serviceCpuMs(s.stack.dataDir) - cpuBefore[i] - idlePerSecond[i] * windowS) / rounds,
+      ]),
     ) as Record<(typeof names)[number], number>;
+    const idle = Object.fromEntries(names.map((n, i) => [n, idlePerSecond[i]])) as typeof cpu;
     const p50 = Object.fromEntries(sides.map((s) => [s.name, quantile(s.times, 0.5)])) as Record<
       (typeof names)[number],
       number
@@ -351,9 +366,9 @@ export async function benchObservabilityOverhead(
     const floor = share(paired.floor);
     const cpuShare = (name: (typeof names)[number]) => ((cpu[name] - cpu.off) / cpu.off) * 100;
     // The paired latency judges when its own noise floor is well under the target; on a machine
-    // too loaded for that, the services' CPU per turn does (load stretches every side's wall time,
-    // not the CPU each turn needs). Added CPU counts work off the request path too (span export,
-    // metric collection): an upper bound of what the turn's latency gains on a quiet machine.
+    // too loaded for that, the services' CPU per turn (less their idle burn) does: load stretches
+    // every side's wall time, not the CPU a turn needs. Added CPU counts work off the request
+    // path too (span export): an upper bound of what the turn's latency gains on a quiet machine.
     const byLatency = Math.abs(floor) < 1.5;
     const verdict = byLatency ? added : cpuShare("on");
     const perTurn = Math.round(sink.spans.length / (2 * (rounds + warmup) + 2));
@@ -362,7 +377,8 @@ export async function benchObservabilityOverhead(
       name:
         `(o) tracing and metrics on the sync chat path, ${rounds} paired rounds (separate processes): p50 on ${p50.on.toFixed(2)} ms, tracing only ${p50.tracing.toFixed(2)} ms, off ${p50.off.toFixed(2)} ms, off2 ${p50.off2.toFixed(2)} ms; ~${perTurn} spans per turn exported` +
         `\n      median per-round difference to off: on ${quantile(paired.on, 0.5).toFixed(2)} ms (${sign(added)}), tracing only ${quantile(paired.tracing, 0.5).toFixed(2)} ms (${sign(share(paired.tracing))}), off2 ${quantile(paired.floor, 0.5).toFixed(2)} ms (${sign(floor)}, noise floor); load average ${loadavg()[0].toFixed(1)}` +
-        `\n      CPU of the six services per turn: on ${cpu.on.toFixed(2)} ms (${sign(cpuShare("on"))}), tracing only ${cpu.tracing.toFixed(2)} ms (${sign(cpuShare("tracing"))}), off ${cpu.off.toFixed(2)} ms, off2 ${cpu.off2.toFixed(2)} ms (${sign(cpuShare("off2"))}, noise floor)` +
+        `\n      CPU of the six services idle: on ${idle.on.toFixed(1)} ms/s, tracing only ${idle.tracing.toFixed(1)} ms/s, off ${idle.off.toFixed(1)} ms/s, off2 ${idle.off2.toFixed(1)} ms/s` +
+        `\n      CPU of the six services per turn, less idle: on ${cpu.on.toFixed(2)} ms (${sign(cpuShare("on"))}), tracing only ${cpu.tracing.toFixed(2)} ms (${sign(cpuShare("tracing"))}), off ${cpu.off.toFixed(2)} ms, off2 ${cpu.off2.toFixed(2)} ms (${sign(cpuShare("off2"))}, noise floor)` +
         `\n      off, one tracing hook (withSpan) costs ${hookNs.toFixed(0)} ns over a direct call; verdict from ${byLatency ? "the paired latency" : "CPU per turn (the latency noise floor is 1.5 % or more)"}`,
       value: `metrics + tracing add ${sign(verdict)} (${byLatency ? "of p50" : "of CPU per turn"})`,
       target: "< 3 % of p50",
