@@ -118,6 +118,15 @@ async function soak(opts: SoakOptions): Promise<SoakReport> {
       const rss = Object.fromEntries(
         SERVICE_NAMES.map((name) => [name, summarizeRss(sampler.samples.get(name) ?? [], startedAt + warmupMs)]),
       ) as Record<ServiceName, ReturnType<typeof summarizeRss>>;
+      const rssSamples = Object.fromEntries(
+        SERVICE_NAMES.map((name) => [
+          name,
+          (sampler.samples.get(name) ?? []).map((s) => [
+            Math.round((s.at - startedAt) / 100) / 10,
+            Math.round(s.rssKiB / 102.4) / 10,
+          ]),
+        ]),
+      ) as SoakReport["rssSamples"];
       const partial = { kinds, errorsByStatus: stats.all.errorsByStatus, rss, verify };
       return {
         minutes: opts.minutes,
@@ -130,6 +139,7 @@ async function soak(opts: SoakOptions): Promise<SoakReport> {
         throughput: { perSecond: stats.all.count / seconds, acknowledgedPerSecond: stats.all.acknowledged / seconds },
         warmupMinutes: warmupMs / 60_000,
         ...partial,
+        rssSamples,
         verdict: soakVerdict(partial, [...new Set(DEFAULT_LOOP)], {
           judgedMinutes: (endedAt - startedAt - warmupMs) / 60_000,
         }),

@@ -47,6 +47,8 @@ export interface SoakReport {
   /** Minutes excluded from the memory slope at the start. */
   warmupMinutes: number;
   rss: Record<ServiceName, RssSummary>;
+  /** Every RSS sample per service as [seconds since the load started, MiB]. */
+  rssSamples: Record<ServiceName, [number, number][]>;
   verify: VerifyReport;
   verdict: {
     pass: boolean;
@@ -130,7 +132,7 @@ export function formatSoakReport(r: SoakReport): string {
   lines.push(`errors by status: ${errors.length ? errors.map(([s, n]) => `${s}: ${n}`).join(", ") : "none"}`);
   lines.push("");
   lines.push(
-    `memory (VmRSS; slope: least squares after a ${fixed(r.warmupMinutes)} min warm-up, limit ${r.verdict.slopeLimitMiBPerMin} MiB/min)`,
+    `memory (VmRSS, MiB; slope of the floor, the lowest sample per window, after a ${fixed(r.warmupMinutes)} min warm-up, limit ${r.verdict.slopeLimitMiBPerMin} MiB/min)`,
   );
   lines.push(
     `${"service".padEnd(11)}${"start".padStart(8)}${"end".padStart(8)}${"peak".padStart(8)}${"MiB/min".padStart(10)}${"samples".padStart(9)}${"restarts".padStart(10)}`,

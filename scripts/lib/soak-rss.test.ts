@@ -100,6 +100,18 @@ describe("summarizeRss", () => {
     expect(s.restarts).toBe(0);
   });
 
+  it("fits the floor: a GC sawtooth over a flat floor is flat, over a rising floor it rises as the floor does", () => {
+    // Every 20 s the heap is collected back to the floor; in between it climbs 30 MiB.
+    const sawtooth = (floor: (i: number) => number) => series(96, (i) => floor(i) + 7.5 * (i % 4), { from: 120_000 });
+    const flatFloor = summarizeRss(sawtooth(() => 150).slice(2), 120_000);
+    expect(flatFloor.slopeMiBPerMin).toBeCloseTo(0, 6);
+    const rising = summarizeRss(
+      sawtooth((i) => 150 + 2 * (i / 12)),
+      120_000,
+    );
+    expect(rising.slopeMiBPerMin).toBeCloseTo(2, 1);
+  });
+
   it("fits the process that ran longest after the warm-up when a restart split the run", () => {
     const before = series(30, (i) => 100 + i, { pid: 1 }); // leaking 12 MiB/min, then restarted
     const after = series(60, (i) => 50 + i, { pid: 2, from: 150_000 }); // leaking on

@@ -77,8 +77,11 @@ export interface RssSummary {
   /** New processes seen after the first (the supervisor restarted the service). */
   restarts: number;
   /**
-   * Least-squares slope of RSS over time after the warm-up, in MiB per minute, over the samples
-   * of the process that ran longest after it (a restart starts small, which would hide a leak);
+   * Least-squares slope of the RSS floor over time after the warm-up, in MiB per minute: the
+   * lowest sample of each of at least 4 windows (each at most a minute) of the process that ran
+   * longest after the warm-up (a restart starts small, which would hide a leak). The floor is
+   * what is left after the garbage collector ran: V8's sawtooth swings RSS by tens of MiB, which
+   * a fit over every sample mistakes for growth or shrinkage, while a leak raises the floor.
    * null when fewer than 3 such samples exist.
    */
   slopeMiBPerMin: number | null;
@@ -108,7 +111,22 @@ export function summarizeRss(samples: readonly RssSample[], warmupUntil: number)
     endMiB: samples[samples.length - 1].rssKiB / MIB,
     peakMiB: Math.max(...samples.map((s) => s.rssKiB)) / MIB,
     restarts: runs.length - 1,
-    slopeMiBPerMin: fitted ? slope(longest.map((s) => ({ x: s.at / 60_000, y: s.rssKiB / MIB }))) : null,
+    slopeMiBPerMin: fitted ? slope(floorOf(longest).map((s) => ({ x: s.at / 60_000, y: s.rssKiB / MIB }))) : null,
     slopeOverMin: fitted ? (longest[longest.length - 1].at - longest[0].at) / 60_000 : 0,
   };
+}
+
+/** The lowest sample of each window of `run` (at least 4 windows, each at most a minute long). */
+export function floorOf(run: readonly RssSample[]): RssSample[] {
+  const first = run[0].at;
+  const span = run[run.length - 1].at - first;
+  const windowMs = Math.max(1, Math.min(60_000, span / 4));
+  const lowest = new Map<number, RssSample>();
+  for (const s of run) {
+    // The last sample closes the last window rather than opening one of its own.
+    const w = Math.min(Math.floor((s.at - first) / windowMs), Math.max(0, Math.ceil(span / windowMs) - 1));
+    const low = lowest.get(w);
+    if (!low || s.rssKiB < low.rssKiB) lowest.set(w, s);
+  }
+  return [...lowest.values()].sort((a, b) => a.at - b.at);
 }
