@@ -12,7 +12,8 @@
 //   (l) sync chat p50 with the rate limiter and Idempotency-Key on vs off, side by side (target: < 2 ms added)
 //   (m) chat p50 with metrics on vs METRICS_ADDR=off, separate processes (target < 3 %) (scripts/lib/bench-metrics.ts)
 //   (n) GET /health and GET /ready req/s vs an authenticated list (scripts/lib/bench-metrics.ts)
-//   (o) tracing: sync chat p50 with tracing off vs on (OTLP export to a local sink), side by side
+//   (o) tracing, and metrics + tracing, on vs off on the sync chat path, paired rounds with an off-vs-off noise floor (target < 3 % of p50) (scripts/lib/bench-chat.ts)
+//   (p) sync chat turns/s, 8 clients on a small stored document, vs plain Postgres transactions of the same rows (scripts/lib/bench-chat.ts)
 //   (q) faults: Postgres restarted, NATS down, S3 down, and kill -9 of each service, under the mixed
 //       load vs no fault: longest client wait, failed requests by status, restart and recovery time
 //       (scripts/lib/bench-faults.ts, scripts/lib/kill-faults.ts)
@@ -26,10 +27,9 @@ import { join } from "node:path";
 import { billingV1, documentsV1 } from "@redline/grpc-stubs";
 import { WorkingDocument } from "@redline/html-chunks";
 import { createTestDatabase, freePort, infraEnv, startLocalInfra } from "@redline/local-infra";
-import { createRpcClient, type Principal, withSpan } from "@redline/service-kit";
+import { createRpcClient, type Principal } from "@redline/service-kit";
 import { sampleContract } from "../test/support/fixtures.js";
 import { readSse } from "../test/support/jobs.js";
-import { startOtlpReceiver } from "../test/support/otlp-receiver.js";
 import {
   delayed,
   lastToolResultJson,
@@ -37,6 +37,7 @@ import {
   startScriptedOpenAi,
 } from "../test/support/scripted-openai.js";
 import { startTestStack, type TestStack } from "../test/support/stack.js";
+import { benchChatThroughput, benchObservabilityOverhead } from "./lib/bench-chat.js";
 import { benchDocxInPlace } from "./lib/bench-docx-inplace.js";
 import { benchFaults } from "./lib/bench-faults.js";
 import { benchIngest } from "./lib/bench-ingest.js";
@@ -626,73 +627,6 @@ async function benchLimiterOverhead(infra: Parameters<typeof startTestStack>[0])
   }
 }
 
-/**
- * (o): the cost of tracing on the chat path. Two deployed-shape stacks, one without OTEL_*
- * (tracing off: the no-op hooks) and one exporting every span over OTLP/HTTP to a local sink,
- * take the same sync POST /v1/chat (offline engine, a new document each turn) alternately, so
- * drift of the machine falls on both alike.
- */
-async function benchTracingCost(infra: Parameters<typeof startTestStack>[0]) {
-  const rounds = 60;
-  const warmup = 5;
-  const sink = await startOtlpReceiver();
-  const noOtel = { OTEL_EXPORTER_OTLP_ENDPOINT: "", OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: "" };
-  const off = await startProcessStack(infra, "bench_trace_off", noOtel);
-  const on = await startProcessStack(infra, "bench_trace_on", { ...noOtel, OTEL_EXPORTER_OTLP_ENDPOINT: sink.url });
-  try {
-    const body = { message: 'replace "Deliverable 1-A" with "Deliverable 1-X"', document_html: generateDocument(3) };
-    const times = { off: [] as number[], on: [] as number[] };
-    const turn = async (stack: typeof off, into?: number[]) => {
-      const started = performance.now();
-      const res = await stack.call("POST", "/v1/chat", { key: stack.key, body });
-      await res.arrayBuffer();
-      if (res.status !== 200) throw new Error(`chat answered ${res.status}`);
-      into?.push(performance.now() - started);
-    };
-    for (let i = 0; i < warmup; i++) {
-      await turn(off);
-      await turn(on);
-    }
-    for (let i = 0; i < rounds; i++) {
-      // Alternate which stack goes first, so neither always runs on a just-woken machine.
-      const order = i % 2 === 0 ? ([off, times.off, on, times.on] as const) : ([on, times.on, off, times.off] as const);
-      await turn(order[0], order[1]);
-      await turn(order[2], order[3]);
-    }
-    const p50 = { off: quantile(times.off, 0.5), on: quantile(times.on, 0.5) };
-    const hookNs = await offHookCostNs();
-    const spansPerChat = sink.spans.filter((sp) => sp.name === "POST /v1/chat").length;
-    const overhead = (p50.on / p50.off - 1) * 100;
-    results.push({
-      name: `(o) tracing cost over ${rounds} sync chats each (separate processes): off p50 ${p50.off.toFixed(1)} ms, p99 ${quantile(times.off, 0.99).toFixed(1)} ms; on (OTLP to a local sink) p50 ${p50.on.toFixed(1)} ms, p99 ${quantile(times.on, 0.99).toFixed(1)} ms; ${sink.spans.length} spans in ${sink.requests} exports so far`,
-      value: `on vs off p50 ${overhead >= 0 ? "+" : ""}${overhead.toFixed(1)} %; off, one hook (withSpan) costs ${hookNs.toFixed(0)} ns over a direct call, ~${spansPerChat ? Math.round(sink.spans.length / spansPerChat) : "?"} hooks per chat`,
-    });
-  } finally {
-    await Promise.all([off.stop(), on.stop()]);
-    await sink.close();
-  }
-}
-
-/**
- * What a tracing hook costs when tracing is off (this process never calls initTracing): an
- * awaited withSpan around a resolved promise vs the same await without it, in ns per call.
- */
-async function offHookCostNs(): Promise<number> {
-  const calls = 200_000;
-  const work = async () => 1;
-  const time = async (fn: () => Promise<number>) => {
-    const started = process.hrtime.bigint();
-    for (let i = 0; i < calls; i++) await fn();
-    return Number(process.hrtime.bigint() - started) / calls;
-  };
-  const traced = () => withSpan("bench", {}, work);
-  await time(work);
-  await time(traced);
-  const samples = Array.from({ length: 5 }, () => 0);
-  for (let i = 0; i < samples.length; i++) samples[i] = (await time(traced)) - (await time(work));
-  return quantile(samples, 0.5);
-}
-
 /** `pnpm bench [letters]`: run only the named benchmarks (e.g. `pnpm bench f`); all by default. */
 const only = new Set(
   process.argv
@@ -736,7 +670,8 @@ async function main() {
     if (wanted("l")) await benchLimiterOverhead(infra);
     if (wanted("m")) await benchMetricsOverhead(results, infra);
     if (wanted("n")) await benchHealth(results, infra);
-    if (wanted("o")) await benchTracingCost(infra);
+    if (wanted("o")) await benchObservabilityOverhead(results, infra);
+    if (wanted("p")) await benchChatThroughput(results, infra);
     if (wanted("q")) await benchFaults(results);
     if (wanted("r")) await benchDocxInPlace(results);
   } finally {

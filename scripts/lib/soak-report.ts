@@ -1,0 +1,155 @@
+// The report of `pnpm soak`: throughput and latency per request kind, errors by status, memory
+// per service, and the verdict (memory flat, no server errors, every kind served, every
+// acknowledged write found afterwards), as JSON for tools and as text for people.
+import type { KindStats, RequestKind, VerifyReport } from "./mixed-load.js";
+import type { RssSummary } from "./soak-rss.js";
+import type { ServiceName } from "./stack.js";
+
+/**
+ * A service's RSS may grow at most this much per minute after the warm-up (least squares over
+ * its samples). V8 settles within the warm-up; afterwards a flat service wanders by well under
+ * 1 MiB/min between collections, while a leak of one small object per request at the soak's
+ * rate already shows as several MiB/min.
+ */
+export const RSS_SLOPE_LIMIT_MIB_PER_MIN = 1;
+
+/** Memory is judged only when at least this many minutes of samples follow the warm-up. */
+export const MIN_JUDGED_MINUTES = 2;
+
+/**
+ * Server errors the soak accepts: none. With the offline engine and no fault injected, a 5xx
+ * (or an answer that never came) is a defect; the fault tests own the documented 503/504s.
+ */
+export const ACCEPTED_SERVER_ERRORS: ReadonlySet<string> = new Set();
+
+/** Figures of one request kind over the measured span. */
+export interface KindFigures extends KindStats {
+  /** Requests sent per second, and acknowledged (2xx) per second. */
+  perSecond: number;
+  acknowledgedPerSecond: number;
+}
+
+export interface SoakReport {
+  /** Options the run had. */
+  minutes: number;
+  clients: number;
+  ratePerClient: number;
+  sampleSeconds: number;
+  startedAt: string;
+  /** Seconds of load measured. */
+  durationSeconds: number;
+  /** 1, 5 and 15 minute load average of the machine at the end (it may be shared). */
+  loadAverage: number[];
+  throughput: { perSecond: number; acknowledgedPerSecond: number };
+  kinds: Partial<Record<RequestKind, KindFigures>>;
+  /** Non-2xx answers of every kind by status ("timeout", "network" included). */
+  errorsByStatus: Record<string, number>;
+  /** Minutes excluded from the memory slope at the start. */
+  warmupMinutes: number;
+  rss: Record<ServiceName, RssSummary>;
+  /** Every RSS sample per service as [seconds since the load started, MiB]. */
+  rssSamples: Record<ServiceName, [number, number][]>;
+  verify: VerifyReport;
+  verdict: {
+    pass: boolean;
+    /** "flat": every slope under the limit; "growing": one is not; "not judged": too few minutes after the warm-up. */
+    memory: "flat" | "growing" | "not judged";
+    slopeLimitMiBPerMin: number;
+    /** Each failed check as a sentence; empty on a pass. */
+    problems: string[];
+  };
+}
+
+/** Whether a non-2xx status counts as a server error: 5xx, or no answer at all. */
+export function isServerError(status: string): boolean {
+  return status === "timeout" || status === "network" || /^5\d\d$/.test(status);
+}
+
+/**
+ * The verdict of a soak: a problem for every service not sampled or restarted, every slope at
+ * or over the limit (when judged), every server error not accepted, every kind of `expected`
+ * with no acknowledged request, and every problem verify() found.
+ */
+export function soakVerdict(
+  report: Pick<SoakReport, "kinds" | "errorsByStatus" | "rss" | "verify">,
+  expected: readonly RequestKind[],
+  opts: { judgedMinutes: number; slopeLimit?: number } = { judgedMinutes: 0 },
+): SoakReport["verdict"] {
+  const limit = opts.slopeLimit ?? RSS_SLOPE_LIMIT_MIB_PER_MIN;
+  const problems: string[] = [];
+  const judged = opts.judgedMinutes >= MIN_JUDGED_MINUTES;
+  let growing = false;
+  for (const [name, rss] of Object.entries(report.rss)) {
+    if (rss.samples === 0) problems.push(`${name}: no memory sample (no live process listed)`);
+    if (rss.restarts > 0) problems.push(`${name}: restarted ${rss.restarts} time(s) during the soak`);
+    if (judged && rss.slopeMiBPerMin !== null && rss.slopeMiBPerMin >= limit) {
+      growing = true;
+      problems.push(
+        `${name}: RSS grows ${rss.slopeMiBPerMin.toFixed(2)} MiB/min after the warm-up (limit ${limit} MiB/min)`,
+      );
+    }
+  }
+  for (const [status, count] of Object.entries(report.errorsByStatus)) {
+    if (isServerError(status) && !ACCEPTED_SERVER_ERRORS.has(status))
+      problems.push(`${count} request(s) answered ${status}`);
+  }
+  for (const kind of expected) {
+    if (!report.kinds[kind]?.acknowledged) problems.push(`${kind}: no request acknowledged`);
+  }
+  problems.push(...report.verify.problems);
+  return {
+    pass: problems.length === 0,
+    memory: !judged ? "not judged" : growing ? "growing" : "flat",
+    slopeLimitMiBPerMin: limit,
+    problems,
+  };
+}
+
+const fixed = (x: number, digits = 1) => x.toFixed(digits);
+
+/** The report as text: throughput, a table of kinds, errors, a table of services, the verdict. */
+export function formatSoakReport(r: SoakReport): string {
+  const lines: string[] = [];
+  lines.push(
+    `Redline soak: ${r.clients} clients at <= ${r.ratePerClient} req/s each for ${fixed(r.durationSeconds / 60, 2)} min (loopback), load average ${r.loadAverage.map((l) => fixed(l)).join(" ")}`,
+  );
+  lines.push(
+    `throughput: ${fixed(r.throughput.perSecond)} req/s sent, ${fixed(r.throughput.acknowledgedPerSecond)} req/s acknowledged`,
+  );
+  lines.push("");
+  lines.push(
+    `${"kind".padEnd(17)}${"req/s".padStart(8)}${"count".padStart(8)}${"p50 ms".padStart(9)}${"p99 ms".padStart(9)}  errors`,
+  );
+  for (const [kind, k] of Object.entries(r.kinds)) {
+    const errors = Object.entries(k.errorsByStatus)
+      .map(([s, n]) => `${s}×${n}`)
+      .join(" ");
+    lines.push(
+      `${kind.padEnd(17)}${fixed(k.perSecond, 2).padStart(8)}${String(k.count).padStart(8)}${String(k.p50Ms).padStart(9)}${String(k.p99Ms).padStart(9)}  ${errors || "-"}`,
+    );
+  }
+  const errors = Object.entries(r.errorsByStatus);
+  lines.push(`errors by status: ${errors.length ? errors.map(([s, n]) => `${s}: ${n}`).join(", ") : "none"}`);
+  lines.push("");
+  lines.push(
+    `memory (VmRSS, MiB; slope of the floor, the lowest sample per window, after a ${fixed(r.warmupMinutes)} min warm-up, limit ${r.verdict.slopeLimitMiBPerMin} MiB/min)`,
+  );
+  lines.push(
+    `${"service".padEnd(11)}${"start".padStart(8)}${"end".padStart(8)}${"peak".padStart(8)}${"MiB/min".padStart(10)}${"samples".padStart(9)}${"restarts".padStart(10)}`,
+  );
+  for (const [name, m] of Object.entries(r.rss)) {
+    lines.push(
+      `${name.padEnd(11)}${fixed(m.startMiB).padStart(8)}${fixed(m.endMiB).padStart(8)}${fixed(m.peakMiB).padStart(8)}${(m.slopeMiBPerMin === null ? "-" : fixed(m.slopeMiBPerMin, 2)).padStart(10)}${String(m.samples).padStart(9)}${String(m.restarts).padStart(10)}`,
+    );
+  }
+  lines.push("");
+  const v = r.verify;
+  lines.push(
+    `checked afterwards: ${v.checked.saves} saves, ${v.checked.syncChats} sync chats, ${v.checked.jobs} jobs, ${v.checked.uploads} uploads, billing of ${v.checked.keys} keys`,
+  );
+  lines.push(
+    `verdict: ${r.verdict.pass ? "PASS" : "FAIL"} (memory ${r.verdict.memory}${r.verdict.problems.length ? `; ${r.verdict.problems.length} problem(s)` : ""})`,
+  );
+  for (const p of r.verdict.problems) lines.push(`  - ${p}`);
+  return lines.join("\n");
+}
