@@ -8,7 +8,7 @@ import os from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { billingV1 } from "@redline/grpc-stubs";
-import { createTestDatabase, freePort, infraEnv } from "@redline/local-infra";
+import { createTestDatabase, infraEnv } from "@redline/local-infra";
 import { createRpcClient } from "@redline/service-kit";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import {

@@ -8,7 +8,7 @@ import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:
 import os from "node:os";
 import { join } from "node:path";
 import { billingV1 } from "@redline/grpc-stubs";
-import { createTestDatabase, freePort, infraEnv, parentPid, processArgs } from "@redline/local-infra";
+import { createTestDatabase, infraEnv, parentPid, processArgs } from "@redline/local-infra";
 import { createRpcClient, type RpcClient } from "@redline/service-kit";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { freeStackEnv, type RunningStack, readStackFile, SERVICE_NAMES, startStack } from "../scripts/lib/stack.js";
