@@ -1,13 +1,7 @@
 // Recording a chat turn: both messages, the roster's view of the document, the memory note.
 import { type Knex, NotFoundError } from "@redline/service-kit";
 import { lockSessionWithRoster } from "../db/store/sessions.js";
-import {
-  isTurnKeyTaken,
-  type TurnExchange,
-  type TurnWrite,
-  turnIndexOfKey,
-  writeTurn,
-} from "../db/store/turns.js";
+import { isTurnKeyTaken, type TurnExchange, type TurnWrite, turnIndexOfKey, writeTurn } from "../db/store/turns.js";
 import { appendMemoryLine, remember, rememberIn } from "./memory.js";
 import { attachLocked } from "./roster.js";
 

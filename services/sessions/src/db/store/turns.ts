@@ -164,7 +164,12 @@ export async function writeTurn(db: Db, ownerId: string, w: TurnWrite): Promise<
 }
 
 /** The turn index recorded under `turnKey` in the owner's session; null when none is. */
-export async function turnIndexOfKey(db: Db, ownerId: string, sessionId: string, turnKey: string): Promise<number | null> {
+export async function turnIndexOfKey(
+  db: Db,
+  ownerId: string,
+  sessionId: string,
+  turnKey: string,
+): Promise<number | null> {
   const row = await db(T.messages)
     .where({ owner_id: ownerId, session_id: sessionId, turn_key: turnKey })
     .first<{ turn_index: number } | undefined>("turn_index");
