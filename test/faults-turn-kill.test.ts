@@ -65,7 +65,11 @@ afterAll(async () => {
   rmSync(dataDir, { recursive: true, force: true });
 }, 60_000);
 
-async function call(method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
+/** A gateway answer: the status and the parsed JSON body (null when empty). */
+// biome-ignore lint/suspicious/noExplicitAny: the tests read the spec's wire shapes field by field.
+type Answer = { status: number; body: any };
+
+async function call(method: string, path: string, body?: unknown): Promise<Answer> {
   const res = await fetch(`${(stack as RunningStack).gatewayUrl}${path}`, {
     method,
     headers: { authorization: `Bearer ${key}`, ...(body ? { "content-type": "application/json" } : {}) },
@@ -80,7 +84,7 @@ async function call(method: string, path: string, body?: unknown): Promise<{ sta
  * POST /v1/chat as a real client does: a 502/503 (the gateway's channel to a restarted service
  * reconnecting) is retried after a pause, for up to 30 s; any other answer is returned.
  */
-async function chat(body: unknown): Promise<{ status: number; body: any }> {
+async function chat(body: unknown): Promise<Answer> {
   const deadline = Date.now() + 30_000;
   for (;;) {
     const res = await call("POST", "/v1/chat", body);
