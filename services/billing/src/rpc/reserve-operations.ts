@@ -12,7 +12,7 @@ import type { BillingRpc } from "./call.js";
  */
 export const reserveOperations: BillingRpc<"reserveOperations"> = async (ctx, req, call) => {
   if (!req.chargeKey || req.operations < 1) throw new InputError("charge_key and operations >= 1 are required");
-  if (req.holdExpiryMs < 0) throw new InputError("hold_expiry_ms must be >= 0");
+  if ((req.holdExpiryMs ?? 0) < 0) throw new InputError("hold_expiry_ms must be >= 0");
   const usage = await countReservation(() =>
     reserve(ctx.db, requirePrincipal(call), {
       chargeKey: req.chargeKey,
