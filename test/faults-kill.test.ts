@@ -44,6 +44,11 @@ beforeAll(async () => {
       AGENT_JOB_LEASE_MS: "3000",
       AGENT_JOB_HEARTBEAT_MS: "1000",
       AGENT_JOB_POLL_MS: "250",
+      // A sync chat cut by the agent's kill leaves a hold: it expires and billing's sweep releases
+      // it well before the final check (the turns here take well under a second).
+      AI_TIMEOUT_MS: "20000",
+      SYNC_HOLD_EXPIRY_MS: "25000",
+      HOLD_SWEEP_MS: "1000",
     },
   });
   const billing = createRpcClient(billingV1.BillingServiceService, stack.addrs.billing);
@@ -134,7 +139,7 @@ describe("kill -9 of each service under the mixed load", () => {
 
   it("afterwards: every acknowledged write is there, every job ended, each turn charged once", async () => {
     await (load as MixedLoad).stop();
-    const report = await (load as MixedLoad).verify({ jobTimeoutMs: 60_000 });
+    const report = await (load as MixedLoad).verify({ jobTimeoutMs: 60_000, billingSettleMs: 30_000 });
     console.log(
       `after the kills: jobs by status ${JSON.stringify(report.jobStatuses)}, checked ${JSON.stringify(report.checked)}`,
     );

@@ -21,6 +21,11 @@ export interface AgentConfig {
   addrs: Pick<ServiceAddrs, "documents" | "sessions" | "billing" | "ingest">;
   /** Wall-clock cap of one turn's AI processing, in ms (spec: 30 minutes). */
   aiTimeoutMs: number;
+  /**
+   * How long a sync turn's hold lives in billing before its sweep releases it (a turn whose agent
+   * died mid-turn then charges nothing), in ms; longer than aiTimeoutMs. Default: syncHoldExpiryMs().
+   */
+  syncHoldExpiryMs?: number;
   /** The OpenAI-compatible provider; absent means the offline engine. */
   openai?: OpenAiEngineConfig;
   /** Earlier turns given to the model as context. */
@@ -54,6 +59,18 @@ export interface JobsConfig {
   sweepMs: number;
 }
 
+/**
+ * Past the AI cap, what a sync turn may still spend committing, settling (SETTLE_PATIENCE_MS) and
+ * recording its turn before its hold may be released: generous, since releasing a live turn's
+ * hold early would make it free.
+ */
+export const SYNC_HOLD_MARGIN_MS = 5 * 60 * 1000;
+
+/** The expiry of a sync turn's hold: the configured one, else the AI cap plus SYNC_HOLD_MARGIN_MS. */
+export function syncHoldExpiryMs(cfg: Pick<AgentConfig, "aiTimeoutMs" | "syncHoldExpiryMs">): number {
+  return cfg.syncHoldExpiryMs ?? cfg.aiTimeoutMs + SYNC_HOLD_MARGIN_MS;
+}
+
 /** Defaults: 4 workers, 30 s leases with 5 s heartbeats, 3 attempts, 1 h retention. */
 export const DEFAULT_JOBS_CONFIG: JobsConfig = {
   concurrency: 4,
@@ -68,16 +85,25 @@ export const DEFAULT_JOBS_CONFIG: JobsConfig = {
 /**
  * The agent's config from the environment: DATABASE_URL and NATS_URL (required; the agent uses
  * no S3), LISTEN_ADDR (the bind address; default AGENT_ADDR, else 127.0.0.1:50063), the other
- * *_ADDR, AI_TIMEOUT_MS (default 30 minutes), AGENT_HISTORY_TURNS (10), LOG_LEVEL, the OpenAI
- * provider and the job pool (below).
+ * *_ADDR, AI_TIMEOUT_MS (default 30 minutes), SYNC_HOLD_EXPIRY_MS (a sync turn's hold in billing;
+ * must exceed AI_TIMEOUT_MS; default syncHoldExpiryMs()), AGENT_HISTORY_TURNS (10), LOG_LEVEL, the
+ * OpenAI provider and the job pool (below).
  */
 export function loadConfig(env: Env): AgentConfig {
   const positive = (name: string) => numberFromEnv(env, name, (n) => n > 0, "a positive number");
+  const aiTimeoutMs = positive("AI_TIMEOUT_MS") ?? 30 * 60 * 1000;
+  const syncHold = numberFromEnv(
+    env,
+    "SYNC_HOLD_EXPIRY_MS",
+    (n) => Number.isInteger(n) && n > aiTimeoutMs,
+    `an integer above AI_TIMEOUT_MS (${aiTimeoutMs})`,
+  );
   return {
     grpcAddress: listenAddr(env, "agent"),
     metricsAddr: readMetricsAddr(env),
     addrs: readAddrs(env),
-    aiTimeoutMs: positive("AI_TIMEOUT_MS") ?? 30 * 60 * 1000,
+    aiTimeoutMs,
+    syncHoldExpiryMs: syncHold,
     openai: readOpenAiEnv(env),
     historyTurns: numberFromEnv(env, "AGENT_HISTORY_TURNS", (n) => n >= 0, "a number >= 0") ?? 10,
     logLevel: env.LOG_LEVEL,

@@ -17,17 +17,23 @@ export interface BillingConfig {
   testClock?: boolean;
   /** Agent sign-ups (POST /v1/agents/signup) per source address per hour; default 10. */
   agentSignupsPerHour?: number;
+  /** Period of the sweep releasing expired holds, in ms; default 30 s (HOLD_SWEEP_MS). */
+  holdSweepMs?: number;
 }
 
 /**
  * Reads LISTEN_ADDR (the bind address; default BILLING_ADDR, else 127.0.0.1:50064), DATABASE_URL
  * (required), LOG_LEVEL, REDLINE_TEST_CLOCK ("1" enables SetTestClock; never set it in production)
- * and AGENT_SIGNUPS_PER_HOUR (an integer >= 1, default 10); throws naming a malformed one.
+ * AGENT_SIGNUPS_PER_HOUR (an integer >= 1, default 10) and HOLD_SWEEP_MS (the expired-hold
+ * sweep's period, an integer >= 1, default 30 000); throws naming a malformed one.
  */
 export function loadConfig(env: Record<string, string | undefined>): BillingConfig {
   const signups = env.AGENT_SIGNUPS_PER_HOUR;
   if (signups !== undefined && !/^[1-9][0-9]{0,6}$/.test(signups))
     throw new Error(`AGENT_SIGNUPS_PER_HOUR must be an integer >= 1, got '${signups}'`);
+  const sweep = env.HOLD_SWEEP_MS;
+  if (sweep !== undefined && !/^[1-9][0-9]{0,8}$/.test(sweep))
+    throw new Error(`HOLD_SWEEP_MS must be an integer >= 1, got '${sweep}'`);
   return {
     grpcAddress: listenAddr(env, "billing"),
     metricsAddr: readMetricsAddr(env),
@@ -36,5 +42,6 @@ export function loadConfig(env: Record<string, string | undefined>): BillingConf
     tracing: readTracingEnv(env),
     testClock: env.REDLINE_TEST_CLOCK === "1",
     agentSignupsPerHour: signups === undefined ? undefined : Number(signups),
+    holdSweepMs: sweep === undefined ? undefined : Number(sweep),
   };
 }

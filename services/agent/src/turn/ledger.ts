@@ -5,6 +5,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import type { billingV1, sessionsV1 } from "@redline/grpc-stubs";
 import { type CallOpts, type Logger, RemoteError, required, UnavailableError } from "@redline/service-kit";
+import { syncHoldExpiryMs } from "../config.js";
 import type { AgentContext } from "../context.js";
 
 /** Sections per extra billed operation (interface-spec Limits: 1 more per 25 sections). */
@@ -15,9 +16,18 @@ export function billedOperations(sections: number, opsCount: number): number {
   return opsCount > 0 ? 1 + Math.floor(sections / SECTIONS_PER_EXTRA_OP) : 0;
 }
 
-/** Holds 1 operation under `chargeKey` (429 when the quota is spent); the usage after it. */
-export async function reserve(ctx: AgentContext, opts: CallOpts, chargeKey: string): Promise<billingV1.Usage> {
-  const res = await ctx.billing.reserveOperations({ chargeKey, operations: 1 }, opts);
+/**
+ * Holds 1 operation under `chargeKey` (429 when the quota is spent); the usage after it. With
+ * `holdExpiryMs` (> 0), billing releases the hold that long after if nothing settled it (a sync
+ * turn whose agent died; issue #10); without, the hold lasts until settled (jobs sweep their own).
+ */
+export async function reserve(
+  ctx: AgentContext,
+  opts: CallOpts,
+  chargeKey: string,
+  holdExpiryMs = 0,
+): Promise<billingV1.Usage> {
+  const res = await ctx.billing.reserveOperations({ chargeKey, operations: 1, holdExpiryMs }, opts);
   return required(res.usage, "usage");
 }
 
@@ -35,28 +45,33 @@ export function heldUsage(usage: billingV1.Usage): billingV1.Usage {
 const RELEASE_RETRY_DELAYS_MS = [1_000, 2_000, 4_000, 8_000, 15_000, 30_000];
 
 /**
- * How long a settle waits out a billing that is down (restarting) before giving up. Settling is
- * idempotent per charge key, so retrying is safe; giving up early would leave a committed turn
- * unbilled with its hold stuck (or a released turn's hold counted against the quota forever).
+ * How long a settle (or a turn's AppendTurn) waits out a service that is down (restarting) before
+ * giving up. Both are idempotent per charge key, so retrying is safe; giving up early would leave a
+ * committed turn unbilled with its hold stuck, or its version committed without its messages.
  */
 export const SETTLE_PATIENCE_MS = 15_000;
 
-/** `settleOperations`, retried while billing is unavailable, for up to SETTLE_PATIENCE_MS. */
-async function settleWithPatience(
-  ctx: AgentContext,
-  opts: CallOpts,
-  request: { chargeKey: string; operations: number },
-): Promise<billingV1.SettleOperationsResponse> {
+/** `call`, retried while its service is unavailable (UNAVAILABLE or a 503), for up to SETTLE_PATIENCE_MS. */
+async function withPatience<T>(call: () => Promise<T>): Promise<T> {
   const giveUpAt = Date.now() + SETTLE_PATIENCE_MS;
   for (let wait = 250; ; wait = Math.min(wait * 2, 2_000)) {
     try {
-      return await ctx.billing.settleOperations(request, opts);
+      return await call();
     } catch (err) {
       const down = err instanceof UnavailableError || (err instanceof RemoteError && err.httpStatus === 503);
       if (!down || Date.now() + wait > giveUpAt) throw err;
       await sleep(wait);
     }
   }
+}
+
+/** `settleOperations`, retried while billing is unavailable, for up to SETTLE_PATIENCE_MS. */
+function settleWithPatience(
+  ctx: AgentContext,
+  opts: CallOpts,
+  request: { chargeKey: string; operations: number },
+): Promise<billingV1.SettleOperationsResponse> {
+  return withPatience(() => ctx.billing.settleOperations(request, opts));
 }
 
 /**
@@ -108,6 +123,8 @@ export async function settle(
 /**
  * Reserves 1 operation under `chargeKey` (429), runs `run`, and releases the hold when it
  * throws: nothing is billed for a failed turn. `run` settles through finishTurn or settle.
+ * Sync turns only: the hold expires after syncHoldExpiryMs, so billing releases it should this
+ * process die mid-turn (issue #10).
  */
 export async function withReservation<T>(
   ctx: AgentContext,
@@ -115,7 +132,7 @@ export async function withReservation<T>(
   chargeKey: string,
   run: () => Promise<T>,
 ): Promise<T> {
-  await reserve(ctx, actor.opts, chargeKey);
+  await reserve(ctx, actor.opts, chargeKey, syncHoldExpiryMs(ctx.cfg));
   try {
     return await run();
   } catch (err) {
@@ -149,8 +166,10 @@ export interface TurnRecord {
 
 /**
  * Finishes a turn: settles its charge (idempotent per key) and records it with sessions
- * AppendTurn (both messages, checkpoint, roster attach, memory line). The two writes are
- * independent: one round trip, not two. Returns the usage and the turn's index.
+ * AppendTurn (both messages, checkpoint, roster attach, memory line; idempotent per turn key, the
+ * charge key: each turn has its own). The two writes are independent: one round trip, not two.
+ * Both wait out a restarting service (issue #10: the document version is committed by now, so its
+ * messages must land, exactly once). Returns the usage and the turn's index.
  */
 export async function finishTurn(
   ctx: AgentContext,
@@ -159,21 +178,24 @@ export async function finishTurn(
 ): Promise<{ usage: billingV1.Usage; turnIndex: number }> {
   const [usage, turn] = await Promise.all([
     settle(ctx, opts, record.chargeKey, record.operations),
-    ctx.sessions.appendTurn(
-      {
-        sessionId: record.sessionId,
-        userMessage: record.userMessage,
-        aiMessage: record.reply,
-        checkpointVersionId: record.checkpointVersionId,
-        durableDocumentId: record.documentId,
-        versionId: record.versionId,
-        title: record.title,
-        attach: record.documentId ? record.attach : undefined,
-        remember: record.remember,
-        memoryKey: record.memoryKey,
-        memoryNoteSeen: record.memoryNoteSeen,
-      },
-      opts,
+    withPatience(() =>
+      ctx.sessions.appendTurn(
+        {
+          turnKey: record.chargeKey,
+          sessionId: record.sessionId,
+          userMessage: record.userMessage,
+          aiMessage: record.reply,
+          checkpointVersionId: record.checkpointVersionId,
+          durableDocumentId: record.documentId,
+          versionId: record.versionId,
+          title: record.title,
+          attach: record.documentId ? record.attach : undefined,
+          remember: record.remember,
+          memoryKey: record.memoryKey,
+          memoryNoteSeen: record.memoryNoteSeen,
+        },
+        opts,
+      ),
     ),
   ]);
   return { usage, turnIndex: turn.turnIndex };

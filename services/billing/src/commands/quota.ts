@@ -12,6 +12,7 @@ import {
   type ChargeRef,
   type ChargeSnapshot,
   chargeAndClaim,
+  expiredHolds,
   insertCharge,
   isChargeKeyTaken,
   liveGrants,
@@ -136,6 +137,8 @@ export interface Charge {
   ops: number;
   /** The moment that picks the billing period and the live grants (billing's clock); default now. */
   now?: Date;
+  /** Reservations only: ms after `now` when the sweep releases the hold if still reserved; 0/absent = never. */
+  holdExpiryMs?: number;
 }
 
 /** The owner's live grants, read only when the snapshot saw some (one round trip saved otherwise). */
@@ -183,6 +186,7 @@ async function reserveAcrossBuckets(
   cycle: Cycle,
   ops: number,
   now: Date,
+  expiresAt: Date | null,
 ): Promise<{ used: number; charged: Charged; grants: PromotionGrantRow[] } | null> {
   const { plan, period } = cycle;
   return db.transaction(async (trx) => {
@@ -199,7 +203,7 @@ async function reserveAcrossBuckets(
     if (used === null) return null;
     await adjustGrants(trx, parts, -1);
     const bucket = parts.length > 0 ? "promotion" : used - monthly >= plan.monthlyLimit ? "overage" : "monthly";
-    await insertCharge(trx, ref, { periodStart: period.start, ops, grantParts: parts, bucketUsed: bucket });
+    await insertCharge(trx, ref, { periodStart: period.start, ops, grantParts: parts, bucketUsed: bucket, expiresAt });
     return { used, charged: { ops, bucket, parts }, grants: afterParts(grants, parts, -1) };
   });
 }
@@ -212,8 +216,9 @@ async function reserveAcrossBuckets(
  * written. Owners without grants: two round trips (one read, one write), one for a held key.
  */
 export async function reserveOperations(db: Knex, caller: Principal, charge: Charge): Promise<UsageView> {
-  const { chargeKey, ops, now = new Date() } = charge;
+  const { chargeKey, ops, now = new Date(), holdExpiryMs = 0 } = charge;
   const ref: ChargeRef = { ownerId: caller.ownerId, chargeKey };
+  const expiresAt = holdExpiryMs > 0 ? new Date(now.getTime() + holdExpiryMs) : null;
   const seen = await readCharge(db, ref, now);
   const cycle = cycleOf(seen, now);
   if (seen.state !== null) {
@@ -221,7 +226,7 @@ export async function reserveOperations(db: Knex, caller: Principal, charge: Cha
   }
   try {
     if (seen.promo_left > 0) {
-      const done = await reserveAcrossBuckets(db, ref, cycle, ops, now);
+      const done = await reserveAcrossBuckets(db, ref, cycle, ops, now, expiresAt);
       if (done === null) throw await quotaExceeded(db, caller.ownerId, cycle, now);
       return view(done.used, cycle, done.charged, done.grants);
     }
@@ -233,6 +238,7 @@ export async function reserveOperations(db: Knex, caller: Principal, charge: Cha
       ops,
       plan.hardStop ? plan.monthlyLimit : null,
       plan.monthlyLimit,
+      expiresAt,
     );
     if (used === null) throw await quotaExceeded(db, caller.ownerId, cycle, now);
     const bucket = used - ops >= plan.monthlyLimit ? "overage" : "monthly";
@@ -332,7 +338,11 @@ async function settleAcrossBuckets(db: Knex, ref: ChargeRef, final: number, now:
  * settled key returns its usage unchanged; unknown keys return usage unbilled. Monthly-only
  * charges: two round trips, redone under row locks only when a concurrent write broke the guard.
  */
-export async function settleOperations(db: Knex, caller: Principal, charge: Charge): Promise<UsageView> {
+export async function settleOperations(
+  db: Knex,
+  caller: Pick<Principal, "ownerId">,
+  charge: Charge,
+): Promise<UsageView> {
   const { chargeKey, ops, now = new Date() } = charge;
   const ref: ChargeRef = { ownerId: caller.ownerId, chargeKey };
   const final = Math.max(0, ops);
@@ -351,4 +361,19 @@ export async function settleOperations(db: Knex, caller: Principal, charge: Char
   }
   // Grants involved, or a concurrent write to the same charge or usage row: redo under row locks.
   return settleAcrossBuckets(db, ref, final, now);
+}
+
+/**
+ * Releases up to `limit` expired holds (issue #10: a sync chat turn whose agent died mid-turn):
+ * each is settled at 0, so its operations return to the buckets they came from as any refund
+ * does. Safe beside the agent's own settle and other sweeps: settling is guarded per charge key,
+ * so whichever comes first wins and the other changes nothing. Returns the holds released.
+ */
+export async function releaseExpiredHolds(db: Knex, now: Date, limit = 100): Promise<number> {
+  let released = 0;
+  for (const ref of await expiredHolds(db, now, limit)) {
+    await settleOperations(db, { ownerId: ref.ownerId }, { chargeKey: ref.chargeKey, ops: 0, now });
+    released++;
+  }
+  return released;
 }

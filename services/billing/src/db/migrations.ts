@@ -226,4 +226,23 @@ export const migrations: Migration[] = [
       });
     },
   },
+  {
+    name: "20261206T0900_hold_expiry",
+    // Issue #10: a hold may expire (a sync chat turn whose agent died mid-turn); the sweep finds
+    // the expired ones still reserved through the partial index.
+    async up(db: Knex) {
+      await db.schema.withSchema(SCHEMA).alterTable("charges", (t) => {
+        t.timestamp("expires_at", { useTz: true }).nullable();
+      });
+      await db.raw(
+        `create index charges_expiring on ${SCHEMA}.charges (expires_at) where state = 'reserved' and expires_at is not null`,
+      );
+    },
+    async down(db: Knex) {
+      await db.raw(`drop index if exists ${SCHEMA}.charges_expiring`);
+      await db.schema.withSchema(SCHEMA).alterTable("charges", (t) => {
+        t.dropColumn("expires_at");
+      });
+    },
+  },
 ];

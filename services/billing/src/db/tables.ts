@@ -74,6 +74,8 @@ export interface ChargeRow {
   grant_parts: GrantPart[];
   /** The bucket that paid first: promotion, monthly or overage. */
   bucket_used: string;
+  /** When a still-reserved hold is released by the sweep; null = never (issue #10). */
+  expires_at: Date | null;
 }
 
 /** Operations one promotion grant paid for a charge. */

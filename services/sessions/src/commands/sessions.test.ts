@@ -50,6 +50,35 @@ describe("appendTurn", () => {
     ]);
   });
 
+  it("is idempotent per turn key: a replay returns the first index and writes no second message", async () => {
+    const owner = newOwner();
+    await ensureSession(db, owner, "tk");
+    expect(await appendTurn(db, owner, turn("tk", 0, { turnKey: "chat:a" }))).toBe(0);
+    expect(await appendTurn(db, owner, turn("tk", 0, { turnKey: "chat:a", aiMessage: "retried" }))).toBe(0);
+    // Parallel replays of a new key (one wins the unique index; the others read its index).
+    const replays = await Promise.all(
+      Array.from({ length: 5 }, () => appendTurn(db, owner, turn("tk", 1, { turnKey: "chat:b" }))),
+    );
+    expect(replays).toEqual([1, 1, 1, 1, 1]);
+    expect(await appendTurn(db, owner, turn("tk", 2))).toBe(2);
+    const { view, messages } = await getHistory(db, owner, "tk");
+    expect(view.messageCount).toBe(6);
+    expect(messages.map((m) => [m.turn_index, m.sender, m.content])).toEqual([
+      [0, "user", "ask 0"],
+      [0, "ai", "answer 0"],
+      [1, "user", "ask 1"],
+      [1, "ai", "answer 1"],
+      [2, "user", "ask 2"],
+      [2, "ai", "answer 2"],
+    ]);
+    // The key is per session and owner: another owner's session records its own turn.
+    await ensureSession(db, newOwner(), "tk2");
+    const other = newOwner();
+    await ensureSession(db, other, "tk");
+    expect(await appendTurn(db, other, turn("tk", 0, { turnKey: "chat:a" }))).toBe(0);
+    expect((await getSession(db, other, "tk")).messageCount).toBe(2);
+  });
+
   it("refuses another owner's session and writes nothing", async () => {
     const owner = newOwner();
     await ensureSession(db, owner, "t2");

@@ -1,7 +1,7 @@
 // Recording a chat turn: both messages, the roster's view of the document, the memory note.
 import { type Knex, NotFoundError } from "@redline/service-kit";
 import { lockSessionWithRoster } from "../db/store/sessions.js";
-import { type TurnExchange, type TurnWrite, writeTurn } from "../db/store/turns.js";
+import { isTurnKeyTaken, type TurnExchange, type TurnWrite, turnIndexOfKey, writeTurn } from "../db/store/turns.js";
 import { appendMemoryLine, remember, rememberIn } from "./memory.js";
 import { attachLocked } from "./roster.js";
 
@@ -27,6 +27,7 @@ function turnWrite(input: AppendTurnInput, extra: Partial<TurnWrite>): TurnWrite
     durableDocumentId: input.durableDocumentId,
     versionId: input.versionId,
     title: input.title,
+    turnKey: input.turnKey,
     sessionTitle: (input.title || input.userMessage).slice(0, TITLE_CHARS),
     ...extra,
   };
@@ -37,12 +38,28 @@ function turnWrite(input: AppendTurnInput, extra: Partial<TurnWrite>): TurnWrite
  * last-seen version and title follow the document the turn worked on. With `attach`, the
  * document is put in the roster too (AttachDocument's rules); with `remember`, the user's
  * message joins the memory note. NotFoundError for a foreign session. Returns the turn index.
+ * With `turnKey`, idempotent: a replay of a recorded key writes nothing and returns its index.
  *
  * Every chat turn ends here, so the common case is one optimistic statement: it writes only if
  * no concurrent attach took the slot it chose and the note still reads `memoryNoteSeen`; when
  * either moved, the turn is recorded again under the session's row lock.
  */
 export async function appendTurn(db: Knex, ownerId: string, input: AppendTurnInput): Promise<number> {
+  try {
+    return await appendTurnOnce(db, ownerId, input);
+  } catch (err) {
+    // A replay (the agent retrying after sessions died mid-call): the unique index failed the
+    // whole statement, so nothing was written twice; answer with the first call's index. Writing
+    // first keeps the common case at one round trip (issue #5).
+    if (!input.turnKey || !isTurnKeyTaken(err)) throw err;
+    const recorded = await turnIndexOfKey(db, ownerId, input.sessionId, input.turnKey);
+    if (recorded === null) throw err;
+    return recorded;
+  }
+}
+
+/** appendTurn without the turn key's replay check. */
+async function appendTurnOnce(db: Knex, ownerId: string, input: AppendTurnInput): Promise<number> {
   const attach = input.attach && input.durableDocumentId ? input.attach : undefined;
   const memoryKey = input.memoryKey ?? "";
   const memory =

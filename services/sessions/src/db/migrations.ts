@@ -173,4 +173,20 @@ export const migrations: Migration[] = [
       }
     },
   },
+  {
+    name: "20261206T0900_turn_keys",
+    // Issue #10: AppendTurn is idempotent per turn key (the agent's charge key), so the agent may
+    // retry it after sessions died mid-call; the unique index makes a racing replay fail whole.
+    async up(db: Knex) {
+      await db.raw(`alter table ${SCHEMA}.messages add column turn_key text`);
+      await db.raw(
+        `create unique index messages_turn_key on ${SCHEMA}.messages (owner_id, session_id, turn_key, sender)
+          where turn_key is not null`,
+      );
+    },
+    async down(db: Knex) {
+      await db.raw(`drop index if exists ${SCHEMA}.messages_turn_key`);
+      await db.raw(`alter table ${SCHEMA}.messages drop column turn_key`);
+    },
+  },
 ];

@@ -128,7 +128,7 @@ export async function bumpUsage(
 export async function insertCharge(
   db: Db,
   ref: ChargeRef,
-  charge: { periodStart: string; ops: number; grantParts: GrantPart[]; bucketUsed: string },
+  charge: { periodStart: string; ops: number; grantParts: GrantPart[]; bucketUsed: string; expiresAt: Date | null },
 ): Promise<void> {
   await db(TABLES.charges).insert({
     owner_id: ref.ownerId,
@@ -138,6 +138,7 @@ export async function insertCharge(
     state: "reserved",
     grant_parts: JSON.stringify(charge.grantParts),
     bucket_used: charge.bucketUsed,
+    expires_at: charge.expiresAt,
   });
 }
 
@@ -191,6 +192,7 @@ export async function chargeAndClaim(
   ops: number,
   cap: number | null,
   limit: number | null = null,
+  expiresAt: Date | null = null,
 ): Promise<number | null> {
   // One statement, so all or nothing without BEGIN/COMMIT: the claim is inserted from the usage
   // upsert's result (a refused upsert writes nothing, the fresh insert obeys the cap too) and
@@ -204,13 +206,22 @@ export async function chargeAndClaim(
         where cast(:cap as integer) is null or u.ops_used + excluded.ops_used <= cast(:cap as integer)
        returning u.ops_used
      ), claimed as (
-       insert into ${TABLES.charges} (owner_id, charge_key, period_start, ops, state, bucket_used)
+       insert into ${TABLES.charges} (owner_id, charge_key, period_start, ops, state, bucket_used, expires_at)
        select cast(:owner as uuid), :key, cast(:period as date), cast(:ops as integer), 'reserved',
-              case when bumped.ops_used - :ops >= cast(:limit as integer) then 'overage' else 'monthly' end
+              case when bumped.ops_used - :ops >= cast(:limit as integer) then 'overage' else 'monthly' end,
+              cast(:expires as timestamptz)
          from bumped
      )
      select ops_used from bumped`,
-    { owner: ref.ownerId, key: ref.chargeKey, period: periodStart, ops, cap, limit },
+    {
+      owner: ref.ownerId,
+      key: ref.chargeKey,
+      period: periodStart,
+      ops,
+      cap,
+      limit,
+      expires: expiresAt?.toISOString() ?? null,
+    },
   );
   return rows[0]?.ops_used ?? null;
 }
@@ -248,4 +259,15 @@ export async function applySettlement(
     { owner: ref.ownerId, key: ref.chargeKey, reserved, final, delta: final - reserved, cap },
   );
   return rows[0]?.ops_used ?? null;
+}
+
+/** Up to `limit` holds still reserved whose expiry is at or before `now`, oldest expiry first. */
+export function expiredHolds(db: Db, now: Date, limit: number): Promise<ChargeRef[]> {
+  return db(TABLES.charges)
+    .select({ ownerId: "owner_id", chargeKey: "charge_key" })
+    .where({ state: "reserved" })
+    .whereNotNull("expires_at")
+    .where("expires_at", "<=", now)
+    .orderBy("expires_at")
+    .limit(limit);
 }

@@ -13,6 +13,8 @@ export interface TurnExchange {
   durableDocumentId: string;
   versionId: string;
   title: string;
+  /** Idempotency key of the turn ("" or absent = none): a recorded key is not written again. */
+  turnKey?: string;
 }
 
 /** What one turn writes. */
@@ -103,11 +105,11 @@ function turnCtes(c: Ctes, ownerId: string, w: TurnWrite): void {
   );
   c.add(
     `m as (
-       insert into ${T.messages} (id, owner_id, session_id, turn_index, sender, content, checkpoint_id)
-       select x.id, ?, ?, s.turn_index, x.sender, x.content, ?
+       insert into ${T.messages} (id, owner_id, session_id, turn_index, sender, content, checkpoint_id, turn_key)
+       select x.id, ?, ?, s.turn_index, x.sender, x.content, ?, nullif(?, '')
          from s cross join (values (cast(? as uuid), 'user', ?), (cast(? as uuid), 'ai', ?)) as x(id, sender, content)
      )`,
-    ...[ownerId, w.sessionId, w.checkpointVersionId],
+    ...[ownerId, w.sessionId, w.checkpointVersionId, w.turnKey ?? ""],
     ...[randomUUID(), w.userMessage, randomUUID(), w.aiMessage],
   );
 }
@@ -159,4 +161,28 @@ export async function writeTurn(db: Db, ownerId: string, w: TurnWrite): Promise<
   );
   const row = res.rows[0];
   return { owned: row.owned, turnIndex: row.turn_index, remembered: row.remembered > 0 };
+}
+
+/** The turn index recorded under `turnKey` in the owner's session; null when none is. */
+export async function turnIndexOfKey(
+  db: Db,
+  ownerId: string,
+  sessionId: string,
+  turnKey: string,
+): Promise<number | null> {
+  const row = await db(T.messages)
+    .where({ owner_id: ownerId, session_id: sessionId, turn_key: turnKey })
+    .first<{ turn_index: number } | undefined>("turn_index");
+  return row?.turn_index ?? null;
+}
+
+/** True for the unique violation of a turn key recorded by a concurrent replay. */
+export function isTurnKeyTaken(err: unknown): boolean {
+  return (
+    err instanceof Error &&
+    "code" in err &&
+    err.code === "23505" &&
+    "constraint" in err &&
+    err.constraint === "messages_turn_key"
+  );
 }

@@ -1,0 +1,96 @@
+// Expiring holds on a real database (issue #10): a sync chat turn whose agent died leaves a hold
+// that the sweep releases after its expiry, back to the buckets it came from (monthly and
+// promotion grants); a settle after the release (or a release after a settle) changes nothing.
+import type { Knex, Principal } from "@redline/service-kit";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { TABLES } from "../db/tables.js";
+import { openTestDb } from "../db/test-db.js";
+import { createApiKey } from "./api-keys.js";
+import { changePlan } from "./plans.js";
+import { createPromotion, redeemPromotion } from "./promotions.js";
+import { getUsage, releaseExpiredHolds, reserveOperations, settleOperations } from "./quota.js";
+
+let db: Knex;
+beforeAll(async () => {
+  db = await openTestDb("billing_hold_expiry");
+});
+afterAll(() => db?.destroy());
+
+const NOW = new Date("2026-11-10T12:00:00Z");
+const at = (ms: number) => new Date(NOW.getTime() + ms);
+const EXPIRY_MS = 60_000;
+
+let accounts = 0;
+async function account(plan = "free"): Promise<Principal> {
+  accounts += 1;
+  const { principal } = await createApiKey(db, { user: `hold-${accounts}`, plan });
+  await changePlan(db, { id: principal.ownerId }, { plan, anchorDay: 1 }, NOW);
+  return principal;
+}
+
+const hold = (p: Principal, chargeKey: string, ops = 1, holdExpiryMs = EXPIRY_MS) =>
+  reserveOperations(db, p, { chargeKey, ops, now: NOW, holdExpiryMs });
+const settle = (p: Principal, chargeKey: string, ops: number, now: Date) =>
+  settleOperations(db, p, { chargeKey, ops, now });
+const chargeOf = (p: Principal, chargeKey: string) =>
+  db(TABLES.charges).where({ owner_id: p.ownerId, charge_key: chargeKey }).first("ops", "state");
+
+describe("releaseExpiredHolds", () => {
+  it("releases a hold only after its expiry, back to the monthly bucket", async () => {
+    const p = await account();
+    await settle(p, "done", 0, NOW); // unknown key: nothing
+    await reserveOperations(db, p, { chargeKey: "kept", ops: 2, now: NOW });
+    await settle(p, "kept", 2, NOW);
+    expect((await hold(p, "chat:lost")).monthlyUsed).toBe(3);
+    await releaseExpiredHolds(db, at(EXPIRY_MS - 1));
+    expect(await chargeOf(p, "chat:lost")).toEqual({ ops: 1, state: "reserved" });
+    expect(await releaseExpiredHolds(db, at(EXPIRY_MS))).toBeGreaterThanOrEqual(1);
+    expect(await chargeOf(p, "chat:lost")).toEqual({ ops: 0, state: "settled" });
+    expect((await getUsage(db, p, NOW)).monthlyUsed).toBe(2);
+  });
+
+  it("a settle after the release does not charge again, and a second sweep changes nothing", async () => {
+    const p = await account();
+    await hold(p, "chat:late");
+    await releaseExpiredHolds(db, at(EXPIRY_MS + 1));
+    expect(await settle(p, "chat:late", 1, at(EXPIRY_MS + 2))).toMatchObject({ monthlyUsed: 0, opsCharged: 0 });
+    await releaseExpiredHolds(db, at(EXPIRY_MS + 3));
+    expect((await getUsage(db, p, NOW)).monthlyUsed).toBe(0);
+  });
+
+  it("leaves a hold settled before its expiry billed, and holds without an expiry alone", async () => {
+    const p = await account();
+    await hold(p, "chat:settled");
+    await settle(p, "chat:settled", 1, at(10));
+    await reserveOperations(db, p, { chargeKey: "job:forever", ops: 1, now: NOW });
+    await releaseExpiredHolds(db, at(10 * EXPIRY_MS));
+    expect(await chargeOf(p, "chat:settled")).toEqual({ ops: 1, state: "settled" });
+    expect(await chargeOf(p, "job:forever")).toEqual({ ops: 1, state: "reserved" });
+    expect((await getUsage(db, p, NOW)).monthlyUsed).toBe(2);
+  });
+
+  it("returns a hold drawn from a promotion grant to that grant", async () => {
+    const p = await account();
+    const code = await createPromotion(
+      db,
+      { name: "Launch", ops: 3, expiresAt: at(30 * 24 * 3600 * 1000), maxRedemptions: null },
+      NOW,
+    );
+    await redeemPromotion(db, p, code, NOW);
+    const held = await hold(p, "chat:promo", 2);
+    expect(held).toMatchObject({ bucketUsed: "promotion", monthlyUsed: 0 });
+    expect(held.promotions[0].opsRemaining).toBe(1);
+    await releaseExpiredHolds(db, at(EXPIRY_MS));
+    const after = await getUsage(db, p, NOW);
+    expect(after.monthlyUsed).toBe(0);
+    expect(after.promotions[0].opsRemaining).toBe(3);
+  });
+
+  it("releases each of many parallel-swept holds exactly once", async () => {
+    const p = await account();
+    await Promise.all(Array.from({ length: 5 }, (_, i) => hold(p, `chat:many-${i}`)));
+    expect((await getUsage(db, p, NOW)).monthlyUsed).toBe(5);
+    await Promise.all(Array.from({ length: 4 }, () => releaseExpiredHolds(db, at(EXPIRY_MS))));
+    expect((await getUsage(db, p, NOW)).monthlyUsed).toBe(0);
+  });
+});
