@@ -1,6 +1,7 @@
 // Tracing off (no OTLP endpoint): the helpers pass straight through, no span is ever created or
 // made active, nothing is injected into carriers and log lines carry no trace fields. This file
 // runs in its own worker, so nothing else has registered a tracer provider here.
+import { createRequire } from "node:module";
 import { Writable } from "node:stream";
 import { Metadata } from "@grpc/grpc-js";
 import { context, trace } from "@opentelemetry/api";
@@ -55,6 +56,9 @@ describe("with no endpoint, tracing is a no-op", () => {
     expect(currentTraceparent()).toBeUndefined();
     expect(traceHeaders()).toEqual({});
     expect(natsTraceHeaders()).toBeUndefined();
+    // Nor is the SDK loaded (initTracing requires it only when tracing is on).
+    const loaded = Object.keys(createRequire(import.meta.url).cache);
+    expect(loaded.filter((path) => path.includes("@opentelemetry/sdk-trace"))).toEqual([]);
   });
 
   it("log lines carry no trace fields", async () => {

@@ -3,11 +3,12 @@
 // request into later work (the documents outbox, the agent's jobs) as a W3C `traceparent`.
 //
 // Off unless initTracing got an OTLP endpoint. Off, every helper here checks one boolean and
-// calls through: no tracer, no span object, no context manager, no header, so the cost stays
-// out of the chat path. On, a BasicTracerProvider batches spans to the OTLP/HTTP exporter
+// calls through: the SDK is not even loaded, no tracer, no span object, no context manager (so
+// no async hooks), no header, so the cost stays out of the chat path. On, a BasicTracerProvider batches spans to the OTLP/HTTP exporter
 // (JSON encoding), contexts follow async work through AsyncLocalStorage, and the W3C propagator
 // reads and writes `traceparent`.
 import { AsyncLocalStorage } from "node:async_hooks";
+import { createRequire } from "node:module";
 import type { Metadata } from "@grpc/grpc-js";
 import {
   type Attributes,
@@ -20,13 +21,9 @@ import {
   type Span,
   SpanKind,
   SpanStatusCode,
+  type Tracer,
   trace,
 } from "@opentelemetry/api";
-import { W3CTraceContextPropagator } from "@opentelemetry/core";
-import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http";
-import { resourceFromAttributes } from "@opentelemetry/resources";
-import { BasicTracerProvider, BatchSpanProcessor } from "@opentelemetry/sdk-trace-base";
-import { ATTR_SERVICE_NAME } from "@opentelemetry/semantic-conventions";
 
 export { SpanKind };
 
@@ -60,10 +57,14 @@ export interface Tracing {
   shutdown(): Promise<void>;
 }
 
+const sdkRequire = createRequire(import.meta.url);
+
 const OFF: Tracing = { enabled: false, flush: async () => {}, shutdown: async () => {} };
 let current: Tracing = OFF;
 /** The one flag every helper checks first, so tracing off costs a branch. */
 let enabled = false;
+/** The provider's tracer, taken once at init: no global/proxy lookup per span. */
+let tracer: Tracer | undefined;
 
 /** Follows the active context through awaits and callbacks (what context-async-hooks does, in a few lines). */
 class AsyncLocalStorageContextManager implements ContextManager {
@@ -103,11 +104,27 @@ class AsyncLocalStorageContextManager implements ContextManager {
  */
 export function initTracing(service: string, cfg: TracingConfig | undefined): Tracing {
   if (current.enabled || !cfg) return current;
+  // The SDK is loaded only here, so a process with tracing off never loads (or JITs) it; these
+  // packages ship CommonJS, and a synchronous require keeps initTracing synchronous.
+  const { W3CTraceContextPropagator } = sdkRequire("@opentelemetry/core") as typeof import("@opentelemetry/core");
+  const { OTLPTraceExporter } = sdkRequire(
+    "@opentelemetry/exporter-trace-otlp-http",
+  ) as typeof import("@opentelemetry/exporter-trace-otlp-http");
+  const { resourceFromAttributes } = sdkRequire(
+    "@opentelemetry/resources",
+  ) as typeof import("@opentelemetry/resources");
+  const { BasicTracerProvider, BatchSpanProcessor } = sdkRequire(
+    "@opentelemetry/sdk-trace-base",
+  ) as typeof import("@opentelemetry/sdk-trace-base");
+  const { ATTR_SERVICE_NAME } = sdkRequire(
+    "@opentelemetry/semantic-conventions",
+  ) as typeof import("@opentelemetry/semantic-conventions");
   const provider = new BasicTracerProvider({
     resource: resourceFromAttributes({ [ATTR_SERVICE_NAME]: cfg.serviceName ?? `redline-${service}` }),
     spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter({ url: cfg.tracesUrl }))],
   });
   trace.setGlobalTracerProvider(provider);
+  tracer = provider.getTracer("redline");
   propagation.setGlobalPropagator(new W3CTraceContextPropagator());
   context.setGlobalContextManager(new AsyncLocalStorageContextManager());
   enabled = true;
@@ -153,9 +170,11 @@ export interface SpanOptions {
 export async function withSpan<T>(name: string, opts: SpanOptions, fn: (span?: Span) => Promise<T>): Promise<T> {
   if (!enabled) return fn();
   const parent = opts.traceparent ? contextOf({ traceparent: opts.traceparent }) : context.active();
-  const span = trace
-    .getTracer("redline")
-    .startSpan(name, { kind: opts.kind ?? SpanKind.INTERNAL, attributes: opts.attributes, links: opts.links }, parent);
+  const span = (tracer as Tracer).startSpan(
+    name,
+    { kind: opts.kind ?? SpanKind.INTERNAL, attributes: opts.attributes, links: opts.links },
+    parent,
+  );
   try {
     return await context.with(trace.setSpan(parent, span), () => fn(span));
   } catch (err) {
@@ -185,7 +204,7 @@ export function startServerSpan<T>(
 ): T {
   if (!enabled) return fn();
   const parent = propagation.extract(ROOT_CONTEXT, carrier);
-  const span = trace.getTracer("redline").startSpan(name, { kind: SpanKind.SERVER, attributes }, parent);
+  const span = (tracer as Tracer).startSpan(name, { kind: SpanKind.SERVER, attributes }, parent);
   return context.with(trace.setSpan(parent, span), () => fn(span));
 }
 
@@ -209,10 +228,20 @@ export function traceLogFields(): { trace_id?: string; span_id?: string } {
   return { trace_id: traceId, span_id: spanId };
 }
 
-/** `rpc.system`, `rpc.service` and `rpc.method` of a gRPC method path (`/pkg.Service/Method`). */
+const rpcAttributesByPath = new Map<string, Attributes>();
+
+/**
+ * `rpc.system`, `rpc.service` and `rpc.method` of a gRPC method path (`/pkg.Service/Method`),
+ * built once per path (a process has a fixed set of them); the span copies what it is given.
+ */
 function rpcAttributes(path: string): Attributes {
-  const [service = "", method = ""] = path.slice(1).split("/");
-  return { "rpc.system": "grpc", "rpc.service": service, "rpc.method": method };
+  let attributes = rpcAttributesByPath.get(path);
+  if (!attributes) {
+    const [service = "", method = ""] = path.slice(1).split("/");
+    attributes = Object.freeze({ "rpc.system": "grpc", "rpc.service": service, "rpc.method": method });
+    rpcAttributesByPath.set(path, attributes);
+  }
+  return attributes;
 }
 
 /** The span name of a gRPC method path: `pkg.Service/Method` (OTel RPC conventions). */
@@ -251,18 +280,32 @@ export async function rpcServerSpan<T>(path: string, metadata: Metadata, fn: () 
   });
 }
 
-/** Runs one gRPC client call (with its retries) inside a client span whose `traceparent` goes into `md`. */
-export function rpcClientSpan<T>(path: string, md: Metadata, fn: () => Promise<T>): Promise<T> {
-  if (!enabled) return fn();
-  return withSpan(rpcSpanName(path), { kind: SpanKind.CLIENT, attributes: rpcAttributes(path) }, async (span) => {
-    for (const [k, v] of Object.entries(traceHeaders())) md.set(k, v);
-    try {
-      const out = await fn();
-      span?.setAttribute("rpc.grpc.status_code", 0);
-      return out;
-    } catch (err) {
-      span?.setAttribute("rpc.grpc.status_code", grpcCodeOf(err) ?? 2);
-      throw err;
-    }
-  });
+/**
+ * Runs one gRPC client call (with its retries) inside a client span whose `traceparent` goes into
+ * `md`. The span is not made active: the call's only child is the server span, which continues
+ * the traceparent in `md`, so no context switch (an AsyncLocalStorage run) is paid per call.
+ */
+export async function rpcClientSpan<T>(path: string, md: Metadata, fn: () => Promise<T>): Promise<T> {
+  // Health probes of another service are not traced on either side (see rpcServerSpan).
+  if (!enabled || path.startsWith(HEALTH_PREFIX)) return fn();
+  const parent = context.active();
+  const span = (tracer as Tracer).startSpan(
+    rpcSpanName(path),
+    { kind: SpanKind.CLIENT, attributes: rpcAttributes(path) },
+    parent,
+  );
+  const carrier: Record<string, string> = {};
+  propagation.inject(trace.setSpan(parent, span), carrier);
+  for (const key in carrier) md.set(key, carrier[key]);
+  try {
+    const out = await fn();
+    span.setAttribute("rpc.grpc.status_code", 0);
+    return out;
+  } catch (err) {
+    span.setAttribute("rpc.grpc.status_code", grpcCodeOf(err) ?? 2);
+    recordError(span, err);
+    throw err;
+  } finally {
+    span.end();
+  }
 }
