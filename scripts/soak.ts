@@ -19,8 +19,8 @@ import { startLocalInfra } from "@redline/local-infra";
 import { createRpcClient } from "@redline/service-kit";
 import { startProcessStack } from "./lib/bench-stack.js";
 import { DEFAULT_LOOP, MixedLoad, type RequestKind } from "./lib/mixed-load.js";
-import { formatSoakReport, type KindFigures, type SoakReport, soakVerdict } from "./lib/soak-report.js";
 import { HeapSampler } from "./lib/soak-heap.js";
+import { formatSoakReport, type KindFigures, type SoakReport, soakVerdict } from "./lib/soak-report.js";
 import { type RssSample, RssSampler, summarizeRss } from "./lib/soak-rss.js";
 import { SERVICE_NAMES, type ServiceName } from "./lib/stack.js";
 
