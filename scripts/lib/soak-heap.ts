@@ -1,26 +1,26 @@
 // JavaScript memory of a stack's services over a soak, read from each service's own GET /metrics
-// (prom-client's nodejs_heap_size_used_bytes + nodejs_external_memory_bytes, on the METRICS_ADDR
-// the supervisor lists in stack.json). RSS alone cannot tell a leak from V8 growing its heap
-// and keeping the pages: the floor of the heap in use (what survives collections) can.
+// (service-kit's nodejs_heap_used_after_major_gc_bytes, on the METRICS_ADDR the supervisor lists
+// in stack.json). RSS alone cannot tell a leak from V8 growing its heap and keeping the pages,
+// nor can the heap in use (it counts garbage V8 lets pile up for minutes as it widens its
+// limits); the heap a full collection leaves can.
 import { METRICS_PREFIX } from "@redline/service-kit";
 import type { RssSample } from "./soak-rss.js";
 import { readStackFile, SERVICE_NAMES, type ServiceName } from "./stack.js";
 
 /** A scrape that takes longer than this is skipped (the sample is missing, not late). */
-const SCRAPE_TIMEOUT_MS = 2_000;
+const SCRAPE_TIMEOUT_MS = 4_000;
 
 /**
- * Heap used plus external memory in KiB from a Prometheus text exposition of service-kit's
- * registry; null when either gauge is absent (metrics off, or not a Node service).
+ * The heap left by the last full collection in KiB from a Prometheus text exposition of
+ * service-kit's registry; null when the gauge is absent (metrics off) or still 0 (no full
+ * collection yet: a heap is never empty).
  */
 export function parseHeapKiB(metricsText: string): number | null {
-  const gauge = (name: string) => {
-    const m = new RegExp(`^${METRICS_PREFIX}${name} (\\d+(?:\\.\\d+)?(?:e\\+?\\d+)?)$`, "m").exec(metricsText);
-    return m ? Number(m[1]) : null;
-  };
-  const used = gauge("nodejs_heap_size_used_bytes");
-  const external = gauge("nodejs_external_memory_bytes");
-  return used === null || external === null ? null : (used + external) / 1024;
+  const m = new RegExp(
+    `^${METRICS_PREFIX}nodejs_heap_used_after_major_gc_bytes (\\d+(?:\\.\\d+)?(?:e\\+?\\d+)?)$`,
+    "m",
+  ).exec(metricsText);
+  return m && Number(m[1]) > 0 ? Number(m[1]) / 1024 : null;
 }
 
 /**

@@ -6,8 +6,8 @@ import type { RssSummary } from "./soak-rss.js";
 import type { ServiceName } from "./stack.js";
 
 /**
- * A service's JavaScript memory (heap in use + external, the floor per window: what survives
- * collections) may grow at most this much per minute after the warm-up. A flat service wanders
+ * A service's heap after full collections (service-kit's redline_nodejs_heap_used_after_major_gc_bytes,
+ * the floor per window) may grow at most this much per minute after the warm-up. A flat service wanders
  * by well under 1 MiB/min, while a leak of one small object per request at the soak's rate
  * already shows as several MiB/min.
  */
@@ -17,7 +17,9 @@ export const HEAP_SLOPE_LIMIT_MIB_PER_MIN = 1;
  * The RSS floor slope past which growth is reported. RSS is not the verdict's measure while the
  * heap is sampled: V8 keeps the pages of a heap it grew (a gateway's RSS floor rose 14 MiB/min
  * for minutes with its heap after GC flat at 62 MiB), so RSS growth with a flat heap is listed
- * as a note for a person to look at; without a heap sample, RSS is judged as before.
+ * as a note for a person to look at; without a heap sample, RSS is judged as before. (The heap
+ * in use is no better: the gateway's floor of it rose 11 MiB/min with garbage V8 had not yet
+ * collected.)
  */
 export const RSS_SLOPE_LIMIT_MIB_PER_MIN = 1;
 
@@ -55,7 +57,7 @@ export interface SoakReport {
   /** Minutes excluded from the memory slope at the start. */
   warmupMinutes: number;
   rss: Record<ServiceName, RssSummary>;
-  /** Heap in use + external per service (from its GET /metrics), summarized like `rss`. */
+  /** Heap after the last full GC per service (from its GET /metrics), summarized like `rss`. */
   heap: Partial<Record<ServiceName, RssSummary>>;
   /** Every RSS sample per service as [seconds since the load started, MiB]. */
   rssSamples: Record<ServiceName, [number, number][]>;
@@ -176,9 +178,7 @@ export function formatSoakReport(r: SoakReport): string {
     `${name.padEnd(11)}${fixed(m.startMiB).padStart(8)}${fixed(m.endMiB).padStart(8)}${fixed(m.peakMiB).padStart(8)}${(m.slopeMiBPerMin === null ? "-" : fixed(m.slopeMiBPerMin, 2)).padStart(10)}${String(m.samples).padStart(9)}${String(m.restarts).padStart(10)}`;
   for (const [name, m] of Object.entries(r.rss)) lines.push(row(name, m));
   lines.push("");
-  lines.push(
-    "JS memory (heap used + external from each service's GET /metrics, MiB; slope of the floor: what survives GC; the judged figure)",
-  );
+  lines.push("heap after full GC (from each service's GET /metrics, MiB; slope of the floor; the judged figure)");
   for (const [name, m] of Object.entries(r.heap)) if (m) lines.push(row(name, m));
   lines.push("");
   const v = r.verify;

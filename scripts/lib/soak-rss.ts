@@ -8,14 +8,14 @@ import { slope } from "./stats.js";
 
 /**
  * One memory reading of one service: when (epoch ms), which process, and `kib` — its resident
- * set (RssSampler) or its JS heap in use plus external memory (HeapSampler in soak-heap.ts).
+ * set (RssSampler) or the heap its last full collection left (HeapSampler in soak-heap.ts).
  */
 export interface RssSample {
   at: number;
   pid: number;
   /** Process start time (/proc clock ticks), to tell a restarted process from one reusing the pid. */
   startTime: number | null;
-  /** KiB: VmRSS here, heap used + external in a heap sample. */
+  /** KiB: VmRSS here, heap after the last full GC in a heap sample. */
   kib: number;
 }
 
