@@ -5,7 +5,7 @@
 // behind API traffic).
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { constants, PerformanceObserver } from "node:perf_hooks";
+import { constants, type PerformanceEntry, PerformanceObserver } from "node:perf_hooks";
 import { getHeapStatistics } from "node:v8";
 import { status as GrpcStatus } from "@grpc/grpc-js";
 import client from "prom-client";
@@ -188,12 +188,9 @@ function heapAfterMajorGc(): void {
   });
   // The observer runs shortly after the collection: what was allocated in between is noise.
   const observer = new PerformanceObserver((list) => {
-    if (
-      list
-        .getEntries()
-        .some((e) => (e.detail as { kind?: number } | undefined)?.kind === constants.NODE_PERFORMANCE_GC_MAJOR)
-    )
-      gauge.set(getHeapStatistics().used_heap_size);
+    const major = (e: PerformanceEntry) =>
+      (e as { detail?: { kind?: number } }).detail?.kind === constants.NODE_PERFORMANCE_GC_MAJOR;
+    if (list.getEntries().some(major)) gauge.set(getHeapStatistics().used_heap_size);
   });
   observer.observe({ entryTypes: ["gc"] });
 }
