@@ -1,5 +1,6 @@
 // `pnpm soak`: the mixed load of issue #10 against a stack of its own for a bounded time, with
-// every service's memory sampled throughout, then a report and a verdict.
+// every service's memory (RSS, and heap after GC from its /metrics) sampled throughout, then a
+// report and a verdict.
 //
 //   pnpm soak [--minutes 10] [--clients 8] [--rate 4] [--sample-seconds 5] [--json]
 //
@@ -18,8 +19,9 @@ import { startLocalInfra } from "@redline/local-infra";
 import { createRpcClient } from "@redline/service-kit";
 import { startProcessStack } from "./lib/bench-stack.js";
 import { DEFAULT_LOOP, MixedLoad, type RequestKind } from "./lib/mixed-load.js";
+import { HeapSampler } from "./lib/soak-heap.js";
 import { formatSoakReport, type KindFigures, type SoakReport, soakVerdict } from "./lib/soak-report.js";
-import { RssSampler, summarizeRss } from "./lib/soak-rss.js";
+import { type RssSample, RssSampler, summarizeRss } from "./lib/soak-rss.js";
 import { SERVICE_NAMES, type ServiceName } from "./lib/stack.js";
 
 /** The options of a run, from the command line. */
@@ -85,10 +87,12 @@ async function soak(opts: SoakOptions): Promise<SoakReport> {
       const load = new MixedLoad({ url: stack.url, keys, ratePerClient: opts.rate });
       await load.setup();
       const sampler = new RssSampler(stack.stack.dataDir, opts.sampleSeconds * 1000);
+      const heapSampler = new HeapSampler(stack.stack.dataDir, opts.sampleSeconds * 1000);
       const startedAt = Date.now();
       // The warm-up left out of the memory slope: JIT, pools and caches fill in the first minutes.
       const warmupMs = Math.min(2 * 60_000, opts.minutes * 60_000 * 0.25);
       sampler.start();
+      heapSampler.start();
       load.start();
       progress(`load running for ${opts.minutes} min: ${opts.clients} clients at <= ${opts.rate} req/s each`);
       const endAt = startedAt + opts.minutes * 60_000;
@@ -102,6 +106,7 @@ async function soak(opts: SoakOptions): Promise<SoakReport> {
       await load.stop();
       const endedAt = Date.now();
       sampler.stop();
+      await heapSampler.stop();
       progress("load stopped; checking every acknowledged write");
       const verify = await load.verify();
       const seconds = (endedAt - startedAt) / 1000;
@@ -115,19 +120,26 @@ async function soak(opts: SoakOptions): Promise<SoakReport> {
           acknowledgedPerSecond: k.acknowledged / seconds,
         };
       }
-      const rss = Object.fromEntries(
-        SERVICE_NAMES.map((name) => [name, summarizeRss(sampler.samples.get(name) ?? [], startedAt + warmupMs)]),
-      ) as Record<ServiceName, ReturnType<typeof summarizeRss>>;
-      const rssSamples = Object.fromEntries(
-        SERVICE_NAMES.map((name) => [
-          name,
-          (sampler.samples.get(name) ?? []).map((s) => [
-            Math.round((s.at - startedAt) / 100) / 10,
-            Math.round(s.rssKiB / 102.4) / 10,
+      const summaries = (samples: Map<ServiceName, RssSample[]>) =>
+        Object.fromEntries(
+          SERVICE_NAMES.map((name) => [name, summarizeRss(samples.get(name) ?? [], startedAt + warmupMs)]),
+        ) as Record<ServiceName, ReturnType<typeof summarizeRss>>;
+      const series = (samples: Map<ServiceName, RssSample[]>) =>
+        Object.fromEntries(
+          SERVICE_NAMES.map((name) => [
+            name,
+            (samples.get(name) ?? []).map((s) => [
+              Math.round((s.at - startedAt) / 100) / 10,
+              Math.round(s.kib / 102.4) / 10,
+            ]),
           ]),
-        ]),
-      ) as SoakReport["rssSamples"];
-      const partial = { kinds, errorsByStatus: stats.all.errorsByStatus, rss, verify };
+        ) as SoakReport["rssSamples"];
+      const rss = summaries(sampler.samples);
+      // A service never scraped (METRICS_ADDR=off) has no heap figure: its RSS is judged instead.
+      const heap = Object.fromEntries(
+        Object.entries(summaries(heapSampler.samples)).filter(([, h]) => h.samples > 0),
+      ) as SoakReport["heap"];
+      const partial = { kinds, errorsByStatus: stats.all.errorsByStatus, rss, heap, verify };
       return {
         minutes: opts.minutes,
         clients: opts.clients,
@@ -139,7 +151,8 @@ async function soak(opts: SoakOptions): Promise<SoakReport> {
         throughput: { perSecond: stats.all.count / seconds, acknowledgedPerSecond: stats.all.acknowledged / seconds },
         warmupMinutes: warmupMs / 60_000,
         ...partial,
-        rssSamples,
+        rssSamples: series(sampler.samples),
+        heapSamples: series(heapSampler.samples),
         verdict: soakVerdict(partial, [...new Set(DEFAULT_LOOP)], {
           judgedMinutes: (endedAt - startedAt - warmupMs) / 60_000,
         }),

@@ -1,6 +1,6 @@
 // The soak's verdict: what fails it and what does not.
 import { describe, expect, it } from "vitest";
-import { isServerError, MIN_JUDGED_MINUTES, RSS_SLOPE_LIMIT_MIB_PER_MIN, soakVerdict } from "./soak-report.js";
+import { HEAP_SLOPE_LIMIT_MIB_PER_MIN, isServerError, MIN_JUDGED_MINUTES, soakVerdict } from "./soak-report.js";
 import type { RssSummary } from "./soak-rss.js";
 
 const flat: RssSummary = {
@@ -36,13 +36,39 @@ describe("soakVerdict", () => {
     expect(soakVerdict(report(), ["sync_chat", "save"], judged)).toEqual({
       pass: true,
       memory: "flat",
-      slopeLimitMiBPerMin: RSS_SLOPE_LIMIT_MIB_PER_MIN,
+      slopeLimitMiBPerMin: HEAP_SLOPE_LIMIT_MIB_PER_MIN,
       problems: [],
+      notes: [],
     });
   });
 
+  it("judges the heap after GC where there is one: a growing heap fails, RSS growth over a flat heap is a note", () => {
+    const rssGrowing = { ...flat, slopeMiBPerMin: 14 };
+    const heapGrowing = { ...flat, slopeMiBPerMin: 2.5 };
+    const v = soakVerdict(
+      report({
+        rss: { gateway: rssGrowing, documents: flat } as Parameters<typeof soakVerdict>[0]["rss"],
+        heap: { gateway: flat, documents: heapGrowing },
+      }),
+      ["sync_chat", "save"],
+      judged,
+    );
+    expect(v).toMatchObject({ pass: false, memory: "growing" });
+    expect(v.problems).toEqual(["documents: heap after GC grows 2.50 MiB/min after the warm-up (limit 1 MiB/min)"]);
+    expect(v.notes).toEqual([
+      "gateway: RSS grows 14.00 MiB/min after the warm-up while the heap after GC stays flat (0.10 MiB/min): V8 keeping pages, or native memory",
+    ]);
+    // Without a heap figure for a service (no scrape answered), its RSS is judged.
+    const noHeap = soakVerdict(
+      report({ rss: { gateway: rssGrowing, documents: flat } as Parameters<typeof soakVerdict>[0]["rss"], heap: {} }),
+      ["save"],
+      judged,
+    );
+    expect(noHeap.problems).toEqual(["gateway: RSS grows 14.00 MiB/min after the warm-up (limit 1 MiB/min)"]);
+  });
+
   it("fails a service whose RSS grows at the limit or more, naming it and its slope", () => {
-    const leaking = { ...flat, slopeMiBPerMin: RSS_SLOPE_LIMIT_MIB_PER_MIN };
+    const leaking = { ...flat, slopeMiBPerMin: HEAP_SLOPE_LIMIT_MIB_PER_MIN };
     const v = soakVerdict(report({ rss: { ...report().rss, documents: leaking } }), ["sync_chat"], judged);
     expect(v.pass).toBe(false);
     expect(v.memory).toBe("growing");

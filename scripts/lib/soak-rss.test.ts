@@ -67,7 +67,7 @@ describe("RssSampler", () => {
 
     const gateway = sampler.samples.get("gateway") ?? [];
     expect(gateway.map((s) => s.pid)).toEqual([large.pid, large.pid, large.pid]);
-    expect(gateway[0].rssKiB).toBeGreaterThan(60 * 1024);
+    expect(gateway[0].kib).toBeGreaterThan(60 * 1024);
     const documents = sampler.samples.get("documents") ?? [];
     expect(documents.map((s) => s.pid)).toEqual([small.pid, small.pid, again.pid]);
     expect(summarizeRss(documents, 0).restarts).toBe(1);
@@ -81,7 +81,7 @@ function series(n: number, mib: (i: number) => number, opts: { pid?: number; fro
   const { pid = 100, from = 0, stepMs = 5_000 } = opts;
   return Array.from(
     { length: n },
-    (_, i): RssSample => ({ at: from + i * stepMs, pid, startTime: 1, rssKiB: Math.round(mib(i) * 1024) }),
+    (_, i): RssSample => ({ at: from + i * stepMs, pid, startTime: 1, kib: Math.round(mib(i) * 1024) }),
   );
 }
 

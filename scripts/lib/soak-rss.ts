@@ -6,13 +6,17 @@ import { readFileSync } from "node:fs";
 import { readStackFile, SERVICE_NAMES, type ServiceName } from "./stack.js";
 import { slope } from "./stats.js";
 
-/** One reading of one service: when (epoch ms), which process, its resident set in KiB. */
+/**
+ * One memory reading of one service: when (epoch ms), which process, and `kib` — its resident
+ * set (RssSampler) or the heap its last full collection left (HeapSampler in soak-heap.ts).
+ */
 export interface RssSample {
   at: number;
   pid: number;
   /** Process start time (/proc clock ticks), to tell a restarted process from one reusing the pid. */
   startTime: number | null;
-  rssKiB: number;
+  /** KiB: VmRSS here, heap after the last full GC in a heap sample. */
+  kib: number;
 }
 
 /** VmRSS of a /proc/<pid>/status text in KiB; null when the line is absent (a zombie has none). */
@@ -49,8 +53,8 @@ export class RssSampler {
     for (const name of SERVICE_NAMES) {
       const child = children[name];
       if (!child) continue;
-      const rssKiB = readRssKiB(child.pid);
-      if (rssKiB !== null) this.samples.get(name)?.push({ at, pid: child.pid, startTime: child.startTime, rssKiB });
+      const kib = readRssKiB(child.pid);
+      if (kib !== null) this.samples.get(name)?.push({ at, pid: child.pid, startTime: child.startTime, kib });
     }
   }
 
@@ -107,11 +111,11 @@ export function summarizeRss(samples: readonly RssSample[], warmupUntil: number)
   const fitted = longest.length >= 3;
   return {
     samples: samples.length,
-    startMiB: samples[0].rssKiB / MIB,
-    endMiB: samples[samples.length - 1].rssKiB / MIB,
-    peakMiB: Math.max(...samples.map((s) => s.rssKiB)) / MIB,
+    startMiB: samples[0].kib / MIB,
+    endMiB: samples[samples.length - 1].kib / MIB,
+    peakMiB: Math.max(...samples.map((s) => s.kib)) / MIB,
     restarts: runs.length - 1,
-    slopeMiBPerMin: fitted ? slope(floorOf(longest).map((s) => ({ x: s.at / 60_000, y: s.rssKiB / MIB }))) : null,
+    slopeMiBPerMin: fitted ? slope(floorOf(longest).map((s) => ({ x: s.at / 60_000, y: s.kib / MIB }))) : null,
     slopeOverMin: fitted ? (longest[longest.length - 1].at - longest[0].at) / 60_000 : 0,
   };
 }
@@ -126,7 +130,7 @@ export function floorOf(run: readonly RssSample[]): RssSample[] {
     // The last sample closes the last window rather than opening one of its own.
     const w = Math.min(Math.floor((s.at - first) / windowMs), Math.max(0, Math.ceil(span / windowMs) - 1));
     const low = lowest.get(w);
-    if (!low || s.rssKiB < low.rssKiB) lowest.set(w, s);
+    if (!low || s.kib < low.kib) lowest.set(w, s);
   }
   return [...lowest.values()].sort((a, b) => a.at - b.at);
 }
