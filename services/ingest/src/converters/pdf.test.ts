@@ -1,8 +1,9 @@
 import { InputError } from "@redline/service-kit";
 import { describe, expect, it } from "vitest";
 import { readCorpus } from "../testing/corpus.js";
-import { convertPdf, pageToHtml, runningParts } from "./pdf.js";
-import { pageText, type TextItem } from "./pdf-layout.js";
+import { convertPdf } from "./pdf.js";
+import { alignedTable, flowToHtml, Hyphenation, runningParts } from "./pdf-flow.js";
+import { type LayoutLine, pageText, type TextItem } from "./pdf-layout.js";
 
 describe("pdf converter", () => {
   it("extracts the text of the 'various' PDF with page setup", async () => {
@@ -57,12 +58,6 @@ describe("pdf converter", () => {
     await expect(convertPdf(Buffer.from("hello"), "x.pdf")).rejects.toThrow(/not a PDF/);
   });
 
-  it("turns tab-separated lines into a table", () => {
-    expect(pageToHtml("Head\na\tb\nc\td")).toEqual([
-      "<p>Head</p>",
-      "<table><tbody><tr><td>a</td><td>b</td></tr><tr><td>c</td><td>d</td></tr></tbody></table>",
-    ]);
-  });
 });
 
 describe("pdf reading order", () => {
@@ -98,21 +93,58 @@ describe("pdf reading order", () => {
   });
 });
 
+/** A one-cell line as pdf-layout.ts makes it (points, y up), for the flow's pure functions. */
+function line(text: string, y: number, extra: Partial<LayoutLine> = {}): LayoutLine {
+  const left = extra.left ?? 72;
+  const right = extra.right ?? left + text.length * 5;
+  return {
+    kind: "line",
+    text,
+    y,
+    height: 10,
+    left,
+    right,
+    bold: false,
+    cells: [{ text, left, right }],
+    column: -1,
+    breakBefore: "none",
+    ...extra,
+  };
+}
+
 describe("pdf running headers and footers", () => {
   it("takes a line repeated at the top or bottom of most pages out once; page numbers are dropped", () => {
-    const pages = [1, 2, 3].map((n) => `ACME Annual Report\nBody of page ${n}.\nMore text.\nPage ${n}`);
+    const pages = [1, 2, 3].map((n) => ({
+      height: 792,
+      entries: [
+        line("ACME Annual Report", 750),
+        line(`Body of page ${n}.`, 600),
+        line("More text.", 580),
+        line(`Page ${n}`, 40),
+      ],
+    }));
     const parts = runningParts(pages);
     expect(parts.headers).toEqual(["ACME Annual Report"]);
     expect(parts.footers).toEqual([]);
-    expect(parts.pages[1]).toBe("Body of page 2.\nMore text.");
+    expect(parts.pages[1].map((e) => (e.kind === "line" ? e.text : ""))).toEqual(["Body of page 2.", "More text."]);
   });
 
-  it("keeps a repeated table header row with its table, and the 'various' PDF header becomes a part", async () => {
-    expect(runningParts(["A\tB\n1\t2", "A\tB\n3\t4"]).headers).toEqual([]);
+  it("keeps a repeated table header row with its table, and the 'various' PDF header and footer become parts", async () => {
+    const row = (y: number) => {
+      const l = line("A\tB", y);
+      l.cells = [
+        { text: "A", left: 72, right: 80 },
+        { text: "B", left: 200, right: 208 },
+      ];
+      return l;
+    };
+    expect(runningParts([1, 2].map(() => ({ height: 792, entries: [row(750)] }))).headers).toEqual([]);
     const result = await convertPdf(readCorpus("pdf/tika-testPDFVarious.pdf"), "various.pdf");
     expect(result.html.startsWith('<p data-part="header" data-variant="default">This is the header text.</p>')).toBe(
       true,
     );
+    expect(result.html.endsWith('<p data-part="footer" data-variant="default">This is the footer text.</p>')).toBe(true);
     expect(result.html.match(/This is the header text\./g)).toHaveLength(1);
+    expect(result.html.match(/This is the footer text\./g)).toHaveLength(1);
   });
 });

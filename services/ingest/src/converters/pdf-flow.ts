@@ -1,0 +1,383 @@
+// From a PDF's lines in reading order (pdf-layout.ts) to HTML blocks: running headers and
+// footers taken out as out-of-flow parts, paragraphs rebuilt across line, column and page
+// breaks, line-end hyphenation undone where the document shows the word is one, headings
+// recognised by font size and weight, and tables rebuilt from aligned columns.
+import { escapeHtml } from "./html-util.js";
+import type { LayoutEntry, LayoutLine } from "./pdf-layout.js";
+
+/** One page's lines and ruled tables in reading order, and its height in points. */
+export interface FlowPage {
+  entries: LayoutEntry[];
+  height: number;
+}
+
+// Running headers (footers) sit in the top (bottom) band of this share of the page height.
+const RUNNING_ZONE = 0.15;
+const LIST_MARKER = /^(?:[•◦▪‣∙·*-]|\(?\d{1,3}[.)]|\(?[a-z][.)])\s/i;
+const PAGE_NUMBER = /^[#\s\-–—/|.]*$|^page\s*#(\s*(of|\/)\s*#)?$/i;
+/**
+ * A line as compared across pages: page numbers vary, so digits do not count, and word order
+ * does not either (facing pages put the number on the outer side), as in pdf-page-setup.ts.
+ */
+const lineKey = (text: string) => text.trim().toLowerCase().replace(/\d+/g, "#").split(/\s+/).sort().join(" ");
+
+/**
+ * Running headers and footers: lines in the top (bottom) RUNNING_ZONE of a page whose text,
+ * digits aside, recurs in that band on at least two pages and half of them. They are taken out
+ * of every page and returned once each (top to bottom), to become out-of-flow parts; page
+ * numbers alone are dropped. Rows of cells (a table's header row repeated on each page) stay.
+ */
+export function runningParts(pages: FlowPage[]): { headers: string[]; footers: string[]; pages: LayoutEntry[][] } {
+  const band = (line: LayoutLine, height: number): "top" | "bottom" | null =>
+    line.y >= height * (1 - RUNNING_ZONE) ? "top" : line.y <= height * RUNNING_ZONE ? "bottom" : null;
+  const seen = new Map<string, Set<number>>();
+  pages.forEach((page, n) => {
+    for (const entry of page.entries) {
+      if (entry.kind !== "line" || entry.cells.length > 1 || entry.text.trim() === "") continue;
+      const where = band(entry, page.height);
+      if (!where) continue;
+      const key = `${where}:${lineKey(entry.text)}`;
+      seen.set(key, (seen.get(key) ?? new Set()).add(n));
+    }
+  });
+  const needed = Math.max(2, Math.ceil(pages.length / 2));
+  const found = { top: new Map<string, string[]>(), bottom: new Map<string, string[]>() };
+  const out = pages.map((page) =>
+    page.entries.filter((entry) => {
+      if (entry.kind !== "line" || entry.cells.length > 1) return true;
+      const where = band(entry, page.height);
+      if (!where) return true;
+      const key = lineKey(entry.text);
+      if ((seen.get(`${where}:${key}`)?.size ?? 0) < needed) return true;
+      // A bare page number is layout, not a part anyone wants back.
+      if (!PAGE_NUMBER.test(entry.text.trim().replace(/\d+/g, "#"))) {
+        const texts = found[where].get(key) ?? [];
+        texts.push(entry.text.replace(/\s+/g, " ").trim());
+        found[where].set(key, texts);
+      }
+      return false;
+    }),
+  );
+  // The part keeps the words every page shares: the page number ("-2-") goes, a year stays.
+  const shared = (texts: string[]) => {
+    const words = texts.map((t) => new Set(t.split(" ")));
+    return texts[0]
+      .split(" ")
+      .filter((w) => words.every((set) => set.has(w)))
+      .join(" ");
+  };
+  return {
+    headers: [...found.top.values()].map(shared).filter((t) => t !== ""),
+    footers: [...found.bottom.values()].map(shared).filter((t) => t !== ""),
+    pages: out,
+  };
+}
+
+/**
+ * Decides whether a word split at a line end ("adip-" + "iscing") is one word. There is no
+ * dictionary; the document is the evidence. The hyphen goes when the joined word occurs
+ * elsewhere in the document. It stays when the hyphenated form occurs within a line (a real
+ * compound, "well-known"), when the continuation starts with a capital ("Franco-German"), or
+ * when both halves are words of three letters or more that the document uses on their own
+ * while never using the joined form (again a compound). Otherwise the hyphen goes: layout
+ * hyphenation splits at syllables, which are rarely words.
+ */
+export class Hyphenation {
+  private readonly words = new Set<string>();
+  private readonly compounds = new Set<string>();
+
+  /** Learns the words of the document's lines (in reading order), leaving out the halves of line-end splits. */
+  constructor(lines: readonly string[]) {
+    let afterSplit = false;
+    for (const line of lines) {
+      const tokens = line.match(/\p{L}+(?:-\p{L}+)*-?/gu) ?? [];
+      const split = /\p{L}-$/u.test(line.trimEnd());
+      tokens.forEach((token, i) => {
+        if ((i === 0 && afterSplit) || (i === tokens.length - 1 && split)) return;
+        const word = token.replace(/-$/, "").toLowerCase();
+        if (word.includes("-")) {
+          this.compounds.add(word);
+          for (const part of word.split("-")) this.words.add(part);
+        } else this.words.add(word);
+      });
+      afterSplit = split;
+    }
+  }
+
+  /** `before` + `after` as one text, `before` ending in a line-end hyphen. */
+  join(before: string, after: string): string {
+    const stem = /(\p{L}+)-$/u.exec(before)?.[1];
+    const cont = /^\p{L}+/u.exec(after)?.[0];
+    if (!stem || !cont || !/^\p{Ll}/u.test(cont)) return before + after;
+    const joined = (stem + cont).toLowerCase();
+    const compound = `${stem}-${cont}`.toLowerCase();
+    const keep =
+      !this.words.has(joined) &&
+      (this.compounds.has(compound) ||
+        (stem.length >= 3 &&
+          cont.length >= 3 &&
+          this.words.has(stem.toLowerCase()) &&
+          this.words.has(cont.toLowerCase())));
+    return keep ? before + after : before.slice(0, -1) + after;
+  }
+}
+
+/** Where a page's column holds its text: the usual left and right edges and the typical line length. */
+interface ColumnMeasure {
+  left: number;
+  right: number;
+  typicalChars: number;
+}
+
+const percentile = (values: number[], q: number) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor((sorted.length - 1) * q)] ?? 0;
+};
+
+// Edges are read where most lines reach (so an indent or a short last line does not move them).
+const EDGE_PERCENTILE = 0.85;
+// A line reaching this share of its column's width is full: the paragraph goes on below it.
+const FULL_LINE_SHARE = 0.75;
+// Across a column or page break the last line must reach the column's edge (within this share).
+const EDGE_SLACK_SHARE = 0.08;
+// Columns whose typical line is shorter than this are not prose (slides, forms): no reflow.
+const MIN_REFLOW_LINE = 40;
+
+function measureColumns(entries: LayoutEntry[]): Map<number, ColumnMeasure> {
+  const byColumn = new Map<number, LayoutLine[]>();
+  for (const e of entries) {
+    if (e.kind !== "line" || e.cells.length !== 1 || e.text.trim() === "") continue;
+    const lines = byColumn.get(e.column);
+    if (lines) lines.push(e);
+    else byColumn.set(e.column, [e]);
+  }
+  const all = [...byColumn.values()].flat();
+  const measure = (lines: LayoutLine[]): ColumnMeasure => ({
+    left: percentile(
+      lines.map((l) => l.left),
+      1 - EDGE_PERCENTILE,
+    ),
+    right: percentile(
+      lines.map((l) => l.right),
+      EDGE_PERCENTILE,
+    ),
+    typicalChars: percentile(
+      lines.map((l) => l.text.trim().length),
+      0.8,
+    ),
+  });
+  const out = new Map<number, ColumnMeasure>();
+  for (const [column, lines] of byColumn) out.set(column, measure(lines.length >= 3 ? lines : all));
+  return out;
+}
+
+// Headings: at least this much larger than the body text, short, and not ending a sentence mid-list.
+const HEADING_SIZE_RATIO = 1.15;
+const MAX_HEADING_CHARS = 160;
+const MAX_BOLD_HEADING_CHARS = 90;
+// A heading line narrower than this share of its column ends the heading.
+const HEADING_MAX_WIDTH_SHARE = 0.6;
+
+/** The body text's font size: the size most characters are set in (rounded to half points). */
+function bodySize(lines: LayoutLine[]): number {
+  const chars = new Map<number, number>();
+  for (const l of lines) {
+    const size = Math.round(l.height * 2) / 2;
+    chars.set(size, (chars.get(size) ?? 0) + l.text.length);
+  }
+  let best = 10;
+  let most = -1;
+  for (const [size, n] of chars)
+    if (n > most) {
+      best = size;
+      most = n;
+    }
+  return best;
+}
+
+// Aligned-column tables: at least this many rows, and cells no longer than prose fragments.
+const MIN_ALIGNED_ROWS = 3;
+const MAX_MEDIAN_CELL_CHARS = 40;
+
+/**
+ * Rows of cells (lines split at wide gaps) as a table when they line up: the cells' x extents,
+ * merged where they overlap, give the columns; at least MIN_ALIGNED_ROWS rows and two columns,
+ * most rows using two columns or more, and short cells (prose split at a wide gap is not a
+ * table). Returns the rows' cells per column, or null.
+ */
+export function alignedTable(lines: LayoutLine[]): string[][] | null {
+  if (lines.length < MIN_ALIGNED_ROWS) return null;
+  const spans = lines
+    .flatMap((l) => l.cells.filter((c) => c.text.trim() !== ""))
+    .map((c) => [c.left, c.right] as [number, number])
+    .sort((a, b) => a[0] - b[0]);
+  const columns: [number, number][] = [];
+  for (const [l, r] of spans) {
+    const last = columns[columns.length - 1];
+    if (last && l <= last[1]) last[1] = Math.max(last[1], r);
+    else columns.push([l, r]);
+  }
+  if (columns.length < 2) return null;
+  const lengths = lines.flatMap((l) => l.cells.map((c) => c.text.trim().length)).filter((n) => n > 0);
+  if (percentile(lengths, 0.5) > MAX_MEDIAN_CELL_CHARS) return null;
+  const rows = lines.map((line) => {
+    const row = columns.map(() => "");
+    for (const cell of line.cells) {
+      if (cell.text.trim() === "") continue;
+      const k = columns.findIndex(([l, r]) => cell.left >= l && cell.left <= r);
+      row[k] = row[k] ? `${row[k]} ${cell.text.trim()}` : cell.text.trim();
+    }
+    return row;
+  });
+  const multi = rows.filter((r) => r.filter((c) => c !== "").length >= 2).length;
+  return multi * 2 >= rows.length ? rows : null;
+}
+
+const tableHtml = (rows: string[][]) =>
+  `<table><tbody>${rows.map((r) => `<tr>${r.map((c) => `<td>${escapeHtml(c)}</td>`).join("")}</tr>`).join("")}</tbody></table>`;
+
+/**
+ * The document's blocks as HTML, from its pages' entries in reading order (running parts
+ * already taken out). A paragraph goes on below a full line (FULL_LINE_SHARE of its column);
+ * across a column or page break it goes on when its last line reaches the column's edge and
+ * ends without terminal punctuation, and the next line is in the same font size. A list marker,
+ * a paragraph gap, a heading or a line after a colon starts a new block. Lines at least
+ * HEADING_SIZE_RATIO larger than the body become h1..h3 by size rank (largest first); a short
+ * bold line standing alone, in a document whose body is not bold, takes the next level. Runs of
+ * rows with cells become a table when they line up (alignedTable), else paragraphs.
+ */
+export function flowToHtml(pages: LayoutEntry[][]): string[] {
+  const lines = pages.flat().filter((e): e is LayoutLine => e.kind === "line" && e.text.trim() !== "");
+  const body = bodySize(lines);
+  const bodyBold =
+    lines.filter((l) => l.bold).reduce((n, l) => n + l.text.length, 0) * 2 >
+    lines.reduce((n, l) => n + l.text.length, 0);
+  const sizeKey = (l: LayoutLine) => Math.round(l.height * 2) / 2;
+  const large = (l: LayoutLine) =>
+    l.height >= body * HEADING_SIZE_RATIO &&
+    l.text.length <= MAX_HEADING_CHARS &&
+    /\p{L}/u.test(l.text) &&
+    l.cells.length === 1;
+  const headingSizes = [...new Set(lines.filter(large).map(sizeKey))].sort((a, b) => b - a);
+  const levelOf = (l: LayoutLine) => Math.min(3, headingSizes.indexOf(sizeKey(l)) + 1);
+  const boldLevel = Math.min(3, headingSizes.length + 1);
+  const hyphenation = new Hyphenation(lines.map((l) => l.text));
+
+  const blocks: string[] = [];
+  let para: { text: string; last: LayoutLine; measure: ColumnMeasure; size: number } | null = null;
+  let heading: { text: string; level: number; last: LayoutLine } | null = null;
+  let rows: LayoutLine[] = [];
+  const flushPara = () => {
+    if (para) blocks.push(`<p>${escapeHtml(para.text)}</p>`);
+    para = null;
+  };
+  const flushHeading = () => {
+    if (heading) blocks.push(`<h${heading.level}>${escapeHtml(heading.text)}</h${heading.level}>`);
+    heading = null;
+  };
+  const flushRows = () => {
+    const table = alignedTable(rows);
+    if (table) blocks.push(tableHtml(table));
+    else
+      for (const r of rows)
+        blocks.push(
+          `<p>${escapeHtml(
+            r.cells
+              .map((c) => c.text.trim())
+              .join(" ")
+              .trim(),
+          )}</p>`,
+        );
+    rows = [];
+  };
+  const append = (before: string, after: string) =>
+    /\p{L}-$/u.test(before) ? hyphenation.join(before, after) : `${before} ${after}`;
+
+  pages.forEach((entries, pageIndex) => {
+    const measures = measureColumns(entries);
+    entries.forEach((entry, i) => {
+      if (entry.kind === "table") {
+        flushRows();
+        flushHeading();
+        flushPara();
+        blocks.push(tableHtml(entry.rows));
+        return;
+      }
+      const text = entry.text.trim();
+      if (text === "") return;
+      // A page break is a column break.
+      const brk = i === 0 && pageIndex > 0 && entry.breakBefore === "none" ? "column" : entry.breakBefore;
+      if (entry.cells.filter((c) => c.text.trim() !== "").length >= 2) {
+        flushHeading();
+        flushPara();
+        if (brk === "column") flushRows();
+        rows.push(entry);
+        return;
+      }
+      flushRows();
+      let next: LayoutEntry | undefined;
+      for (let k = i + 1; k < entries.length && !next; k++) {
+        const e = entries[k];
+        if (e.kind === "table" || e.text.trim() !== "") next = e;
+      }
+      const measure = measures.get(entry.column) ?? { left: entry.left, right: entry.right, typicalChars: text.length };
+      const standsAlone =
+        brk !== "none" || para === null || !(para as { last: LayoutLine }).last.bold || heading !== null;
+      const nextBreaks = !next || next.kind === "table" || next.breakBefore !== "none" || !next.bold;
+      let level = 0;
+      if (large(entry)) level = levelOf(entry);
+      else if (
+        entry.bold &&
+        !bodyBold &&
+        (text.match(/\p{L}/gu)?.length ?? 0) >= 3 &&
+        // A bold line running to the column's edge goes on in the next line: a paragraph, not a heading.
+        entry.right < measure.left + (measure.right - measure.left) * HEADING_MAX_WIDTH_SHARE &&
+        Math.abs(entry.height - body) < body * 0.15 &&
+        text.length <= MAX_BOLD_HEADING_CHARS &&
+        !/[.,;:]$/.test(text) &&
+        !LIST_MARKER.test(text) &&
+        standsAlone &&
+        nextBreaks
+      )
+        level = boldLevel;
+      if (level > 0) {
+        flushPara();
+        const h = heading as { text: string; level: number; last: LayoutLine } | null;
+        // A heading wraps onto the next line only after a line that filled most of the column.
+        const wrapped =
+          h !== null && h.last.right >= measure.left + (measure.right - measure.left) * HEADING_MAX_WIDTH_SHARE;
+        if (h && wrapped && h.level === level && brk === "none" && sizeKey(h.last) === sizeKey(entry)) {
+          h.text = append(h.text, text);
+          h.last = entry;
+        } else {
+          flushHeading();
+          heading = { text, level, last: entry };
+        }
+        return;
+      }
+      flushHeading();
+      const p = para as { text: string; last: LayoutLine; measure: ColumnMeasure; size: number } | null;
+      let goesOn = false;
+      if (p && !LIST_MARKER.test(text) && !p.text.endsWith(":") && Math.abs(p.size - entry.height) < 1) {
+        const width = Math.max(1, p.measure.right - p.measure.left);
+        const prose = p.measure.typicalChars >= MIN_REFLOW_LINE;
+        if (brk === "none") goesOn = prose && p.last.right >= p.measure.left + width * FULL_LINE_SHARE;
+        else if (brk === "column")
+          goesOn =
+            prose && p.last.right >= p.measure.right - width * EDGE_SLACK_SHARE && !/[.!?:;]["'”’)\]]?$/.test(p.text);
+      }
+      if (p && goesOn) {
+        p.text = append(p.text, text);
+        p.last = entry;
+        p.measure = measure;
+      } else {
+        flushPara();
+        para = { text, last: entry, measure, size: entry.height };
+      }
+    });
+  });
+  flushRows();
+  flushHeading();
+  flushPara();
+  return blocks;
+}
