@@ -76,11 +76,12 @@ export function runningParts(pages: FlowPage[]): { headers: string[]; footers: s
 /**
  * Decides whether a word split at a line end ("adip-" + "iscing") is one word. There is no
  * dictionary; the document is the evidence. The hyphen goes when the joined word occurs
- * elsewhere in the document. It stays when the hyphenated form occurs within a line (a real
- * compound, "well-known"), when the continuation starts with a capital ("Franco-German"), or
- * when both halves are words of three letters or more that the document uses on their own
- * while never using the joined form (again a compound). Otherwise the hyphen goes: layout
- * hyphenation splits at syllables, which are rarely words.
+ * elsewhere in the document (any case: "Trace-" + "Monkey" is "TraceMonkey" there). Otherwise
+ * it stays when the hyphenated form occurs within a line (a real compound, "well-known"), when
+ * the continuation starts with a capital ("Franco-German"), when one letter precedes it
+ * ("x-axis": hyphenation leaves at least two), or when both halves are words of three letters
+ * or more that the document uses on their own (again a compound). Otherwise the hyphen goes:
+ * layout hyphenation splits at syllables, which are rarely words.
  */
 export class Hyphenation {
   private readonly words = new Set<string>();
@@ -108,16 +109,15 @@ export class Hyphenation {
   join(before: string, after: string): string {
     const stem = /(\p{L}+)-$/u.exec(before)?.[1];
     const cont = /^\p{L}+/u.exec(after)?.[0];
-    if (!stem || !cont || !/^\p{Ll}/u.test(cont)) return before + after;
+    if (!stem || !cont) return before + after;
     const joined = (stem + cont).toLowerCase();
     const compound = `${stem}-${cont}`.toLowerCase();
     const keep =
       !this.words.has(joined) &&
-      (this.compounds.has(compound) ||
-        (stem.length >= 3 &&
-          cont.length >= 3 &&
-          this.words.has(stem.toLowerCase()) &&
-          this.words.has(cont.toLowerCase())));
+      (!/^\p{Ll}/u.test(cont) ||
+        stem.length === 1 ||
+        this.compounds.has(compound) ||
+        (stem.length >= 3 && cont.length >= 3 && this.words.has(stem.toLowerCase()) && this.words.has(cont.toLowerCase())));
     return keep ? before + after : before.slice(0, -1) + after;
   }
 }
@@ -140,6 +140,8 @@ const EDGE_PERCENTILE = 0.85;
 const FULL_LINE_SHARE = 0.75;
 // Across a column or page break the last line must reach the column's edge (within this share).
 const EDGE_SLACK_SHARE = 0.08;
+// Print this much smaller than an open paragraph's is a footnote or caption beside its flow.
+const ASIDE_SIZE_RATIO = 0.9;
 // Columns whose typical line is shorter than this are not prose (slides, forms): no reflow.
 const MIN_REFLOW_LINE = 40;
 
@@ -267,10 +269,20 @@ export function flowToHtml(pages: LayoutEntry[][]): string[] {
   let para: { text: string; last: LayoutLine; measure: ColumnMeasure; size: number } | null = null;
   let heading: { text: string; level: number; last: LayoutLine } | null = null;
   let rows: LayoutLine[] = [];
+  // Smaller print met while a paragraph is open at a column's end (a footnote under the
+  // column): it is set aside and follows the paragraph, which goes on in the next column.
+  let aside: { text: string; last: LayoutLine }[] = [];
   const flushPara = () => {
     if (para) blocks.push(`<p>${escapeHtml(para.text)}</p>`);
+    for (const a of aside) blocks.push(`<p>${escapeHtml(a.text)}</p>`);
     para = null;
+    aside = [];
   };
+  /** The paragraph stops at its column's edge mid-sentence: it may go on after a column or page break. */
+  const open = (p: { text: string; last: LayoutLine; measure: ColumnMeasure }) =>
+    p.measure.typicalChars >= MIN_REFLOW_LINE &&
+    p.last.right >= p.measure.right - Math.max(1, p.measure.right - p.measure.left) * EDGE_SLACK_SHARE &&
+    !/[.!?:;]["'”’)\]]?$/.test(p.text);
   const flushHeading = () => {
     if (heading) blocks.push(`<h${heading.level}>${escapeHtml(heading.text)}</h${heading.level}>`);
     heading = null;
@@ -357,14 +369,20 @@ export function flowToHtml(pages: LayoutEntry[][]): string[] {
       }
       flushHeading();
       const p = para as { text: string; last: LayoutLine; measure: ColumnMeasure; size: number } | null;
+      if (p && entry.height < p.size * ASIDE_SIZE_RATIO && (aside.length > 0 || (brk !== "none" && open(p)))) {
+        const last = aside[aside.length - 1];
+        if (last && brk === "none") {
+          last.text = append(last.text, text);
+          last.last = entry;
+        } else aside.push({ text, last: entry });
+        return;
+      }
       let goesOn = false;
       if (p && !LIST_MARKER.test(text) && !p.text.endsWith(":") && Math.abs(p.size - entry.height) < 1) {
         const width = Math.max(1, p.measure.right - p.measure.left);
         const prose = p.measure.typicalChars >= MIN_REFLOW_LINE;
         if (brk === "none") goesOn = prose && p.last.right >= p.measure.left + width * FULL_LINE_SHARE;
-        else if (brk === "column")
-          goesOn =
-            prose && p.last.right >= p.measure.right - width * EDGE_SLACK_SHARE && !/[.!?:;]["'”’)\]]?$/.test(p.text);
+        else if (brk === "column") goesOn = open(p);
       }
       if (p && goesOn) {
         p.text = append(p.text, text);

@@ -148,3 +148,107 @@ describe("pdf running headers and footers", () => {
     expect(result.html.match(/This is the footer text\./g)).toHaveLength(1);
   });
 });
+
+describe("pdf hyphenation from the document's own words", () => {
+  const h = new Hyphenation([
+    "Lorem ipsum dolor sit amet, consectetur adipiscing elit.",
+    "A well-known result, a self-evident one.",
+    "the x axis and the tree cover",
+  ]);
+  it("joins a split word the document writes whole elsewhere", () => {
+    expect(h.join("consectetur adip-", "iscing elit")).toBe("consectetur adipiscing elit");
+  });
+  it("keeps compounds the document writes with a hyphen, capitals and one-letter stems", () => {
+    expect(h.join("a well-", "known fact")).toBe("a well-known fact");
+    expect(h.join("the Franco-", "German border")).toBe("the Franco-German border");
+    expect(h.join("the x-", "axis")).toBe("the x-axis");
+    // Both halves are words here, the joined form is not: a compound.
+    expect(h.join("the tree-", "cover")).toBe("the tree-cover");
+  });
+  it("joins syllables when there is no evidence either way", () => {
+    expect(h.join("a com-", "pilation")).toBe("a compilation");
+  });
+});
+
+describe("pdf flow: paragraphs, headings, aligned tables", () => {
+  /** A justified column of lines (left 72..300): every line but the last is full. */
+  const column = (texts: string[], top: number, extra: Partial<LayoutLine> = {}) =>
+    texts.map((t, i) => line(t, top - i * 12, { left: 72, right: i === texts.length - 1 && !extra.right ? 200 : 300, ...extra }));
+
+  it("joins a paragraph across a column break when it stops mid-sentence at the column's edge", () => {
+    const left = column(["First paragraph line one goes on here and on for a while", "and it ends here."], 700);
+    const second = column(["Second paragraph starts and runs all the way to the", "edge of the column without any stop at all and"], 600, {
+      right: 300,
+    });
+    second[0].breakBefore = "para";
+    const right = column(["then it goes on in the next column, where it goes on and", "ends in the right column."], 700, {
+      left: 320,
+      column: 1,
+    });
+    for (const l of right) {
+      l.left = 320;
+      l.right = l.right === 200 ? 420 : 530;
+      l.column = 1;
+    }
+    right[0].breakBefore = "column";
+    const blocks = flowToHtml([[...left, ...second, ...right]]);
+    expect(blocks).toEqual([
+      "<p>First paragraph line one goes on here and on for a while and it ends here.</p>",
+      "<p>Second paragraph starts and runs all the way to the edge of the column without any stop at all and then it goes on in the next column, where it goes on and ends in the right column.</p>",
+    ]);
+  });
+
+  it("does not join across a page break after terminal punctuation", () => {
+    const page1 = column(["A paragraph that fills the line all the way to the", "edge of the column and stops with a full stop here."], 200, {
+      right: 300,
+    });
+    const page2 = column(["A new paragraph on the next page, in the same column width", "as the paragraph on the page before it, and it", "is short."], 700);
+    expect(flowToHtml([page1, page2])).toEqual([
+      "<p>A paragraph that fills the line all the way to the edge of the column and stops with a full stop here.</p>",
+      "<p>A new paragraph on the next page, in the same column width as the paragraph on the page before it, and it is short.</p>",
+    ]);
+  });
+
+  it("finds headings by size rank and a lone bold line, not every bold line", () => {
+    const body = (t: string, y: number) => line(t, y, { right: 300 });
+    const lines = [
+      line("Annual Report", 760, { height: 20 }),
+      body("Body text that is long enough to be prose in this column.", 730),
+      body("More body text that is long enough to be prose here too.", 718),
+      line("Results", 690, { height: 14 }),
+      line("Method notes", 660, { bold: true, right: 150 }),
+      body("Body text after the bold heading, set in the body size.", 646),
+      line("Bold run-in sentence that reaches the column edge and", 620, { bold: true, right: 300, breakBefore: "para" }),
+      body("continues in roman type on the next line of the paragraph.", 608),
+    ];
+    lines[3].breakBefore = "para";
+    lines[4].breakBefore = "para";
+    const blocks = flowToHtml([lines]);
+    expect(blocks[0]).toBe("<h1>Annual Report</h1>");
+    expect(blocks).toContain("<h2>Results</h2>");
+    expect(blocks).toContain("<h3>Method notes</h3>");
+    expect(blocks.filter((b) => b.startsWith("<h"))).toHaveLength(3);
+  });
+
+  it("rebuilds a table from rows whose cells line up, and leaves two rows or prose with a wide gap alone", () => {
+    const row = (y: number, cells: string[]) => {
+      const l = line(cells.join("\t"), y);
+      l.cells = cells.map((text, k) => ({ text, left: 72 + k * 150, right: 72 + k * 150 + text.length * 5 }));
+      return l;
+    };
+    const rows = [row(700, ["Region", "Sales", "Growth"]), row(688, ["North", "120", "4%"]), row(676, ["South", "95", "2%"])];
+    expect(alignedTable(rows)).toEqual([
+      ["Region", "Sales", "Growth"],
+      ["North", "120", "4%"],
+      ["South", "95", "2%"],
+    ]);
+    expect(alignedTable(rows.slice(0, 2))).toBeNull();
+    const prose = [0, 1, 2].map((k) =>
+      row(600 - k * 12, [
+        "A long sentence of running prose that happens to have",
+        "a wide gap in it, which does not make it a table row",
+      ]),
+    );
+    expect(alignedTable(prose)).toBeNull();
+  });
+});
