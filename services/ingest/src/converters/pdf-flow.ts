@@ -21,48 +21,67 @@ const PAGE_NUMBER = /^[#\s\-–—/|.]*$|^page\s*#(\s*(of|\/)\s*#)?$/i;
  */
 const lineKey = (text: string) => text.trim().toLowerCase().replace(/\d+/g, "#").split(/\s+/).sort().join(" ");
 
+// A running line has at most this many parts (a title and a page number); more is a table row.
+const MAX_RUNNING_CELLS = 2;
+
 /**
  * Running headers and footers: lines in the top (bottom) RUNNING_ZONE of a page whose text,
- * digits aside, recurs in that band on at least two pages and half of them. They are taken out
- * of every page and returned once each (top to bottom), to become out-of-flow parts; page
- * numbers alone are dropped. Rows of cells (a table's header row repeated on each page) stay.
+ * digits aside, recurs in that band on at least two pages and half of them. Lines are taken by
+ * height, not content order (a producer may write a page number apart from its header). They
+ * are taken out of every page and returned once each (top to bottom) with the words all pages
+ * share, to become out-of-flow parts; page numbers alone are dropped. A row of three cells or
+ * more (a table's header row repeated on each page) stays.
  */
 export function runningParts(pages: FlowPage[]): { headers: string[]; footers: string[]; pages: LayoutEntry[][] } {
-  const band = (line: LayoutLine, height: number): "top" | "bottom" | null =>
+  type Band = "top" | "bottom";
+  const band = (line: LayoutLine, height: number): Band | null =>
     line.y >= height * (1 - RUNNING_ZONE) ? "top" : line.y <= height * RUNNING_ZONE ? "bottom" : null;
-  const seen = new Map<string, Set<number>>();
-  pages.forEach((page, n) => {
-    for (const entry of page.entries) {
-      if (entry.kind !== "line" || entry.cells.length > 1 || entry.text.trim() === "") continue;
-      const where = band(entry, page.height);
-      if (!where) continue;
-      const key = `${where}:${lineKey(entry.text)}`;
-      seen.set(key, (seen.get(key) ?? new Set()).add(n));
+  // Per page: the band's lines at one height, as one text.
+  const groups = pages.map((page) => {
+    const inBand = page.entries
+      .filter((e): e is LayoutLine => e.kind === "line" && e.text.trim() !== "" && band(e, page.height) !== null)
+      .sort((a, b) => b.y - a.y || a.left - b.left);
+    const out: { where: Band; lines: LayoutLine[]; text: string; key: string }[] = [];
+    for (const line of inBand) {
+      const last = out[out.length - 1];
+      if (last && Math.abs(last.lines[0].y - line.y) <= Math.max(line.height, last.lines[0].height) * 0.5)
+        last.lines.push(line);
+      else out.push({ where: band(line, page.height) as Band, lines: [line], text: "", key: "" });
     }
+    for (const g of out) {
+      g.lines.sort((a, b) => a.left - b.left);
+      g.text = g.lines
+        .flatMap((l) => l.cells.map((c) => c.text.trim()))
+        .filter((t) => t !== "")
+        .join(" ");
+      g.key = `${g.where}:${lineKey(g.text)}`;
+    }
+    return out.filter(
+      (g) => g.lines.reduce((n, l) => n + l.cells.filter((c) => c.text.trim() !== "").length, 0) <= MAX_RUNNING_CELLS,
+    );
   });
+  const seen = new Map<string, number>();
+  for (const page of groups) for (const key of new Set(page.map((g) => g.key))) seen.set(key, (seen.get(key) ?? 0) + 1);
   const needed = Math.max(2, Math.ceil(pages.length / 2));
   const found = { top: new Map<string, string[]>(), bottom: new Map<string, string[]>() };
-  const out = pages.map((page) =>
-    page.entries.filter((entry) => {
-      if (entry.kind !== "line" || entry.cells.length > 1) return true;
-      const where = band(entry, page.height);
-      if (!where) return true;
-      const key = lineKey(entry.text);
-      if ((seen.get(`${where}:${key}`)?.size ?? 0) < needed) return true;
+  const out = pages.map((page, n) => {
+    const taken = new Set<LayoutEntry>();
+    for (const g of groups[n]) {
+      if ((seen.get(g.key) ?? 0) < needed) continue;
+      for (const l of g.lines) taken.add(l);
       // A bare page number is layout, not a part anyone wants back.
-      if (!PAGE_NUMBER.test(entry.text.trim().replace(/\d+/g, "#"))) {
-        const texts = found[where].get(key) ?? [];
-        texts.push(entry.text.replace(/\s+/g, " ").trim());
-        found[where].set(key, texts);
-      }
-      return false;
-    }),
-  );
+      if (PAGE_NUMBER.test(g.text.replace(/\d+/g, "#"))) continue;
+      const texts = found[g.where].get(g.key) ?? [];
+      texts.push(g.text);
+      found[g.where].set(g.key, texts);
+    }
+    return page.entries.filter((e) => !taken.has(e));
+  });
   // The part keeps the words every page shares: the page number ("-2-") goes, a year stays.
   const shared = (texts: string[]) => {
-    const words = texts.map((t) => new Set(t.split(" ")));
+    const words = texts.map((t) => new Set(t.split(/\s+/)));
     return texts[0]
-      .split(" ")
+      .split(/\s+/)
       .filter((w) => words.every((set) => set.has(w)))
       .join(" ");
   };
@@ -117,7 +136,10 @@ export class Hyphenation {
       (!/^\p{Ll}/u.test(cont) ||
         stem.length === 1 ||
         this.compounds.has(compound) ||
-        (stem.length >= 3 && cont.length >= 3 && this.words.has(stem.toLowerCase()) && this.words.has(cont.toLowerCase())));
+        (stem.length >= 3 &&
+          cont.length >= 3 &&
+          this.words.has(stem.toLowerCase()) &&
+          this.words.has(cont.toLowerCase())));
     return keep ? before + after : before.slice(0, -1) + after;
   }
 }
@@ -143,12 +165,12 @@ const EDGE_SLACK_SHARE = 0.08;
 // Print this much smaller than an open paragraph's is a footnote or caption beside its flow.
 const ASIDE_SIZE_RATIO = 0.9;
 // Columns whose typical line is shorter than this are not prose (slides, forms): no reflow.
-const MIN_REFLOW_LINE = 40;
+const MIN_REFLOW_LINE = 30;
 
 function measureColumns(entries: LayoutEntry[]): Map<number, ColumnMeasure> {
   const byColumn = new Map<number, LayoutLine[]>();
   for (const e of entries) {
-    if (e.kind !== "line" || e.cells.length !== 1 || e.text.trim() === "") continue;
+    if (e.kind !== "line" || e.text.trim() === "") continue;
     const lines = byColumn.get(e.column);
     if (lines) lines.push(e);
     else byColumn.set(e.column, [e]);
@@ -204,8 +226,9 @@ const MAX_MEDIAN_CELL_CHARS = 40;
 /**
  * Rows of cells (lines split at wide gaps) as a table when they line up: the cells' x extents,
  * merged where they overlap, give the columns; at least MIN_ALIGNED_ROWS rows and two columns,
- * most rows using two columns or more, and short cells (prose split at a wide gap is not a
- * table). Returns the rows' cells per column, or null.
+ * most rows using two columns or more, short cells, and every column after the first aligned
+ * on its left, right or middle (prose split at a wide gap is not a table). Returns the rows'
+ * cells per column, or null.
  */
 export function alignedTable(lines: LayoutLine[]): string[][] | null {
   if (lines.length < MIN_ALIGNED_ROWS) return null;
@@ -232,7 +255,22 @@ export function alignedTable(lines: LayoutLine[]): string[][] | null {
     return row;
   });
   const multi = rows.filter((r) => r.filter((c) => c !== "").length >= 2).length;
-  return multi * 2 >= rows.length ? rows : null;
+  if (multi * 2 < rows.length) return null;
+  // Each column after the first lines up on its left edge, right edge or middle (within an
+  // em); a wide word gap in justified prose falls at a different place on every line.
+  for (let k = 1; k < columns.length; k++) {
+    const cells = lines.flatMap((l) =>
+      l.cells.filter((c) => c.text.trim() !== "" && c.left >= columns[k][0] && c.left <= columns[k][1]),
+    );
+    const em = Math.max(...lines.map((l) => l.height));
+    const spread = (values: number[]) => Math.max(...values) - Math.min(...values);
+    const aligned =
+      spread(cells.map((c) => c.left)) <= em ||
+      spread(cells.map((c) => c.right)) <= em ||
+      spread(cells.map((c) => (c.left + c.right) / 2)) <= em;
+    if (!aligned) return null;
+  }
+  return rows;
 }
 
 const tableHtml = (rows: string[][]) =>
@@ -268,7 +306,8 @@ export function flowToHtml(pages: LayoutEntry[][]): string[] {
   const blocks: string[] = [];
   let para: { text: string; last: LayoutLine; measure: ColumnMeasure; size: number } | null = null;
   let heading: { text: string; level: number; last: LayoutLine } | null = null;
-  let rows: LayoutLine[] = [];
+  // Rows of cells waiting to be read as a table, each with what its line would need as prose.
+  let rows: { entry: LayoutLine; brk: LayoutLine["breakBefore"]; measure: ColumnMeasure }[] = [];
   // Smaller print met while a paragraph is open at a column's end (a footnote under the
   // column): it is set aside and follows the paragraph, which goes on in the next column.
   let aside: { text: string; last: LayoutLine }[] = [];
@@ -287,23 +326,95 @@ export function flowToHtml(pages: LayoutEntry[][]): string[] {
     if (heading) blocks.push(`<h${heading.level}>${escapeHtml(heading.text)}</h${heading.level}>`);
     heading = null;
   };
-  const flushRows = () => {
-    const table = alignedTable(rows);
-    if (table) blocks.push(tableHtml(table));
-    else
-      for (const r of rows)
-        blocks.push(
-          `<p>${escapeHtml(
-            r.cells
-              .map((c) => c.text.trim())
-              .join(" ")
-              .trim(),
-          )}</p>`,
-        );
-    rows = [];
-  };
   const append = (before: string, after: string) =>
     /\p{L}-$/u.test(before) ? hyphenation.join(before, after) : `${before} ${after}`;
+
+  /** One line of text: a heading, an aside, the next line of the open paragraph, or a new one. */
+  const handleLine = (
+    entry: LayoutLine,
+    text: string,
+    brk: LayoutLine["breakBefore"],
+    next: LayoutEntry | undefined,
+    measure: ColumnMeasure,
+  ) => {
+    const standsAlone =
+      brk !== "none" || para === null || !(para as { last: LayoutLine }).last.bold || heading !== null;
+    const nextBreaks = !next || next.kind === "table" || next.breakBefore !== "none" || !next.bold;
+    let level = 0;
+    if (large(entry)) level = levelOf(entry);
+    else if (
+      entry.bold &&
+      !bodyBold &&
+      (text.match(/\p{L}/gu)?.length ?? 0) >= 3 &&
+      // A bold line running to the column's edge goes on in the next line: a paragraph, not a heading.
+      entry.right < measure.left + (measure.right - measure.left) * HEADING_MAX_WIDTH_SHARE &&
+      Math.abs(entry.height - body) < body * 0.15 &&
+      text.length <= MAX_BOLD_HEADING_CHARS &&
+      !/[.,;:]$/.test(text) &&
+      !LIST_MARKER.test(text) &&
+      standsAlone &&
+      nextBreaks
+    )
+      level = boldLevel;
+    if (level > 0) {
+      flushPara();
+      const h = heading as { text: string; level: number; last: LayoutLine } | null;
+      // A heading wraps onto the next line only after a line that filled most of the column.
+      const wrapped =
+        h !== null && h.last.right >= measure.left + (measure.right - measure.left) * HEADING_MAX_WIDTH_SHARE;
+      if (h && wrapped && h.level === level && brk === "none" && sizeKey(h.last) === sizeKey(entry)) {
+        h.text = append(h.text, text);
+        h.last = entry;
+      } else {
+        flushHeading();
+        heading = { text, level, last: entry };
+      }
+      return;
+    }
+    flushHeading();
+    const p = para as { text: string; last: LayoutLine; measure: ColumnMeasure; size: number } | null;
+    if (p && entry.height < p.size * ASIDE_SIZE_RATIO && (aside.length > 0 || (brk !== "none" && open(p)))) {
+      const last = aside[aside.length - 1];
+      if (last && brk === "none") {
+        last.text = append(last.text, text);
+        last.last = entry;
+      } else aside.push({ text, last: entry });
+      return;
+    }
+    let goesOn = false;
+    if (p && !LIST_MARKER.test(text) && !p.text.endsWith(":") && Math.abs(p.size - entry.height) < 1) {
+      const width = Math.max(1, p.measure.right - p.measure.left);
+      const prose = p.measure.typicalChars >= MIN_REFLOW_LINE;
+      if (brk === "none") goesOn = prose && p.last.right >= p.measure.left + width * FULL_LINE_SHARE;
+      else if (brk === "column") goesOn = open(p);
+    }
+    if (p && goesOn) {
+      p.text = append(p.text, text);
+      p.last = entry;
+      p.measure = measure;
+    } else {
+      flushPara();
+      para = { text, last: entry, measure, size: entry.height };
+    }
+  };
+  /** Waiting rows: a table when they line up, else lines of text like any other. */
+  const flushRows = () => {
+    const waiting = rows;
+    rows = [];
+    const table = alignedTable(waiting.map((r) => r.entry));
+    if (table) {
+      flushHeading();
+      flushPara();
+      blocks.push(tableHtml(table));
+    } else
+      for (const r of waiting) {
+        const text = r.entry.cells
+          .map((c) => c.text.trim())
+          .join(" ")
+          .trim();
+        handleLine(r.entry, text, r.brk, undefined, r.measure);
+      }
+  };
 
   pages.forEach((entries, pageIndex) => {
     const measures = measureColumns(entries);
@@ -319,11 +430,10 @@ export function flowToHtml(pages: LayoutEntry[][]): string[] {
       if (text === "") return;
       // A page break is a column break.
       const brk = i === 0 && pageIndex > 0 && entry.breakBefore === "none" ? "column" : entry.breakBefore;
+      const measure = measures.get(entry.column) ?? { left: entry.left, right: entry.right, typicalChars: text.length };
       if (entry.cells.filter((c) => c.text.trim() !== "").length >= 2) {
-        flushHeading();
-        flushPara();
         if (brk === "column") flushRows();
-        rows.push(entry);
+        rows.push({ entry, brk, measure });
         return;
       }
       flushRows();
@@ -332,66 +442,7 @@ export function flowToHtml(pages: LayoutEntry[][]): string[] {
         const e = entries[k];
         if (e.kind === "table" || e.text.trim() !== "") next = e;
       }
-      const measure = measures.get(entry.column) ?? { left: entry.left, right: entry.right, typicalChars: text.length };
-      const standsAlone =
-        brk !== "none" || para === null || !(para as { last: LayoutLine }).last.bold || heading !== null;
-      const nextBreaks = !next || next.kind === "table" || next.breakBefore !== "none" || !next.bold;
-      let level = 0;
-      if (large(entry)) level = levelOf(entry);
-      else if (
-        entry.bold &&
-        !bodyBold &&
-        (text.match(/\p{L}/gu)?.length ?? 0) >= 3 &&
-        // A bold line running to the column's edge goes on in the next line: a paragraph, not a heading.
-        entry.right < measure.left + (measure.right - measure.left) * HEADING_MAX_WIDTH_SHARE &&
-        Math.abs(entry.height - body) < body * 0.15 &&
-        text.length <= MAX_BOLD_HEADING_CHARS &&
-        !/[.,;:]$/.test(text) &&
-        !LIST_MARKER.test(text) &&
-        standsAlone &&
-        nextBreaks
-      )
-        level = boldLevel;
-      if (level > 0) {
-        flushPara();
-        const h = heading as { text: string; level: number; last: LayoutLine } | null;
-        // A heading wraps onto the next line only after a line that filled most of the column.
-        const wrapped =
-          h !== null && h.last.right >= measure.left + (measure.right - measure.left) * HEADING_MAX_WIDTH_SHARE;
-        if (h && wrapped && h.level === level && brk === "none" && sizeKey(h.last) === sizeKey(entry)) {
-          h.text = append(h.text, text);
-          h.last = entry;
-        } else {
-          flushHeading();
-          heading = { text, level, last: entry };
-        }
-        return;
-      }
-      flushHeading();
-      const p = para as { text: string; last: LayoutLine; measure: ColumnMeasure; size: number } | null;
-      if (p && entry.height < p.size * ASIDE_SIZE_RATIO && (aside.length > 0 || (brk !== "none" && open(p)))) {
-        const last = aside[aside.length - 1];
-        if (last && brk === "none") {
-          last.text = append(last.text, text);
-          last.last = entry;
-        } else aside.push({ text, last: entry });
-        return;
-      }
-      let goesOn = false;
-      if (p && !LIST_MARKER.test(text) && !p.text.endsWith(":") && Math.abs(p.size - entry.height) < 1) {
-        const width = Math.max(1, p.measure.right - p.measure.left);
-        const prose = p.measure.typicalChars >= MIN_REFLOW_LINE;
-        if (brk === "none") goesOn = prose && p.last.right >= p.measure.left + width * FULL_LINE_SHARE;
-        else if (brk === "column") goesOn = open(p);
-      }
-      if (p && goesOn) {
-        p.text = append(p.text, text);
-        p.last = entry;
-        p.measure = measure;
-      } else {
-        flushPara();
-        para = { text, last: entry, measure, size: entry.height };
-      }
+      handleLine(entry, text, brk, next, measure);
     });
   });
   flushRows();

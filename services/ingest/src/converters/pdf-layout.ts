@@ -53,6 +53,25 @@ function groupLines(items: TextItem[]): Line[] {
   return lines;
 }
 
+// Text on both sides of a candidate gutter closer than this many ems is one line of words
+// (a word gap, even a wide justified one), not two columns.
+const GUTTER_GAP_EM = 1.5;
+
+/** True when the line's text runs across x: an item spans it, or words on both sides sit closer than a gutter. */
+function crosses(line: Line, x: number): boolean {
+  let leftEnd = Number.NEGATIVE_INFINITY;
+  let rightStart = Number.POSITIVE_INFINITY;
+  let size = 0;
+  for (const i of line.items) {
+    if (i.str.trim() === "") continue;
+    if (i.x < x && i.x + i.width > x) return true;
+    if (i.x + i.width <= x) leftEnd = Math.max(leftEnd, i.x + i.width);
+    else rightStart = Math.min(rightStart, i.x);
+    size = Math.max(size, i.height);
+  }
+  return rightStart - leftEnd < GUTTER_GAP_EM * (size || 10);
+}
+
 /** The x of a vertical gutter that splits the page's lines into two columns, or null. */
 export function findGutter(lines: Line[], pageWidth: number): number | null {
   const wideLines = lines.filter((l) => l.items.some((i) => i.str.trim() !== ""));
@@ -66,14 +85,12 @@ export function findGutter(lines: Line[], pageWidth: number): number | null {
     for (const line of wideLines) {
       let l = false;
       let r = false;
-      let c = false;
       for (const i of line.items) {
         if (i.str.trim() === "") continue;
-        if (i.x < x && i.x + i.width > x) c = true;
-        else if (i.x + i.width <= x) l = true;
-        else r = true;
+        if (i.x + i.width <= x) l = true;
+        else if (i.x >= x) r = true;
       }
-      if (c) crossing++;
+      if (crosses(line, x)) crossing++;
       else {
         if (l) left++;
         if (r) right++;
@@ -122,7 +139,7 @@ function interleaved(lines: Line[], gutter: number): boolean {
     .filter((l) => l.items.some((i) => i.str.trim() !== ""))
     .map((l) => {
       const real = l.items.filter((i) => i.str.trim() !== "");
-      if (real.some((i) => i.x < gutter && i.x + i.width > gutter)) return "x";
+      if (crosses(l, gutter)) return "x";
       const left = real.every((i) => i.x + i.width <= gutter);
       const right = real.every((i) => i.x >= gutter);
       // "b": one stream line holding text of both columns is a row written across the gutter.
@@ -151,7 +168,7 @@ export interface LayoutLine {
   kind: "line";
   text: string;
   y: number;
-  /** Font size of the line's first item, in points. */
+  /** Font size of the line (its largest visible item's), in points. */
   height: number;
   left: number;
   right: number;
@@ -178,27 +195,34 @@ function toLine(l: Line, column: number): LayoutLine {
   let prevEnd: number | null = null;
   let boldChars = 0;
   let chars = 0;
+  // Blank items only say "a space here": some producers give them the width of a justified
+  // gap or more, so gaps are measured between visible items.
+  let space = false;
   for (const item of l.items) {
-    const charWidth = item.str.length > 0 ? item.width / item.str.length : 0;
+    if (item.str.trim() === "") {
+      space = space || item.str !== "";
+      continue;
+    }
+    const charWidth = item.width / item.str.length;
     const visible = item.str.replace(/\s/g, "").length;
     chars += visible;
     if (item.bold) boldChars += visible;
     const cell = cells[cells.length - 1];
     if (prevEnd !== null && cell) {
       const gap = item.x - prevEnd;
-      if (charWidth > 0 && gap > CELL_GAP_CHARS * charWidth && cell.text.trim() !== "") {
+      if (charWidth > 0 && gap > CELL_GAP_CHARS * charWidth) {
         cells.push({ text: item.str, left: item.x, right: item.x + item.width });
-        prevEnd = item.x + item.width;
-        continue;
+      } else {
+        if ((space || gap > charWidth * 0.25) && !cell.text.endsWith(" ") && !item.str.startsWith(" "))
+          cell.text += " ";
+        cell.text += item.str;
+        cell.right = Math.max(cell.right, item.x + item.width);
       }
-      if (gap > charWidth * 0.25 && !cell.text.endsWith(" ") && !item.str.startsWith(" ")) cell.text += " ";
-      cell.text += item.str;
-      cell.right = Math.max(cell.right, item.x + item.width);
-    } else if (cell) {
-      cell.text += item.str;
     } else cells.push({ text: item.str, left: item.x, right: item.x + item.width });
     prevEnd = item.x + item.width;
+    space = false;
   }
+  if (cells.length === 0) cells.push({ text: "", left: l.items[0]?.x ?? 0, right: l.items[0]?.x ?? 0 });
   for (const cell of cells) cell.text = cell.text.replace(/[ ]{2,}/g, " ");
   text = cells.map((c) => c.text).join("\t");
   const real = cells.filter((c) => c.text.trim() !== "");
@@ -206,7 +230,9 @@ function toLine(l: Line, column: number): LayoutLine {
     kind: "line",
     text,
     y: l.y,
-    height: l.items[0]?.height ?? 10,
+    // Font size: the largest visible item's (a superscript is smaller than its line).
+    height:
+      Math.max(0, ...l.items.filter((i) => i.str.trim() !== "").map((i) => i.height)) || (l.items[0]?.height ?? 10),
     left: real.length > 0 ? Math.min(...real.map((c) => c.left)) : 0,
     right: real.length > 0 ? Math.max(...real.map((c) => c.right)) : 0,
     bold: chars > 0 && boldChars >= chars * BOLD_SHARE,
@@ -292,7 +318,7 @@ export function pageLines(items: TextItem[], pageWidth: number, tables: LayoutTa
         flush();
         place(above);
       }
-      if (line.items.some((i) => i.str.trim() !== "" && i.x < gutter && i.x + i.width > gutter)) {
+      if (crosses(line, gutter)) {
         flush();
         out.push(toLine(line, -1));
         continue;

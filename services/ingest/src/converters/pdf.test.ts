@@ -1,5 +1,7 @@
+import { existsSync } from "node:fs";
 import { InputError } from "@redline/service-kit";
-import { describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
+import { closeBrowser, printPdf } from "../export/to-pdf.js";
 import { readCorpus } from "../testing/corpus.js";
 import { convertPdf } from "./pdf.js";
 import { alignedTable, flowToHtml, Hyphenation, runningParts } from "./pdf-flow.js";
@@ -57,7 +59,6 @@ describe("pdf converter", () => {
   it("refuses bytes that are not a PDF", async () => {
     await expect(convertPdf(Buffer.from("hello"), "x.pdf")).rejects.toThrow(/not a PDF/);
   });
-
 });
 
 describe("pdf reading order", () => {
@@ -131,10 +132,11 @@ describe("pdf running headers and footers", () => {
 
   it("keeps a repeated table header row with its table, and the 'various' PDF header and footer become parts", async () => {
     const row = (y: number) => {
-      const l = line("A\tB", y);
+      const l = line("A\tB\tC", y);
       l.cells = [
         { text: "A", left: 72, right: 80 },
         { text: "B", left: 200, right: 208 },
+        { text: "C", left: 300, right: 308 },
       ];
       return l;
     };
@@ -143,7 +145,9 @@ describe("pdf running headers and footers", () => {
     expect(result.html.startsWith('<p data-part="header" data-variant="default">This is the header text.</p>')).toBe(
       true,
     );
-    expect(result.html.endsWith('<p data-part="footer" data-variant="default">This is the footer text.</p>')).toBe(true);
+    expect(result.html.endsWith('<p data-part="footer" data-variant="default">This is the footer text.</p>')).toBe(
+      true,
+    );
     expect(result.html.match(/This is the header text\./g)).toHaveLength(1);
     expect(result.html.match(/This is the footer text\./g)).toHaveLength(1);
   });
@@ -173,18 +177,28 @@ describe("pdf hyphenation from the document's own words", () => {
 describe("pdf flow: paragraphs, headings, aligned tables", () => {
   /** A justified column of lines (left 72..300): every line but the last is full. */
   const column = (texts: string[], top: number, extra: Partial<LayoutLine> = {}) =>
-    texts.map((t, i) => line(t, top - i * 12, { left: 72, right: i === texts.length - 1 && !extra.right ? 200 : 300, ...extra }));
+    texts.map((t, i) =>
+      line(t, top - i * 12, { left: 72, right: i === texts.length - 1 && !extra.right ? 200 : 300, ...extra }),
+    );
 
   it("joins a paragraph across a column break when it stops mid-sentence at the column's edge", () => {
     const left = column(["First paragraph line one goes on here and on for a while", "and it ends here."], 700);
-    const second = column(["Second paragraph starts and runs all the way to the", "edge of the column without any stop at all and"], 600, {
-      right: 300,
-    });
+    const second = column(
+      ["Second paragraph starts and runs all the way to the", "edge of the column without any stop at all and"],
+      600,
+      {
+        right: 300,
+      },
+    );
     second[0].breakBefore = "para";
-    const right = column(["then it goes on in the next column, where it goes on and", "ends in the right column."], 700, {
-      left: 320,
-      column: 1,
-    });
+    const right = column(
+      ["then it goes on in the next column, where it goes on and", "ends in the right column."],
+      700,
+      {
+        left: 320,
+        column: 1,
+      },
+    );
     for (const l of right) {
       l.left = 320;
       l.right = l.right === 200 ? 420 : 530;
@@ -199,10 +213,21 @@ describe("pdf flow: paragraphs, headings, aligned tables", () => {
   });
 
   it("does not join across a page break after terminal punctuation", () => {
-    const page1 = column(["A paragraph that fills the line all the way to the", "edge of the column and stops with a full stop here."], 200, {
-      right: 300,
-    });
-    const page2 = column(["A new paragraph on the next page, in the same column width", "as the paragraph on the page before it, and it", "is short."], 700);
+    const page1 = column(
+      ["A paragraph that fills the line all the way to the", "edge of the column and stops with a full stop here."],
+      200,
+      {
+        right: 300,
+      },
+    );
+    const page2 = column(
+      [
+        "A new paragraph on the next page, in the same column width",
+        "as the paragraph on the page before it, and it",
+        "is short.",
+      ],
+      700,
+    );
     expect(flowToHtml([page1, page2])).toEqual([
       "<p>A paragraph that fills the line all the way to the edge of the column and stops with a full stop here.</p>",
       "<p>A new paragraph on the next page, in the same column width as the paragraph on the page before it, and it is short.</p>",
@@ -218,7 +243,11 @@ describe("pdf flow: paragraphs, headings, aligned tables", () => {
       line("Results", 690, { height: 14 }),
       line("Method notes", 660, { bold: true, right: 150 }),
       body("Body text after the bold heading, set in the body size.", 646),
-      line("Bold run-in sentence that reaches the column edge and", 620, { bold: true, right: 300, breakBefore: "para" }),
+      line("Bold run-in sentence that reaches the column edge and", 620, {
+        bold: true,
+        right: 300,
+        breakBefore: "para",
+      }),
       body("continues in roman type on the next line of the paragraph.", 608),
     ];
     lines[3].breakBefore = "para";
@@ -236,7 +265,11 @@ describe("pdf flow: paragraphs, headings, aligned tables", () => {
       l.cells = cells.map((text, k) => ({ text, left: 72 + k * 150, right: 72 + k * 150 + text.length * 5 }));
       return l;
     };
-    const rows = [row(700, ["Region", "Sales", "Growth"]), row(688, ["North", "120", "4%"]), row(676, ["South", "95", "2%"])];
+    const rows = [
+      row(700, ["Region", "Sales", "Growth"]),
+      row(688, ["North", "120", "4%"]),
+      row(676, ["South", "95", "2%"]),
+    ];
     expect(alignedTable(rows)).toEqual([
       ["Region", "Sales", "Growth"],
       ["North", "120", "4%"],
@@ -250,5 +283,132 @@ describe("pdf flow: paragraphs, headings, aligned tables", () => {
       ]),
     );
     expect(alignedTable(prose)).toBeNull();
+  });
+});
+
+// Ground truth from Chromium: a page laid out with known lines (each line its own justified
+// block, so line ends, hyphens and column breaks fall exactly where written).
+const hasChromium = ["/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome"].some((p) =>
+  existsSync(p),
+);
+
+/** One paragraph whose lines are exactly `lines` (every line, the last too, fills the width). */
+const exactLines = (lines: string[]) =>
+  `<div class="p">${lines.map((l) => `<div class="l">${l}</div>`).join("")}</div>`;
+const FILLER = [
+  "Quarterly figures are gathered from",
+  "every regional office and checked",
+  "against the ledgers before they are",
+  "published, so the totals agree.",
+];
+const COLUMN_PARAGRAPH = [
+  "The second paragraph starts near the",
+  "foot of the first column and keeps",
+  "going: lorem ipsum dolor sit, adip-",
+  "iscing elit, sed do eiusmod tempor",
+  "incididunt ut labore et dolore, with",
+  "a result that is by now well-",
+  "known to the readers of the earlier",
+  "reports, and that runs on into the",
+  "second column of the page without",
+  "a break in its sentence until it",
+  "reaches the second column, where it",
+  "goes on for a few more lines and",
+  "finally ends with a full stop here.",
+];
+const WORDS = "each office reports its sales and costs with staff numbers for the quarter to the head office".split(
+  " ",
+);
+/** Varied full-width lines (repeated lines would line their word gaps up into a false gutter). */
+const longLine = (i: number) => {
+  const words: string[] = [];
+  for (let k = i; words.join(" ").length < 74; k++) words.push(WORDS[(k * 7) % WORDS.length]);
+  return `${words.join(" ")} ${i + 1}`;
+};
+
+function groundTruthPage(): string {
+  const css = `
+    body { font-family: "DejaVu Sans", sans-serif; font-size: 12px; line-height: 16px; margin: 0; }
+    h1 { font-size: 26px; line-height: 32px; margin: 0 0 12px; }
+    h2 { font-size: 19px; line-height: 24px; margin: 12px 0; }
+    .l { text-align: justify; text-align-last: justify; white-space: normal; }
+    .p { margin: 0 0 14px; }
+    .cols { column-count: 2; column-gap: 40px; column-fill: auto; height: 192px; margin-bottom: 14px; }
+    table.ruled { border-collapse: collapse; margin: 0 0 14px; }
+    table.ruled td { border: 1px solid #000; padding: 3px 8px; }
+    table.plain td { padding: 0 48px 0 0; }
+    table.plain { margin: 0 0 14px; }
+    .bold { font-weight: bold; margin: 0 0 14px; }`;
+  const longParagraph = Array.from({ length: 48 }, (_, i) => longLine(i));
+  longParagraph[47] = "and this is where the long paragraph finally comes to an end.";
+  const body = [
+    "<h1>Quarterly Report</h1>",
+    exactLines([
+      "Lorem ipsum dolor sit amet, consectetur adipiscing elit, said the first line of the",
+      "opening paragraph, a well-known text that ends on its second line.",
+    ]),
+    `<table class="ruled"><tr><td>Region</td><td>Sales</td><td>Staff</td></tr><tr><td>North</td><td>1,200</td><td>14</td></tr><tr><td>South</td><td>950</td><td>11</td></tr></table>`,
+    '<div class="bold">Method notes</div>',
+    `<table class="plain"><tr><td>Quarter</td><td>Revenue</td><td>Margin</td></tr><tr><td>Q1</td><td>410</td><td>12%</td></tr><tr><td>Q2</td><td>455</td><td>14%</td></tr><tr><td>Q3</td><td>470</td><td>15%</td></tr></table>`,
+    exactLines(longParagraph),
+    // A page of two columns (the layout reads columns by a gutter found per page).
+    '<h2 style="break-before: page">Regional detail</h2>',
+    `<div class="cols">${exactLines(FILLER)}${exactLines(COLUMN_PARAGRAPH)}${exactLines(["A closing paragraph sits at the", "end of the second column."])}</div>`,
+  ].join("\n");
+  return `<!doctype html><html><head><meta charset="utf-8"><style>${css}</style></head><body>${body}</body></html>`;
+}
+
+describe.skipIf(!hasChromium)("pdf import against a Chromium-printed page with known layout", () => {
+  afterAll(async () => {
+    await closeBrowser();
+  });
+
+  it("rebuilds parts, headings, both kinds of table, hyphens and paragraphs across columns and pages", async () => {
+    const template = (text: string) =>
+      `<div style="font-size:9px;width:100%;padding:0 1in;display:flex;justify-content:space-between"><span>${text}</span><span class="pageNumber"></span></div>`;
+    const pdf = await printPdf(
+      {
+        page: groundTruthPage(),
+        headerTemplate: template("ACME Quarterly Report"),
+        footerTemplate: template("Confidential"),
+        displayHeaderFooter: true,
+      },
+      {
+        widthIn: 8.5,
+        heightIn: 11,
+        orientation: "portrait",
+        margins: { top: 1, right: 1, bottom: 1, left: 1 },
+        paperName: "Letter",
+      },
+    );
+    const { html } = await convertPdf(pdf, "report.pdf");
+    const blocks = html.split("\n");
+    // Running parts: once each, first and last, page numbers dropped.
+    expect(blocks[0]).toBe('<p data-part="header" data-variant="default">ACME Quarterly Report</p>');
+    expect(blocks.at(-1)).toBe('<p data-part="footer" data-variant="default">Confidential</p>');
+    expect(html.match(/ACME Quarterly Report/g)).toHaveLength(1);
+    expect(html.match(/Confidential/g)).toHaveLength(1);
+    // Headings by size, and a lone bold line at body size.
+    expect(blocks).toContain("<h1>Quarterly Report</h1>");
+    expect(blocks).toContain("<h2>Regional detail</h2>");
+    expect(blocks).toContain("<h3>Method notes</h3>");
+    expect(blocks.filter((b) => /^<h\d/.test(b))).toHaveLength(3);
+    // The ruled table and the aligned one, cell for cell.
+    expect(blocks).toContain(
+      "<table><tbody><tr><td>Region</td><td>Sales</td><td>Staff</td></tr><tr><td>North</td><td>1,200</td><td>14</td></tr><tr><td>South</td><td>950</td><td>11</td></tr></tbody></table>",
+    );
+    expect(blocks).toContain(
+      "<table><tbody><tr><td>Quarter</td><td>Revenue</td><td>Margin</td></tr><tr><td>Q1</td><td>410</td><td>12%</td></tr><tr><td>Q2</td><td>455</td><td>14%</td></tr><tr><td>Q3</td><td>470</td><td>15%</td></tr></tbody></table>",
+    );
+    // The paragraph that crosses the column break is one paragraph; "adip-" joins ("adipiscing"
+    // is written whole above), "well-known" keeps its hyphen.
+    const joined = COLUMN_PARAGRAPH.join(" ")
+      .replace("adip- iscing", "adipiscing")
+      .replace("well- known", "well-known");
+    expect(blocks).toContain(`<p>${joined}</p>`);
+    expect(blocks).toContain(`<p>${FILLER.join(" ")}</p>`);
+    // The long paragraph crosses the page break in one piece.
+    const long = Array.from({ length: 47 }, (_, i) => longLine(i)).join(" ");
+    expect(blocks).toContain(`<p>${long} and this is where the long paragraph finally comes to an end.</p>`);
   });
 });

@@ -10,6 +10,8 @@ import { pageLines, type TextItem } from "./pdf-layout.js";
 import { type PageGeometry, pdfPageSetup, textBoxes } from "./pdf-page-setup.js";
 import { pageRules, ruledTables } from "./pdf-tables.js";
 
+// Pages whose operator list (fonts, ruling lines) is read: bounds the import time of long files.
+const OPERATOR_LIST_PAGES = 100;
 // Font names that mark a bold face ("Calibri,Bold", "HelveticaLTStd-Blk", "NimbusRomNo9L-Medi").
 const BOLD_FONT = /bold|black|heavy|demi|semib|[-,+]bd|-blk|medi(?!um)/i;
 
@@ -67,8 +69,13 @@ export async function convertPdf(bytes: Buffer, filename: string): Promise<Conve
         const viewport = page.getViewport({ scale: 1 });
         const { width, height } = viewport;
         const content = await page.getTextContent();
-        // The operator list loads the fonts (their names tell bold faces) and holds the drawn lines.
-        const operators = await page.getOperatorList();
+        // The operator list loads the fonts (their names tell bold faces) and holds the drawn
+        // lines. It costs about as much as the text again, so long documents read it for their
+        // first pages only; later pages keep headings by size and tables by alignment.
+        const operators =
+          n <= OPERATOR_LIST_PAGES
+            ? await page.getOperatorList()
+            : { fnArray: [] as number[], argsArray: [] as unknown[] };
         const bold = new Map<string, boolean>();
         const isBold = (fontName: string) => {
           let known = bold.get(fontName);
