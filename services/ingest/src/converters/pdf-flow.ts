@@ -298,7 +298,19 @@ export function flowToHtml(pages: LayoutEntry[][]): string[] {
     l.text.length <= MAX_HEADING_CHARS &&
     /\p{L}/u.test(l.text) &&
     l.cells.length === 1;
-  const headingSizes = [...new Set(lines.filter(large).map(sizeKey))].sort((a, b) => b - a);
+  // A size whose lines all say the same thing, more than once, is a label (an icon's
+  // "CAUTION!"), not a level of headings.
+  const textsBySize = new Map<number, string[]>();
+  for (const l of lines.filter(large)) {
+    const texts = textsBySize.get(sizeKey(l));
+    if (texts) texts.push(l.text.trim());
+    else textsBySize.set(sizeKey(l), [l.text.trim()]);
+  }
+  const labelSizes = new Set(
+    [...textsBySize].filter(([, texts]) => texts.length > 1 && new Set(texts).size === 1).map(([size]) => size),
+  );
+  const largeHeading = (l: LayoutLine) => large(l) && !labelSizes.has(sizeKey(l));
+  const headingSizes = [...textsBySize.keys()].filter((size) => !labelSizes.has(size)).sort((a, b) => b - a);
   const levelOf = (l: LayoutLine) => Math.min(3, headingSizes.indexOf(sizeKey(l)) + 1);
   const boldLevel = Math.min(3, headingSizes.length + 1);
   const hyphenation = new Hyphenation(lines.map((l) => l.text));
@@ -341,7 +353,7 @@ export function flowToHtml(pages: LayoutEntry[][]): string[] {
       brk !== "none" || para === null || !(para as { last: LayoutLine }).last.bold || heading !== null;
     const nextBreaks = !next || next.kind === "table" || next.breakBefore !== "none" || !next.bold;
     let level = 0;
-    if (large(entry)) level = levelOf(entry);
+    if (largeHeading(entry)) level = levelOf(entry);
     else if (
       entry.bold &&
       !bodyBold &&

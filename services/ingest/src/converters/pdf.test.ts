@@ -153,6 +153,53 @@ describe("pdf running headers and footers", () => {
   });
 });
 
+describe("pdf corpus: parts, tables, headings, joins", () => {
+  it("tika-testPDFVarious: the 2x3 table is rebuilt from its ruling lines", async () => {
+    const result = await convertPdf(readCorpus("pdf/tika-testPDFVarious.pdf"), "various.pdf");
+    expect(result.html).toContain(
+      "<table><tbody><tr><td>Row 1 Col 1</td><td>Row 1 Col 2</td><td>Row 1 Col 3</td></tr><tr><td>Row 2 Col 1</td><td>Row 2 Col 2</td><td>Row 2 Col 3</td></tr></tbody></table>",
+    );
+  });
+
+  it("irs 8863: headings, Table 1 rebuilt, a paragraph joined across the column break, the footer once", async () => {
+    const { html } = await convertPdf(readCorpus("pdf/irs-fd_ins_8863-2013.pdf"), "irs.pdf");
+    expect(html).toContain("<h1>Instructions for Form 8863</h1>");
+    for (const h of [
+      "General Instructions",
+      "Purpose of Form",
+      "Who Can Claim an Education Credit",
+      "Specific Instructions",
+    ])
+      expect(html).toMatch(new RegExp(`<h2>${h}</h2>`));
+    expect(html).toContain(
+      "<tr><td>Maximum credit</td><td>Up to $2,500 credit per eligible student</td><td>Up to $2,000 credit per return</td></tr>",
+    );
+    expect(html).toContain(
+      "<p>Qualified education expenses for any academic period must be reduced by any tax-free educational assistance allocable to that academic period. See Adjusted Qualified Education Expenses, later.</p>",
+    );
+    // The running footer ("-2- Instructions for Form 8863 (2013)" on facing pages) is one part, page numbers gone.
+    expect(html).toContain('<p data-part="footer" data-variant="default">Instructions for Form 8863 (2013)</p>');
+    expect(html.match(/Instructions for Form 8863 \(2013\)/g)).toHaveLength(1);
+  });
+
+  it("tracemonkey: section headings by size and weight, and no split word the paper writes whole elsewhere", async () => {
+    const { html } = await convertPdf(readCorpus("pdf/pdfjs-tracemonkey.pdf"), "tracemonkey.pdf");
+    expect(html).toContain("<h1>Trace-based Just-in-Time Type Specialization for Dynamic Languages</h1>");
+    for (const h of ["1. Introduction", "2. Overview: Example Tracing Run", "9. Conclusions", "References"])
+      expect(html).toContain(`<h2>${h}</h2>`);
+    for (const h of ["3.1 Traces", "6.4 Preemption"]) expect(html).toContain(`<h3>${h}</h3>`);
+    // Line-end splits the paper writes whole elsewhere are joined ("run-time" and "control-flow"
+    // are written so mid-line too, and stay); compounds stay.
+    for (const joined of ["difficult to compile than", "an alternative compilation", "the actual dynamic types"])
+      expect(html).toContain(joined);
+    for (const split of ["com-pile", "al-ternative", "Trace-Monkey", "TraceMon-key", "Sun-Spider"])
+      expect(html).not.toContain(split);
+    expect(html).toContain("accessible to non-experts");
+    // A paragraph cut by the column break (and a footnote under the column) reads on.
+    expect(html).toContain("client-side web programming and is used for the application logic");
+  });
+});
+
 describe("pdf hyphenation from the document's own words", () => {
   const h = new Hyphenation([
     "Lorem ipsum dolor sit amet, consectetur adipiscing elit.",
