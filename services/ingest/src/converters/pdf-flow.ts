@@ -92,6 +92,9 @@ export function runningParts(pages: FlowPage[]): { headers: string[]; footers: s
   };
 }
 
+/** A word cut at the line's end by a hyphen, a Unicode hyphen or a soft hyphen. */
+const LINE_END_HYPHEN = /\p{L}[-\u2010\u00ad\u2027]$/u;
+
 /**
  * Decides whether a word split at a line end ("adip-" + "iscing") is one word. There is no
  * dictionary; the document is the evidence. The hyphen goes when the joined word occurs
@@ -110,11 +113,14 @@ export class Hyphenation {
   constructor(lines: readonly string[]) {
     let afterSplit = false;
     for (const line of lines) {
-      const tokens = line.match(/\p{L}+(?:-\p{L}+)*-?/gu) ?? [];
-      const split = /\p{L}-$/u.test(line.trimEnd());
+      const tokens = line.match(/\p{L}+(?:[-\u2010]\p{L}+)*[-\u2010\u00ad\u2027]?/gu) ?? [];
+      const split = LINE_END_HYPHEN.test(line.trimEnd());
       tokens.forEach((token, i) => {
         if ((i === 0 && afterSplit) || (i === tokens.length - 1 && split)) return;
-        const word = token.replace(/-$/, "").toLowerCase();
+        const word = token
+          .replace(/[-\u2010\u00ad\u2027]$/u, "")
+          .replace(/\u2010/gu, "-")
+          .toLowerCase();
         if (word.includes("-")) {
           this.compounds.add(word);
           for (const part of word.split("-")) this.words.add(part);
@@ -126,7 +132,9 @@ export class Hyphenation {
 
   /** `before` + `after` as one text, `before` ending in a line-end hyphen. */
   join(before: string, after: string): string {
-    const stem = /(\p{L}+)-$/u.exec(before)?.[1];
+    // A soft hyphen (or the "hyphenation point" some producers map it to) is always a break.
+    if (/[\u00ad\u2027]$/u.test(before)) return before.slice(0, -1) + after;
+    const stem = /(\p{L}+)[-\u2010]$/u.exec(before)?.[1];
     const cont = /^\p{L}+/u.exec(after)?.[0];
     if (!stem || !cont) return before + after;
     const joined = (stem + cont).toLowerCase();
@@ -339,7 +347,7 @@ export function flowToHtml(pages: LayoutEntry[][]): string[] {
     heading = null;
   };
   const append = (before: string, after: string) =>
-    /\p{L}-$/u.test(before) ? hyphenation.join(before, after) : `${before} ${after}`;
+    LINE_END_HYPHEN.test(before) ? hyphenation.join(before, after) : `${before} ${after}`;
 
   /** One line of text: a heading, an aside, the next line of the open paragraph, or a new one. */
   const handleLine = (

@@ -216,8 +216,9 @@ describe("pdf hyphenation from the document's own words", () => {
     // Both halves are words here, the joined form is not: a compound.
     expect(h.join("the tree-", "cover")).toBe("the tree-cover");
   });
-  it("joins syllables when there is no evidence either way", () => {
+  it("joins syllables when there is no evidence either way, and always at a soft hyphen", () => {
     expect(h.join("a com-", "pilation")).toBe("a compilation");
+    expect(h.join("a well\u00ad", "spring")).toBe("a wellspring");
   });
 });
 
