@@ -74,7 +74,8 @@ export async function convertPdf(bytes: Buffer, filename: string): Promise<Conve
         // first pages only; later pages keep headings by size and tables by alignment.
         const operators =
           n <= OPERATOR_LIST_PAGES
-            ? await page.getOperatorList()
+            ? // Annotations (form fields, stamps) are no part of the body: their drawing is skipped.
+              await page.getOperatorList({ annotationMode: pdfjs.AnnotationMode.DISABLE })
             : { fnArray: [] as number[], argsArray: [] as unknown[] };
         const bold = new Map<string, boolean>();
         const isBold = (fontName: string) => {
