@@ -191,7 +191,6 @@ export type LayoutEntry = LayoutLine | LayoutTable;
 
 function toLine(l: Line, column: number): LayoutLine {
   const cells: LineCell[] = [];
-  let text = "";
   let prevEnd: number | null = null;
   let boldChars = 0;
   let chars = 0;
@@ -224,7 +223,7 @@ function toLine(l: Line, column: number): LayoutLine {
   }
   if (cells.length === 0) cells.push({ text: "", left: l.items[0]?.x ?? 0, right: l.items[0]?.x ?? 0 });
   for (const cell of cells) cell.text = cell.text.replace(/[ ]{2,}/g, " ");
-  text = cells.map((c) => c.text).join("\t");
+  const text = cells.map((c) => c.text).join("\t");
   const real = cells.filter((c) => c.text.trim() !== "");
   return {
     kind: "line",
