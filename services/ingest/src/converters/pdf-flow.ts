@@ -206,7 +206,7 @@ function measureColumns(entries: LayoutEntry[]): Map<number, ColumnMeasure> {
 // Headings: at least this much larger than the body text, short, and not ending a sentence mid-list.
 const HEADING_SIZE_RATIO = 1.15;
 const MAX_HEADING_CHARS = 160;
-const MAX_BOLD_HEADING_CHARS = 90;
+export const MAX_BOLD_HEADING_CHARS = 90;
 // A heading line narrower than this share of its column ends the heading.
 const HEADING_MAX_WIDTH_SHARE = 0.6;
 

@@ -2,18 +2,53 @@
 // (pdf-layout.ts), tables from ruling lines (pdf-tables.ts), then paragraphs, headings,
 // hyphenation, aligned tables and running headers/footers (pdf-flow.ts).
 import { InputError } from "@redline/service-kit";
-import * as pdfjs from "pdfjs-dist/legacy/build/pdf.mjs";
 import { baseTitle, type ConvertResult } from "../formats.js";
 import { collapseWhitespace, escapeHtml } from "./html-util.js";
-import { type FlowPage, flowToHtml, runningParts } from "./pdf-flow.js";
-import { pageLines, type TextItem } from "./pdf-layout.js";
+import {
+  type FlowPage,
+  flowToHtml,
+  MAX_BOLD_HEADING_CHARS as MAX_HEADING_LINE_CHARS,
+  runningParts,
+} from "./pdf-flow.js";
+import { type LayoutEntry, pageLines, type TextItem } from "./pdf-layout.js";
 import { type PageGeometry, pdfPageSetup, textBoxes } from "./pdf-page-setup.js";
 import { pageRules, ruledTables } from "./pdf-tables.js";
+import { pdfjs } from "./pdfjs.js";
 
 // Pages whose operator list (fonts, ruling lines) is read: bounds the import time of long files.
 const OPERATOR_LIST_PAGES = 100;
 // Font names that mark a bold face ("Calibri,Bold", "HelveticaLTStd-Blk", "NimbusRomNo9L-Medi").
 const BOLD_FONT = /bold|black|heavy|demi|semib|[-,+]bd|-blk|medi(?!um)/i;
+// A page with at least this many lines split into cells may hold a ruled table.
+const MIN_CELL_ROWS = 2;
+
+/** The page's layout shows rows of cells (text split at wide gaps), as a ruled table would. */
+function tabular(entries: LayoutEntry[]): boolean {
+  return entries.filter((e) => e.kind === "line" && e.cells.length >= 2).length >= MIN_CELL_ROWS;
+}
+
+/**
+ * Some line of the page is short enough for a heading and mostly set in fonts whose weight is
+ * not known yet (`unknown`, pdf.js font ids), so their names are needed. Lines are re-grouped
+ * here by baseline with those items marked, as pdf-layout.ts groups them.
+ */
+function mayHoldBoldHeading(
+  items: TextItem[],
+  textItems: { fontName: string }[],
+  unknown: ReadonlySet<string>,
+  pageWidth: number,
+): boolean {
+  if (unknown.size === 0) return false;
+  const marked = items.map((item, i) => ({ ...item, bold: unknown.has(textItems[i].fontName) }));
+  return pageLines(marked, pageWidth).some(
+    (e) =>
+      e.kind === "line" &&
+      e.bold &&
+      e.text.length <= MAX_HEADING_LINE_CHARS &&
+      (e.text.match(/\p{L}/gu)?.length ?? 0) >= 3 &&
+      !/[.,;:]$/.test(e.text),
+  );
+}
 
 /** Errors pdf-parse raises, by class name (its classes are not re-exported for instanceof in every build). */
 function mapPdfError(err: unknown): Error {
@@ -62,33 +97,25 @@ export async function convertPdf(bytes: Buffer, filename: string): Promise<Conve
     try {
       doc = await task.promise;
       info = (await doc.getMetadata().catch(() => null))?.info;
+      // Whether a font is bold, by pdf.js font id: fonts are shared by the document's pages, and
+      // pdf.js hands a font's name over only once some page's operator list used it.
+      const bold = new Map<string, boolean>();
       for (let n = 1; n <= doc.numPages; n++) {
         const page = await doc.getPage(n);
-        // The displayed page: the visible box (CropBox within MediaBox), /Rotate and
-        // /UserUnit applied, in points from its top-left corner.
-        const viewport = page.getViewport({ scale: 1 });
-        const { width, height } = viewport;
-        const content = await page.getTextContent();
-        // The operator list loads the fonts (their names tell bold faces) and holds the drawn
-        // lines. It costs about as much as the text again, so long documents read it for their
-        // first pages only; later pages keep headings by size and tables by alignment.
-        const operators =
-          n <= OPERATOR_LIST_PAGES
-            ? // Annotations (form fields, stamps) are no part of the body: their drawing is skipped.
-              await page.getOperatorList({ annotationMode: pdfjs.AnnotationMode.DISABLE })
-            : { fnArray: [] as number[], argsArray: [] as unknown[] };
-        const bold = new Map<string, boolean>();
-        const isBold = (fontName: string) => {
+        const boldOf = (fontName: string): boolean | undefined => {
           let known = bold.get(fontName);
-          if (known === undefined) {
-            const font = page.commonObjs.has(fontName)
-              ? (page.commonObjs.get(fontName) as { name?: string; bold?: boolean } | null)
-              : null;
+          if (known === undefined && page.commonObjs.has(fontName)) {
+            const font = page.commonObjs.get(fontName) as { name?: string; bold?: boolean } | null;
             known = font?.bold === true || BOLD_FONT.test(font?.name ?? "");
             bold.set(fontName, known);
           }
           return known;
         };
+        // The displayed page: the visible box (CropBox within MediaBox), /Rotate and
+        // /UserUnit applied, in points from its top-left corner.
+        const viewport = page.getViewport({ scale: 1 });
+        const { width, height } = viewport;
+        const content = await page.getTextContent();
         const textItems = content.items.filter((item) => "str" in item);
         // Layout reads y upwards from the bottom edge.
         const toLayout = (x: number, y: number): [number, number] => {
@@ -103,16 +130,31 @@ export async function convertPdf(bytes: Buffer, filename: string): Promise<Conve
             y,
             width: item.width,
             height: item.height || Math.abs(item.transform[3]) || 10,
-            bold: isBold(item.fontName),
+            bold: boldOf(item.fontName) === true,
             order,
           };
         });
-        const tables = ruledTables(pageRules(operators.fnArray, operators.argsArray, toLayout), items);
+        let entries = pageLines(items, width);
+        // The operator list loads the fonts (their names tell bold faces) and holds the drawn
+        // lines. It costs about as much as the text again, so it is read only where it can
+        // change the page: rows of cells (a ruled table may hold them), or a short line set in
+        // fonts no earlier page told the weight of (it may be a bold heading). Long documents
+        // read it for their first pages only.
+        const unknown = new Set(textItems.map((i) => i.fontName).filter((f) => boldOf(f) === undefined));
+        if (n <= OPERATOR_LIST_PAGES && (tabular(entries) || mayHoldBoldHeading(items, textItems, unknown, width))) {
+          // Annotations (form fields, stamps) are no part of the body: their drawing is skipped.
+          const operators = await page.getOperatorList({ annotationMode: pdfjs.AnnotationMode.DISABLE });
+          textItems.forEach((item, i) => {
+            items[i].bold = boldOf(item.fontName) === true;
+          });
+          const tables = ruledTables(pageRules(operators.fnArray, operators.argsArray, toLayout), items);
+          entries = pageLines(items, width, tables);
+        }
         pages.push({
           width,
           height,
           boxes: textBoxes(textItems, content.styles, viewport.transform),
-          entries: pageLines(items, width, tables),
+          entries,
         });
         page.cleanup();
       }
