@@ -443,7 +443,10 @@ export function flowToHtml(pages: LayoutEntry[][]): string[] {
         flushRows();
         flushHeading();
         flushPara();
-        blocks.push(tableHtml(entry.rows));
+        // A cell's line-end hyphens (kept as "-\n" by pdf-tables.ts) follow the body's rule.
+        blocks.push(
+          tableHtml(entry.rows.map((r) => r.map((cell) => cell.split("\n").reduce((a, b) => hyphenation.join(a, b))))),
+        );
         return;
       }
       const text = entry.text.trim();

@@ -297,7 +297,10 @@ function splitTextRows(row: TextItem[][]): TextItem[][][] {
   return baselines.map((_, k) => row.map((cell) => cell.filter((item) => lineOf(item) === k)));
 }
 
-/** A cell's items read line by line (top to bottom, left to right); a line-end hyphen before a lower-case letter joins. */
+/**
+ * A cell's items read line by line (top to bottom, left to right). A line ending in a hyphen is
+ * followed by "\n" and the next line, for pdf-flow.ts to join by the document's hyphenation rule.
+ */
 function cellText(items: TextItem[]): string {
   const sorted = [...items].sort((a, b) => b.y - a.y || a.x - b.x);
   let out = "";
@@ -308,8 +311,8 @@ function cellText(items: TextItem[]): string {
     else if (Math.abs(prev.y - item.y) <= Math.max(prev.height, item.height) * 0.5) {
       const gap = item.x - (prev.x + prev.width);
       out += gap > (item.height || 10) * 0.15 ? ` ${str}` : str;
-    } else out += /\p{L}-$/u.test(out) && /^\p{Ll}/u.test(str) ? str : ` ${str}`;
+    } else out += /\p{L}[-\u2010\u00ad\u2027]$/u.test(out) && /^\p{L}/u.test(str) ? `\n${str}` : ` ${str}`;
     prev = item;
   }
-  return out.replace(/\s+/g, " ").trim();
+  return out.replace(/[^\S\n]+/g, " ").trim();
 }
