@@ -1,7 +1,7 @@
 // Reading order of a PDF page from pdf.js text items: items are grouped into lines by baseline,
 // a vertical gutter with text on both sides marks a two-column band, and each band is read left
 // column first, then right; lines that cross the gutter (titles, full-width tables) stay in
-// place. Wide gaps inside a line become tabs, which pageToHtml reads as table cells.
+// place. Wide gaps inside a line split it into cells, which pdf-flow.ts may read as a table row.
 
 /** One positioned piece of text (PDF user space: y grows upwards). */
 export interface TextItem {
@@ -10,6 +10,12 @@ export interface TextItem {
   y: number;
   width: number;
   height: number;
+  /** Set by pdf.ts from the font's name; absent in hand-built items. */
+  bold?: boolean;
+  /** Position in the page's content stream. */
+  order?: number;
+  /** Index of the ruled table (pageLines' `tables`) the item sits in. */
+  table?: number;
 }
 
 interface Line {
@@ -31,6 +37,8 @@ const MAX_CROSSING = 0.5;
 const PROSE_COLUMN_SHARE = 0.3;
 // Stream lines switching column more often than this share are interleaved.
 const INTERLEAVED_SHARE = 0.3;
+// A line is bold when this share of its characters are.
+const BOLD_SHARE = 0.8;
 
 function groupLines(items: TextItem[]): Line[] {
   const sorted = items.filter((i) => i.str !== "").sort((a, b) => b.y - a.y || a.x - b.x);
@@ -43,6 +51,25 @@ function groupLines(items: TextItem[]): Line[] {
   }
   for (const line of lines) line.items.sort((a, b) => a.x - b.x);
   return lines;
+}
+
+// Text on both sides of a candidate gutter closer than this many ems is one line of words
+// (a word gap, even a wide justified one), not two columns.
+const GUTTER_GAP_EM = 1.5;
+
+/** True when the line's text runs across x: an item spans it, or words on both sides sit closer than a gutter. */
+function crosses(line: Line, x: number): boolean {
+  let leftEnd = Number.NEGATIVE_INFINITY;
+  let rightStart = Number.POSITIVE_INFINITY;
+  let size = 0;
+  for (const i of line.items) {
+    if (i.str.trim() === "") continue;
+    if (i.x < x && i.x + i.width > x) return true;
+    if (i.x + i.width <= x) leftEnd = Math.max(leftEnd, i.x + i.width);
+    else rightStart = Math.min(rightStart, i.x);
+    size = Math.max(size, i.height);
+  }
+  return rightStart - leftEnd < GUTTER_GAP_EM * (size || 10);
 }
 
 /** The x of a vertical gutter that splits the page's lines into two columns, or null. */
@@ -58,14 +85,12 @@ export function findGutter(lines: Line[], pageWidth: number): number | null {
     for (const line of wideLines) {
       let l = false;
       let r = false;
-      let c = false;
       for (const i of line.items) {
         if (i.str.trim() === "") continue;
-        if (i.x < x && i.x + i.width > x) c = true;
-        else if (i.x + i.width <= x) l = true;
-        else r = true;
+        if (i.x + i.width <= x) l = true;
+        else if (i.x >= x) r = true;
       }
-      if (c) crossing++;
+      if (crosses(line, x)) crossing++;
       else {
         if (l) left++;
         if (r) right++;
@@ -93,22 +118,6 @@ export function findGutter(lines: Line[], pageWidth: number): number | null {
   return median(leftWidths) >= prose && median(rightWidths) >= prose ? gutter : null;
 }
 
-function lineText(items: TextItem[]): string {
-  let out = "";
-  let prevEnd: number | null = null;
-  for (const item of items) {
-    const charWidth = item.str.length > 0 ? item.width / item.str.length : 0;
-    if (prevEnd !== null) {
-      const gap = item.x - prevEnd;
-      if (charWidth > 0 && gap > CELL_GAP_CHARS * charWidth && out.trim() !== "") out += "\t";
-      else if (gap > charWidth * 0.25 && !out.endsWith(" ") && !item.str.startsWith(" ")) out += " ";
-    }
-    out += item.str;
-    prevEnd = item.x + item.width;
-  }
-  return out.replace(/[ ]{2,}/g, " ");
-}
-
 /** Lines in content-stream order: a new line starts where the baseline moves. */
 function streamLines(items: TextItem[]): Line[] {
   const lines: Line[] = [];
@@ -130,7 +139,7 @@ function interleaved(lines: Line[], gutter: number): boolean {
     .filter((l) => l.items.some((i) => i.str.trim() !== ""))
     .map((l) => {
       const real = l.items.filter((i) => i.str.trim() !== "");
-      if (real.some((i) => i.x < gutter && i.x + i.width > gutter)) return "x";
+      if (crosses(l, gutter)) return "x";
       const left = real.every((i) => i.x + i.width <= gutter);
       const right = real.every((i) => i.x >= gutter);
       // "b": one stream line holding text of both columns is a row written across the gutter.
@@ -143,55 +152,203 @@ function interleaved(lines: Line[], gutter: number): boolean {
   return sides.length > 0 && switches > sides.length * INTERLEAVED_SHARE;
 }
 
-type OutLine = { y: number; text: string; height: number };
-
-function joinBands(bands: OutLine[][]): string {
-  const out: string[] = [];
-  for (const band of bands) {
-    let prev: OutLine | null = null;
-    for (const line of band) {
-      // A vertical gap of about two lines is a paragraph break.
-      if (prev && Math.abs(prev.y - line.y) > Math.max(prev.height, line.height) * 1.8) out.push("");
-      out.push(line.text);
-      prev = line;
-    }
-    out.push("");
-  }
-  return out.join("\n");
+/** A piece of a line between wide gaps: one cell of a table row, or the whole line of prose. */
+export interface LineCell {
+  text: string;
+  left: number;
+  right: number;
 }
 
-const toOut = (l: Line): OutLine => ({ y: l.y, text: lineText(l.items), height: l.items[0]?.height ?? 10 });
-
 /**
- * The page's text in reading order, one line per text line, blank lines at paragraph gaps.
- * Most producers write text in reading order, so the content stream's order is kept; when a
- * two-column page was written row by row across the gutter, the columns are read one after
- * the other instead (lines crossing the gutter, such as titles, stay in place).
+ * One text line in reading order (x and y in points, y growing upwards). `breakBefore` says what
+ * precedes it: nothing (the next line of the same block), a paragraph gap, or a jump to another
+ * column or band (which may or may not end the paragraph; see pdf-flow.ts).
  */
-export function pageText(items: TextItem[], pageWidth: number): string {
-  const stream = streamLines(items);
-  const gutter = findGutter(groupLines(items), pageWidth);
-  if (gutter === null || !interleaved(stream, gutter)) return joinBands([stream.map(toOut)]);
-  const bands: OutLine[][] = [];
-  let left: Line[] = [];
-  let right: Line[] = [];
-  const flush = () => {
-    if (left.length > 0) bands.push(left.map(toOut));
-    if (right.length > 0) bands.push(right.map(toOut));
-    left = [];
-    right = [];
-  };
-  for (const line of groupLines(items)) {
-    if (line.items.some((i) => i.str.trim() !== "" && i.x < gutter && i.x + i.width > gutter)) {
-      flush();
-      bands.push([toOut(line)]);
+export interface LayoutLine {
+  kind: "line";
+  text: string;
+  y: number;
+  /** Font size of the line (its largest visible item's), in points. */
+  height: number;
+  left: number;
+  right: number;
+  /** Most of the line's characters are in a bold font. */
+  bold: boolean;
+  cells: LineCell[];
+  /** 0 left column, 1 right column, -1 one column or across the gutter. */
+  column: number;
+  breakBefore: "none" | "para" | "column";
+}
+
+/** A table rebuilt from ruling lines, placed where its first text item was. */
+export interface LayoutTable {
+  kind: "table";
+  rows: string[][];
+  y: number;
+}
+
+export type LayoutEntry = LayoutLine | LayoutTable;
+
+function toLine(l: Line, column: number): LayoutLine {
+  const cells: LineCell[] = [];
+  let prevEnd: number | null = null;
+  let boldChars = 0;
+  let chars = 0;
+  // Blank items only say "a space here": some producers give them the width of a justified
+  // gap or more, so gaps are measured between visible items.
+  let space = false;
+  for (const item of l.items) {
+    if (item.str.trim() === "") {
+      space = space || item.str !== "";
       continue;
     }
-    const l = line.items.filter((i) => i.x + i.width <= gutter);
-    const r = line.items.filter((i) => i.x + i.width > gutter);
-    if (l.length > 0) left.push({ y: line.y, items: l });
-    if (r.length > 0) right.push({ y: line.y, items: r });
+    const charWidth = item.width / item.str.length;
+    const visible = item.str.replace(/\s/g, "").length;
+    chars += visible;
+    if (item.bold) boldChars += visible;
+    const cell = cells[cells.length - 1];
+    if (prevEnd !== null && cell) {
+      const gap = item.x - prevEnd;
+      if (charWidth > 0 && gap > CELL_GAP_CHARS * charWidth) {
+        cells.push({ text: item.str, left: item.x, right: item.x + item.width });
+      } else {
+        if ((space || gap > charWidth * 0.25) && !cell.text.endsWith(" ") && !item.str.startsWith(" "))
+          cell.text += " ";
+        cell.text += item.str;
+        cell.right = Math.max(cell.right, item.x + item.width);
+      }
+    } else cells.push({ text: item.str, left: item.x, right: item.x + item.width });
+    prevEnd = item.x + item.width;
+    space = false;
   }
-  flush();
-  return joinBands(bands);
+  if (cells.length === 0) cells.push({ text: "", left: l.items[0]?.x ?? 0, right: l.items[0]?.x ?? 0 });
+  for (const cell of cells) cell.text = cell.text.replace(/[ ]{2,}/g, " ");
+  const text = cells.map((c) => c.text).join("\t");
+  const real = cells.filter((c) => c.text.trim() !== "");
+  return {
+    kind: "line",
+    text,
+    y: l.y,
+    // Font size: the largest visible item's (a superscript is smaller than its line).
+    height:
+      Math.max(0, ...l.items.filter((i) => i.str.trim() !== "").map((i) => i.height)) || (l.items[0]?.height ?? 10),
+    left: real.length > 0 ? Math.min(...real.map((c) => c.left)) : 0,
+    right: real.length > 0 ? Math.max(...real.map((c) => c.right)) : 0,
+    bold: chars > 0 && boldChars >= chars * BOLD_SHARE,
+    cells,
+    column,
+    breakBefore: "none",
+  };
+}
+
+/**
+ * Marks paragraph gaps (about two lines of space), jumps back up the page or to the other
+ * column (a column break), and the line after a table (a new paragraph).
+ */
+function markBreaks(entries: LayoutEntry[]): void {
+  let prev: LayoutLine | null = null;
+  let afterTable = false;
+  for (const entry of entries) {
+    if (entry.kind === "table") {
+      prev = null;
+      afterTable = true;
+      continue;
+    }
+    if (prev) {
+      const h = Math.max(prev.height, entry.height);
+      if (entry.y > prev.y + h || entry.column !== prev.column) entry.breakBefore = "column";
+      else if (prev.y - entry.y > h * 1.8) entry.breakBefore = "para";
+    } else if (afterTable) entry.breakBefore = "para";
+    afterTable = false;
+    prev = entry;
+  }
+}
+
+/** Which column a line of a page with a gutter sits in (-1 when it crosses or there is none). */
+function columnOf(line: Line, gutter: number | null): number {
+  if (gutter === null) return -1;
+  const real = line.items.filter((i) => i.str.trim() !== "");
+  if (real.length === 0) return -1;
+  if (real.every((i) => i.x + i.width <= gutter)) return 0;
+  if (real.every((i) => i.x >= gutter)) return 1;
+  return -1;
+}
+
+/**
+ * The page's lines (and ruled tables) in reading order, each marked with what precedes it.
+ * Most producers write text in reading order, so the content stream's order is kept; when a
+ * two-column page was written row by row across the gutter, the columns are read one after
+ * the other instead (lines crossing the gutter, such as titles, stay in place). Items with
+ * `table` set belong to a ruled table (pdf-tables.ts): the table takes the place of its first
+ * item and its other items are skipped.
+ */
+export function pageLines(items: TextItem[], pageWidth: number, tables: LayoutTable[] = []): LayoutEntry[] {
+  const flow = items.filter((i) => i.table === undefined);
+  const firstOrder = tables.map(() => Number.POSITIVE_INFINITY);
+  for (const item of items)
+    if (item.table !== undefined) firstOrder[item.table] = Math.min(firstOrder[item.table], item.order ?? 0);
+  const placed = new Set<number>();
+  const out: LayoutEntry[] = [];
+  const place = (k: number) => {
+    placed.add(k);
+    out.push(tables[k]);
+  };
+  const stream = streamLines(flow);
+  const gutter = findGutter(groupLines(flow), pageWidth);
+  if (gutter === null || !interleaved(stream, gutter)) {
+    for (const line of stream) {
+      const at = line.items[0]?.order ?? Number.POSITIVE_INFINITY;
+      firstOrder.forEach((order, k) => {
+        if (!placed.has(k) && order < at) place(k);
+      });
+      out.push(toLine(line, columnOf(line, gutter)));
+    }
+  } else {
+    let left: Line[] = [];
+    let right: Line[] = [];
+    const flush = () => {
+      out.push(...left.map((l) => toLine(l, 0)), ...right.map((l) => toLine(l, 1)));
+      left = [];
+      right = [];
+    };
+    for (const line of groupLines(flow)) {
+      const above = tables.findIndex((t, k) => !placed.has(k) && t.y >= line.y);
+      if (above >= 0) {
+        flush();
+        place(above);
+      }
+      if (crosses(line, gutter)) {
+        flush();
+        out.push(toLine(line, -1));
+        continue;
+      }
+      const l = line.items.filter((i) => i.x + i.width <= gutter);
+      const r = line.items.filter((i) => i.x + i.width > gutter);
+      if (l.length > 0) left.push({ y: line.y, items: l });
+      if (r.length > 0) right.push({ y: line.y, items: r });
+    }
+    flush();
+  }
+  tables.forEach((_, k) => {
+    if (!placed.has(k)) place(k);
+  });
+  markBreaks(out);
+  return out;
+}
+
+/**
+ * The page's text in reading order, one line per text line, cells separated by tabs, blank
+ * lines at paragraph gaps and column changes (see pageLines).
+ */
+export function pageText(items: TextItem[], pageWidth: number): string {
+  const out: string[] = [];
+  for (const entry of pageLines(items, pageWidth)) {
+    if (entry.kind === "table") {
+      out.push(...entry.rows.map((r) => r.join("\t")), "");
+      continue;
+    }
+    if (entry.breakBefore !== "none" && out.length > 0 && out[out.length - 1] !== "") out.push("");
+    out.push(entry.text);
+  }
+  return out.join("\n");
 }

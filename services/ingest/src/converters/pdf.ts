@@ -1,19 +1,54 @@
-// PDF → HTML paragraphs from pdf.js text items, in layout reading order (two-column pages are
-// read column by column; see pdf-layout.ts). Tables are rebuilt from tab-aligned lines.
+// PDF → HTML from pdf.js text items and drawn lines: lines in layout reading order
+// (pdf-layout.ts), tables from ruling lines (pdf-tables.ts), then paragraphs, headings,
+// hyphenation, aligned tables and running headers/footers (pdf-flow.ts).
 import { InputError } from "@redline/service-kit";
-import * as pdfjs from "pdfjs-dist/legacy/build/pdf.mjs";
 import { baseTitle, type ConvertResult } from "../formats.js";
 import { collapseWhitespace, escapeHtml } from "./html-util.js";
-import { pageText, type TextItem } from "./pdf-layout.js";
+import {
+  type FlowPage,
+  flowToHtml,
+  MAX_BOLD_HEADING_CHARS as MAX_HEADING_LINE_CHARS,
+  runningParts,
+} from "./pdf-flow.js";
+import { type LayoutEntry, pageLines, type TextItem } from "./pdf-layout.js";
 import { type PageGeometry, pdfPageSetup, textBoxes } from "./pdf-page-setup.js";
+import { pageRules, ruledTables } from "./pdf-tables.js";
+import { pdfjs } from "./pdfjs.js";
 
-// A line at least this share of the page's typical long line is "full": the paragraph goes on.
-// "Typical" is the 80th percentile, so one wide title or table row does not set the measure.
-const FULL_LINE_SHARE = 0.75;
-const TYPICAL_PERCENTILE = 0.8;
-// Pages of short lines (slides, forms, lists) are not prose: every line stays its own block.
-const MIN_REFLOW_LINE = 40;
-const LIST_MARKER = /^(?:[•◦▪‣∙·*-]|\(?\d{1,3}[.)]|\(?[a-z][.)])\s/i;
+// Pages whose operator list (fonts, ruling lines) is read: bounds the import time of long files.
+const OPERATOR_LIST_PAGES = 100;
+// Font names that mark a bold face ("Calibri,Bold", "HelveticaLTStd-Blk", "NimbusRomNo9L-Medi").
+const BOLD_FONT = /bold|black|heavy|demi|semib|[-,+]bd|-blk|medi(?!um)/i;
+// A page with at least this many lines split into cells may hold a ruled table.
+const MIN_CELL_ROWS = 2;
+
+/** The page's layout shows rows of cells (text split at wide gaps), as a ruled table would. */
+function tabular(entries: LayoutEntry[]): boolean {
+  return entries.filter((e) => e.kind === "line" && e.cells.length >= 2).length >= MIN_CELL_ROWS;
+}
+
+/**
+ * Some line of the page is short enough for a heading and mostly set in fonts whose weight is
+ * not known yet (`unknown`, pdf.js font ids), so their names are needed. Lines are re-grouped
+ * here by baseline with those items marked, as pdf-layout.ts groups them.
+ */
+function mayHoldBoldHeading(
+  items: TextItem[],
+  textItems: { fontName: string }[],
+  unknown: ReadonlySet<string>,
+  pageWidth: number,
+): boolean {
+  if (unknown.size === 0) return false;
+  const marked = items.map((item, i) => ({ ...item, bold: unknown.has(textItems[i].fontName) }));
+  return pageLines(marked, pageWidth).some(
+    (e) =>
+      e.kind === "line" &&
+      e.bold &&
+      e.text.length <= MAX_HEADING_LINE_CHARS &&
+      (e.text.match(/\p{L}/gu)?.length ?? 0) >= 3 &&
+      !/[.,;:]$/.test(e.text),
+  );
+}
 
 /** Errors pdf-parse raises, by class name (its classes are not re-exported for instanceof in every build). */
 function mapPdfError(err: unknown): Error {
@@ -40,117 +75,11 @@ function metadataTitle(info: unknown): string | null {
 }
 
 /**
- * Turns one page's extracted lines into HTML blocks: runs of tab-separated lines become a
- * table, other lines are reflowed into paragraphs (a short line ends a paragraph, a list
- * marker starts one).
- */
-export function pageToHtml(pageText: string): string[] {
-  const lines = pageText.split("\n").map((l) => l.replace(/\s+$/, ""));
-  const lengths = lines
-    .map((l) => l.trim().length)
-    .filter((n) => n > 0)
-    .sort((a, b) => a - b);
-  const typical = lengths.length > 0 ? lengths[Math.floor((lengths.length - 1) * TYPICAL_PERCENTILE)] : 0;
-  const blocks: string[] = [];
-  let para: string[] = [];
-  let rows: string[][] = [];
-  const flushPara = () => {
-    if (para.length > 0) blocks.push(`<p>${escapeHtml(para.join(""))}</p>`);
-    para = [];
-  };
-  const flushRows = () => {
-    if (rows.length >= 2) {
-      const width = Math.max(...rows.map((r) => r.length));
-      const body = rows
-        .map(
-          (r) => `<tr>${Array.from({ length: width }, (_, i) => `<td>${escapeHtml(r[i] ?? "")}</td>`).join("")}</tr>`,
-        )
-        .join("");
-      blocks.push(`<table><tbody>${body}</tbody></table>`);
-    } else if (rows.length === 1) {
-      blocks.push(`<p>${escapeHtml(rows[0].join(" "))}</p>`);
-    }
-    rows = [];
-  };
-  for (const raw of lines) {
-    const line = raw.trim();
-    if (!line) {
-      flushRows();
-      flushPara();
-      continue;
-    }
-    if (raw.includes("\t")) {
-      flushPara();
-      rows.push(raw.split("\t").map((c) => c.trim()));
-      continue;
-    }
-    flushRows();
-    if (para.length > 0 && LIST_MARKER.test(line)) flushPara();
-    if (para.length === 0) {
-      para.push(line);
-    } else {
-      const prev = para[para.length - 1];
-      // A hyphen at a line end is usually a word split by the layout; keep it, drop the space.
-      para.push(/\p{L}-$/u.test(prev) ? line : ` ${line}`);
-    }
-    // A colon ends a lead-in ("Here is a list:"), so what follows starts a new block.
-    if (typical < MIN_REFLOW_LINE || line.length < typical * FULL_LINE_SHARE || line.endsWith(":")) flushPara();
-  }
-  flushRows();
-  flushPara();
-  return blocks;
-}
-
-/** A line as compared across pages: page numbers vary, so digits do not count. */
-const lineKey = (line: string) => line.trim().replace(/\d+/g, "#");
-
-/**
- * Running headers and footers: the first (last) line of the page text when the same line,
- * digits aside, opens (closes) at least two pages and half of them. They are taken out of every
- * page and returned once, to become out-of-flow parts; page numbers alone are dropped.
- */
-export function runningParts(pageTexts: string[]): { headers: string[]; footers: string[]; pages: string[] } {
-  const lines = pageTexts.map((t) => t.split("\n"));
-  const edge = (which: "first" | "last") => {
-    const counts = new Map<string, number>();
-    for (const page of lines) {
-      const real = page.filter((l) => l.trim() !== "");
-      const line = which === "first" ? real[0] : real[real.length - 1];
-      // A line of cells (tabs) is a repeated table header row, which belongs to its table.
-      if (line && !line.includes("\t")) counts.set(lineKey(line), (counts.get(lineKey(line)) ?? 0) + 1);
-    }
-    const needed = Math.max(2, Math.ceil(pageTexts.length / 2));
-    return new Set([...counts].filter(([, n]) => n >= needed).map(([key]) => key));
-  };
-  const headerKeys = edge("first");
-  const footerKeys = edge("last");
-  const headers = new Map<string, string>();
-  const footers = new Map<string, string>();
-  const pages = lines.map((page) => {
-    const out = [...page];
-    const take = (keys: Set<string>, found: Map<string, string>, at: () => number) => {
-      const k = at();
-      if (k < 0) return;
-      const key = lineKey(out[k]);
-      if (!keys.has(key)) return;
-      // A bare page number is layout, not a footer anyone wants back.
-      if (!/^[#\s\-–—/|.]*$|^page\s*#/i.test(key) && !found.has(key)) found.set(key, out[k].trim());
-      out.splice(k, 1);
-    };
-    take(headerKeys, headers, () => out.findIndex((l) => l.trim() !== ""));
-    take(footerKeys, footers, () => {
-      for (let k = out.length - 1; k >= 0; k--) if (out[k].trim() !== "") return k;
-      return -1;
-    });
-    return out.join("\n");
-  });
-  return { headers: [...headers.values()], footers: [...footers.values()], pages };
-}
-
-/**
- * Converts a PDF to HTML paragraphs and tab-aligned tables, read in layout order: lines are
- * rebuilt from pdf.js text positions and two-column pages are read column by column
- * (pdf-layout.ts). Fonts and images are not kept. Page setup: the size and orientation most
+ * Converts a PDF to HTML read in layout order: lines are rebuilt from pdf.js text positions and
+ * two-column pages are read column by column (pdf-layout.ts); ruled and aligned tables become
+ * tables, larger or bold lines headings, lines repeated at the top/bottom of most pages header
+ * and footer parts, and paragraphs are joined across lines, columns and pages with line-end
+ * hyphens undone where the document shows the word (pdf-flow.ts). Fonts and images are not kept. Page setup: the size and orientation most
  * pages share, margins estimated from the body text (pdf-page-setup.ts; null for a scan).
  * Throws InputError when the file is encrypted with a user password, damaged, or not a PDF.
  */
@@ -163,35 +92,69 @@ export async function convertPdf(bytes: Buffer, filename: string): Promise<Conve
   const task = pdfjs.getDocument({ data: new Uint8Array(bytes), isEvalSupported: false, verbosity: 0 });
   let doc: Awaited<typeof task.promise> | undefined;
   try {
-    const pages: (PageGeometry & { text: string })[] = [];
+    const pages: (PageGeometry & FlowPage)[] = [];
     let info: unknown;
     try {
       doc = await task.promise;
       info = (await doc.getMetadata().catch(() => null))?.info;
+      // Whether a font is bold, by pdf.js font id: fonts are shared by the document's pages, and
+      // pdf.js hands a font's name over only once some page's operator list used it.
+      const bold = new Map<string, boolean>();
       for (let n = 1; n <= doc.numPages; n++) {
         const page = await doc.getPage(n);
+        const boldOf = (fontName: string): boolean | undefined => {
+          let known = bold.get(fontName);
+          if (known === undefined && page.commonObjs.has(fontName)) {
+            const font = page.commonObjs.get(fontName) as { name?: string; bold?: boolean } | null;
+            known = font?.bold === true || BOLD_FONT.test(font?.name ?? "");
+            bold.set(fontName, known);
+          }
+          return known;
+        };
         // The displayed page: the visible box (CropBox within MediaBox), /Rotate and
         // /UserUnit applied, in points from its top-left corner.
         const viewport = page.getViewport({ scale: 1 });
         const { width, height } = viewport;
         const content = await page.getTextContent();
         const textItems = content.items.filter((item) => "str" in item);
-        const items: TextItem[] = textItems.map((item) => {
-          const [x, y] = viewport.convertToViewportPoint(item.transform[4], item.transform[5]);
-          // Layout reads y upwards from the bottom edge.
+        // Layout reads y upwards from the bottom edge.
+        const toLayout = (x: number, y: number): [number, number] => {
+          const [vx, vy] = viewport.convertToViewportPoint(x, y);
+          return [vx, height - vy];
+        };
+        const items: TextItem[] = textItems.map((item, order) => {
+          const [x, y] = toLayout(item.transform[4], item.transform[5]);
           return {
             str: item.str,
             x,
-            y: height - y,
+            y,
             width: item.width,
             height: item.height || Math.abs(item.transform[3]) || 10,
+            bold: boldOf(item.fontName) === true,
+            order,
           };
         });
+        let entries = pageLines(items, width);
+        // The operator list loads the fonts (their names tell bold faces) and holds the drawn
+        // lines. It costs about as much as the text again, so it is read only where it can
+        // change the page: rows of cells (a ruled table may hold them), or a short line set in
+        // fonts no earlier page told the weight of (it may be a bold heading). Long documents
+        // read it for their first pages only.
+        const unknown = new Set(textItems.map((i) => i.fontName).filter((f) => boldOf(f) === undefined));
+        if (n <= OPERATOR_LIST_PAGES && (tabular(entries) || mayHoldBoldHeading(items, textItems, unknown, width))) {
+          // Annotations (form fields, stamps) are no part of the body: their drawing is skipped.
+          const operators = await page.getOperatorList({ annotationMode: pdfjs.AnnotationMode.DISABLE });
+          textItems.forEach((item, i) => {
+            items[i].bold = boldOf(item.fontName) === true;
+          });
+          const tables = ruledTables(pageRules(operators.fnArray, operators.argsArray, toLayout), items);
+          entries = pageLines(items, width, tables);
+        }
         pages.push({
           width,
           height,
           boxes: textBoxes(textItems, content.styles, viewport.transform),
-          text: pageText(items, width),
+          entries,
         });
         page.cleanup();
       }
@@ -199,12 +162,12 @@ export async function convertPdf(bytes: Buffer, filename: string): Promise<Conve
       throw mapPdfError(err);
     }
     const warnings = [
-      "PDF text was extracted without fonts and images; paragraphs and tables are rebuilt from the layout",
+      "PDF text was extracted without fonts and images; paragraphs, headings and tables are rebuilt from the layout",
     ];
-    const running = runningParts(pages.map((p) => p.text));
+    const running = runningParts(pages);
     const blocks = [
       ...running.headers.map((t) => `<p data-part="header" data-variant="default">${escapeHtml(t)}</p>`),
-      ...running.pages.flatMap((text) => pageToHtml(text)),
+      ...flowToHtml(running.pages),
       ...running.footers.map((t) => `<p data-part="footer" data-variant="default">${escapeHtml(t)}</p>`),
     ];
     if (blocks.length === 0) {
