@@ -120,16 +120,22 @@ describe("promotion grants and charges", () => {
     expect(await bumpUsage(db, ref.ownerId, PERIOD, 4, 3)).toBeNull();
     expect(await bumpUsage(db, ref.ownerId, PERIOD, 3, 3)).toBe(3);
     expect(await bumpUsage(db, ref.ownerId, PERIOD, -2, null)).toBe(1);
-    await insertCharge(db, ref, { periodStart: PERIOD, ops: 2, grantParts: [], bucketUsed: "monthly" });
+    await insertCharge(db, ref, {
+      periodStart: PERIOD,
+      ops: 2,
+      grantParts: [],
+      bucketUsed: "monthly",
+      expiresAt: null,
+    });
     await insertCharge(
       db,
       { ...ref, chargeKey: "second" },
-      { periodStart: PERIOD, ops: 1, grantParts: [], bucketUsed: "overage" },
+      { periodStart: PERIOD, ops: 1, grantParts: [], bucketUsed: "overage", expiresAt: null },
     );
     await insertCharge(
       db,
       { ...ref, chargeKey: "released" },
-      { periodStart: PERIOD, ops: 1, grantParts: [], bucketUsed: "monthly" },
+      { periodStart: PERIOD, ops: 1, grantParts: [], bucketUsed: "monthly", expiresAt: null },
     );
     await markSettled(db, { ...ref, chargeKey: "released" }, 0, []);
     const recent = await recentCharges(db, ref.ownerId);
