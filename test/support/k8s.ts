@@ -204,8 +204,11 @@ export interface ConfigEnvUse {
   required: Set<string>;
 }
 
-/** Values tried, in order, for a variable whose sample loadConfig refuses. */
-const ALTERNATE_SAMPLES = ["on", "off", "true", "127.0.0.1:1", "http://127.0.0.1:1"];
+/**
+ * Values tried, in order, for a variable whose sample loadConfig refuses. The large number is for
+ * bounds relative to another variable's sample (SYNC_HOLD_EXPIRY_MS must exceed AI_TIMEOUT_MS).
+ */
+const ALTERNATE_SAMPLES = ["on", "off", "true", "127.0.0.1:1", "http://127.0.0.1:1", "3600000"];
 
 /**
  * Runs `loadConfig` against recording Proxy environments, so the answer comes from the config
