@@ -196,24 +196,35 @@ export async function runFault(
   await dep.start();
   mark.restored();
   const restoredAt = mark.window.restoredAt as number;
-  const bound = restoredAt + (timing.recoverWithinMs ?? 30_000);
-  let recoveredAfterMs: number | null = null;
+  const recoveredAfterMs = await awaitCleanStreak(load, restoredAt, cleanStreak, timing.recoverWithinMs ?? 30_000);
+  await sleep(timing.afterMs ?? 2_000);
+  return { window: mark.end(), recoveredAfterMs };
+}
+
+/**
+ * Polls the load's records (every 200 ms, at most `withinMs`) until `cleanStreak` requests sent
+ * since `since` (epoch ms; stream reads left out) are acknowledged in a row. Returns ms from
+ * `since` to the first of them, or null when that did not happen within the bound.
+ */
+export async function awaitCleanStreak(
+  load: MixedLoad,
+  since: number,
+  cleanStreak: number,
+  withinMs: number,
+): Promise<number | null> {
+  const bound = since + withinMs;
   while (Date.now() < bound) {
-    const since = load.records.filter((r) => r.startedAt >= restoredAt && r.kind !== "stream");
     let streak = 0;
     let streakStart = 0;
-    for (const r of since) {
+    for (const r of load.records) {
+      if (r.startedAt < since || r.kind === "stream") continue;
       if (r.acknowledged) {
         if (streak === 0) streakStart = r.startedAt;
         streak++;
       } else streak = 0;
     }
-    if (streak >= cleanStreak) {
-      recoveredAfterMs = streakStart - restoredAt;
-      break;
-    }
+    if (streak >= cleanStreak) return streakStart - since;
     await sleep(200);
   }
-  await sleep(timing.afterMs ?? 2_000);
-  return { window: mark.end(), recoveredAfterMs };
+  return null;
 }

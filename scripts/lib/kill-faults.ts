@@ -4,6 +4,7 @@
 // /health of 200); then the load is watched until clients are served cleanly again.
 import { setTimeout as sleep } from "node:timers/promises";
 import { canConnect, isAlive } from "../../packages/local-infra/src/index.js";
+import { awaitCleanStreak } from "./faults.js";
 import type { FaultWindow, MixedLoad } from "./mixed-load.js";
 import { type RunningStack, readStackFile, type ServiceName } from "./stack.js";
 
@@ -99,24 +100,10 @@ export async function runKill(
   const restart = await killAndAwaitRestart(stack, name, timing.restartWithinMs ?? 30_000);
   mark.restored();
   const restoredAt = mark.window.restoredAt as number;
-  const bound = restoredAt + (timing.recoverWithinMs ?? 30_000);
-  let recoveredAfterMs: number | null = null;
-  while (restart.newPid !== null && Date.now() < bound) {
-    let streak = 0;
-    let streakStart = 0;
-    for (const r of load.records) {
-      if (r.startedAt < restoredAt || r.kind === "stream") continue;
-      if (r.acknowledged) {
-        if (streak === 0) streakStart = r.startedAt;
-        streak++;
-      } else streak = 0;
-    }
-    if (streak >= cleanStreak) {
-      recoveredAfterMs = streakStart - restoredAt;
-      break;
-    }
-    await sleep(200);
-  }
+  const recoveredAfterMs =
+    restart.newPid === null
+      ? null
+      : await awaitCleanStreak(load, restoredAt, cleanStreak, timing.recoverWithinMs ?? 30_000);
   await sleep(timing.afterMs ?? 2_000);
   return {
     service: name,
