@@ -1,4 +1,4 @@
-// loadConfig's request limits: REQUEST_TIMEOUT_MS and HEADERS_TIMEOUT_MS are read as positive
+// loadConfig's request limits: REQUEST_TIMEOUT_MS, HEADERS_TIMEOUT_MS and RATE_LIMIT_TIMEOUT_MS are read as positive
 // integers, absent leaves the defaults to startGateway, anything else names the variable.
 import { describe, expect, it } from "vitest";
 import { loadConfig } from "./config.js";
@@ -16,7 +16,13 @@ describe("loadConfig request limits", () => {
     expect(cfg.headersTimeoutMs).toBeUndefined();
   });
 
+  it("reads RATE_LIMIT_TIMEOUT_MS (unset: the limiter's 500 ms default applies)", () => {
+    expect(loadConfig({ RATE_LIMIT_TIMEOUT_MS: "2000" }).rateLimitTimeoutMs).toBe(2000);
+    expect(loadConfig({}).rateLimitTimeoutMs).toBeUndefined();
+  });
+
   it("refuses a value that is not a positive integer, naming the variable", () => {
+    expect(() => loadConfig({ RATE_LIMIT_TIMEOUT_MS: "-1" })).toThrow(/RATE_LIMIT_TIMEOUT_MS/);
     expect(() => loadConfig({ REQUEST_TIMEOUT_MS: "0" })).toThrow(/REQUEST_TIMEOUT_MS/);
     expect(() => loadConfig({ HEADERS_TIMEOUT_MS: "1.5" })).toThrow(/HEADERS_TIMEOUT_MS/);
   });

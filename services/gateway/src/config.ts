@@ -46,6 +46,11 @@ export interface GatewayConfig {
   headersTimeoutMs?: number;
   /** Per-key token buckets per endpoint class; undefined: DEFAULT_RATE_LIMITS; false: no limits. */
   rateLimits?: RateLimitsConfig | false;
+  /**
+   * How long a request waits for the shared limiter (billing) before it goes through unlimited
+   * (RATE_LIMIT_TIMEOUT_MS, default 500 ms: fail open).
+   */
+  rateLimitTimeoutMs?: number;
   /** Honour Idempotency-Key on the routes that declare it (default true). */
   idempotency?: boolean;
 }
@@ -126,7 +131,7 @@ function rateLimitsFromEnv(env: Env): RateLimitsConfig | false {
  * Reads PORT (default 8080), HOST (127.0.0.1), *_ADDR, MAX_REQUEST_MB (100), SUPPORT_EMAIL,
  * AI_TIMEOUT_MS (30 min), AUTH_CACHE_TTL_MS (5000), REQUEST_TIMEOUT_MS (300000) and
  * HEADERS_TIMEOUT_MS (60000), LOG_LEVEL (info), NATS_URL (job events),
- * the rate limits (rateLimitsFromEnv), IDEMPOTENCY=off (Idempotency-Key ignored) and
+ * the rate limits (rateLimitsFromEnv) and RATE_LIMIT_TIMEOUT_MS (500), IDEMPOTENCY=off (Idempotency-Key ignored) and
  * METRICS_ADDR (unset: metrics not served).
  * Throws an Error naming the variable when a value is malformed or out of range.
  */
@@ -138,6 +143,7 @@ export function loadConfig(env: Env): GatewayConfig {
   const positiveInt = (n: number) => Number.isInteger(n) && n > 0;
   const requestTimeoutMs = numberVar(env, "REQUEST_TIMEOUT_MS", positiveInt, "a positive integer");
   const headersTimeoutMs = numberVar(env, "HEADERS_TIMEOUT_MS", positiveInt, "a positive integer");
+  const rateLimitTimeoutMs = numberVar(env, "RATE_LIMIT_TIMEOUT_MS", positiveInt, "a positive integer");
   return gatewayConfig({
     host: env.HOST || DEFAULTS.host,
     addrs: readAddrs(env),
@@ -154,6 +160,7 @@ export function loadConfig(env: Env): GatewayConfig {
     ...(authCacheTtlMs !== undefined && { authCacheTtlMs }),
     ...(requestTimeoutMs !== undefined && { requestTimeoutMs }),
     ...(headersTimeoutMs !== undefined && { headersTimeoutMs }),
+    ...(rateLimitTimeoutMs !== undefined && { rateLimitTimeoutMs }),
   });
 }
 

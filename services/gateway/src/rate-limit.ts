@@ -15,10 +15,10 @@ import type { GatewayContext } from "./context.js";
 import { requestState } from "./request-context.js";
 
 /**
- * Deadline of a ConsumeRateLimit call. Past it the request goes through (fail open): a limiter
- * that is slow or down must not take the API down with it.
+ * Default deadline of a ConsumeRateLimit call (GatewayConfig.rateLimitTimeoutMs). Past it the
+ * request goes through (fail open): a limiter that is slow or down must not take the API down with it.
  */
-const CONSUME_TIMEOUT_MS = 500;
+export const DEFAULT_RATE_LIMIT_TIMEOUT_MS = 500;
 
 /** 429 of an exhausted bucket: `{detail, code: "rate_limited", limiter, retry_after}` + Retry-After, X-Usage-*, RateLimit*. */
 export class RateLimitedError extends RedlineError {
@@ -147,7 +147,7 @@ export function rateLimitDecision(res: Response): Promise<RateLimitedError | nul
  * BeginIdempotency: the two billing round trips overlap instead of adding up on the chat path
  * (issue #13's 2 ms budget). The price: such a request's body is read before the 429, and a
  * malformed body there is answered without waiting for the limiter. With `limits` false every
- * route passes untouched; when billing does not answer in CONSUME_TIMEOUT_MS the request passes
+ * route passes untouched; when billing does not answer within `ctx.cfg.rateLimitTimeoutMs` the request passes
  * with a warn log and no RateLimit header (fail open).
  */
 export function rateLimiter(ctx: GatewayContext, limits: RateLimitsConfig | false) {
@@ -155,6 +155,7 @@ export function rateLimiter(ctx: GatewayContext, limits: RateLimitsConfig | fals
   return (limiter: LimiterClass, opts: { defer?: (req: Request) => boolean } = {}): RequestHandler => {
     if (!limits) return (_req, _res, next) => next();
     const policy = limits[limiter];
+    const timeoutMs = ctx.cfg.rateLimitTimeoutMs ?? DEFAULT_RATE_LIMIT_TIMEOUT_MS;
     const policyValue = policyHeader(limiter, policy);
     // The last tokens of a bucket are always decided by billing, before the request runs.
     const strictZone = Math.max(STRICT_ZONE_MIN, Math.ceil(policy.capacity * STRICT_ZONE_SHARE));
@@ -168,7 +169,7 @@ export function rateLimiter(ctx: GatewayContext, limits: RateLimitsConfig | fals
       const consume = (debit: number) =>
         ctx.billing.consumeRateLimit(
           { subject, limiter, capacity: policy.capacity, windowSeconds: policy.windowSeconds, debit },
-          { principal, requestId: state.requestId, timeoutMs: CONSUME_TIMEOUT_MS },
+          { principal, requestId: state.requestId, timeoutMs },
         );
       const id = `${subject} ${limiter}`;
       const seen = mirror.fresh(id);
