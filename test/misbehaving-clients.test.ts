@@ -315,8 +315,8 @@ async function turnState(sessionId: string, usageBefore: number) {
 describe("idle progress streams", () => {
   it("200 open at once do not starve other requests", async () => {
     const { jobId, sessionId } = await longJob(120_000);
-    await probeLatencies(3); // warm-up
-    const base = await probeLatencies(15);
+    await probeLatencies(6); // warm-up
+    const before = await probeLatencies(15);
     const baseStreams = await gauge(STREAMS_OPEN);
     const streams = [];
     for (let i = 0; i < 200; i += 20) {
@@ -326,14 +326,17 @@ describe("idle progress streams", () => {
     const loaded = await probeLatencies(15);
     for (const s of streams) s.close();
     await until("streams after close", () => gauge(STREAMS_OPEN), baseStreams, 10_000);
+    const after = await probeLatencies(15);
     await cancelJob(jobId);
 
-    // A generous bound against the same requests without the streams (2 shared cores: noisy).
+    // A generous bound against the same requests without the streams, measured on both sides of
+    // the loaded window: on 2 cores shared with other test files the machine's own load drifts by
+    // more than the streams cost, and starving would show as seconds, not tens of ms.
     for (const which of ["list", "chat"] as const) {
-      const b = median(base[which]);
+      const b = Math.max(median(before[which]), median(after[which]));
       const l = median(loaded[which]);
       expect(l, `${which}: median ${l.toFixed(1)} ms with 200 streams, ${b.toFixed(1)} ms without`).toBeLessThan(
-        Math.max(4 * b, b + 50),
+        Math.max(4 * b, b + 100),
       );
     }
   });

@@ -11,5 +11,6 @@ export {
 } from "./config.js";
 export { createContext, type GatewayContext, SERVICE_NAMES, type ServiceName } from "./context.js";
 export { requestHash } from "./idempotency.js";
+export { createJobEventFeed, type JobEventFeed, type JobEventListener } from "./job-events.js";
 export { buildOpenApi } from "./openapi.js";
 export { type RunningGateway, startGateway } from "./service.js";

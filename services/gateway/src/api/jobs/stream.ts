@@ -16,9 +16,14 @@ import { StreamQuerySchema } from "./schemas.js";
 /** Default comment heartbeat period (GatewayConfig.streamHeartbeatMs). */
 const HEARTBEAT_MS = 15_000;
 
-/** How often the agent is asked again: a safety net with NATS, the mechanism without it. */
-const REFETCH_LIVE_MS = 5_000;
+/**
+ * How often a stream asks the agent again while NATS delivers: only a safety net (a NATS reconnect
+ * refetches at once), jittered ±25 % so hundreds of idle streams opened together do not ask in
+ * the same tick.
+ */
+const REFETCH_LIVE_MS = 15_000;
 
+/** How often a stream asks the agent while NATS is unreachable: the mechanism then. */
 const REFETCH_POLL_MS = 500;
 
 /** Floor of the key re-check period (half the auth cache TTL), so TTL 0 does not hammer billing. */
@@ -122,6 +127,8 @@ class JobStream {
   private status = "";
   private responseMode = "full";
   private wake: () => void = () => {};
+  /** A NATS reconnect happened since the last fetch: live events may be missing. */
+  private missed = false;
   private readonly queue: WireJobEvent[] = [];
   private unsubscribe: () => void = () => {};
   private readonly timers: NodeJS.Timeout[] = [];
@@ -175,9 +182,16 @@ class JobStream {
     );
     // Subscribe before the first replay, so nothing published in between is missed.
     try {
-      this.unsubscribe = await ctx.jobEvents.subscribe(this.jobId, (e) => {
-        this.queue.push(e);
-        this.wake();
+      this.unsubscribe = await ctx.jobEvents.subscribe(this.jobId, {
+        onEvent: (e) => {
+          this.queue.push(e);
+          this.wake();
+        },
+        // NATS came back: what was published meanwhile never reaches us, so follow() refetches.
+        onReconnect: () => {
+          this.missed = true;
+          this.wake();
+        },
       });
     } catch (err) {
       this.call.log.warn({ err }, "job events unavailable; the stream polls the agent");
@@ -200,11 +214,11 @@ class JobStream {
       }
       await this.deliverInOrder(pending);
       if (this.done) break;
-      if (this.queue.length === 0) await this.sleep();
+      if (this.queue.length === 0 && !this.missed) await this.sleep();
       if (this.done) break;
       const batch = this.queue.splice(0).filter((e) => e.sequence > this.cursor);
       const contiguous = batch.length > 0 && Math.min(...batch.map((e) => e.sequence)) === this.cursor + 1;
-      pending = contiguous ? batch : await this.fetchMore();
+      pending = contiguous && !this.missed ? batch : await this.fetchMore();
     }
   }
 
@@ -224,7 +238,8 @@ class JobStream {
   /** Waits for a NATS event (wake) or the refetch period, whichever comes first. */
   private sleep(): Promise<void> {
     return new Promise<void>((resolve) => {
-      const timer = setTimeout(resolve, this.call.ctx.jobEvents.live ? REFETCH_LIVE_MS : REFETCH_POLL_MS);
+      const period = this.call.ctx.jobEvents.live ? REFETCH_LIVE_MS * (0.75 + Math.random() / 2) : REFETCH_POLL_MS;
+      const timer = setTimeout(resolve, period);
       this.wake = () => {
         clearTimeout(timer);
         resolve();
@@ -273,6 +288,7 @@ class JobStream {
 
   /** Events after the cursor from the agent; null when the stream must end, [] to retry. */
   private async fetchMore(): Promise<WireJobEvent[] | null> {
+    this.missed = false;
     try {
       const r = await this.call.ctx.jobs.getJobEvents(
         { jobId: this.jobId, afterSequence: this.cursor },
