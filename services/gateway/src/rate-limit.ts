@@ -69,7 +69,10 @@ const MIRROR_MAX_ENTRIES = 10_000;
 interface MirroredBucket {
   remaining: number;
   resetSeconds: number;
+  /** When the recorded answer's question was sent (Date.now()); freshness counts from it. */
   at: number;
+  /** The order of that question (BucketMirror.ask): an answer to an older one never replaces it. */
+  asked: number;
   /** Requests admitted early, not yet sent to billing (the next debit). */
   unsent: number;
   /** Requests admitted early, sent in a debit billing has not answered yet. */
@@ -95,6 +98,12 @@ interface MirroredBucket {
  */
 class BucketMirror {
   private readonly buckets = new Map<string, MirroredBucket>();
+  private questions = 0;
+
+  /** Numbers a question to billing, at the moment it is sent (see record). */
+  ask(): { asked: number; at: number } {
+    return { asked: ++this.questions, at: Date.now() };
+  }
 
   /** The bucket's mirror when billing spoke of it within MIRROR_FRESH_MS. */
   fresh(id: string): MirroredBucket | undefined {
@@ -102,13 +111,23 @@ class BucketMirror {
     return seen && Date.now() - seen.at < MIRROR_FRESH_MS ? seen : undefined;
   }
 
-  /** Takes billing's answer; keeps the in-flight count of the entry (early admissions still out). */
-  record(id: string, decision: { remaining: number; resetSeconds: number }): void {
+  /**
+   * Takes billing's answer to `question`; keeps the in-flight count of the entry (early admissions
+   * still out). Answers can arrive out of order (a debit sent before a refusal may be answered
+   * after it): one to an older question is dropped, so a refusal is never undone by a stale count.
+   */
+  record(
+    id: string,
+    decision: { remaining: number; resetSeconds: number },
+    question: { asked: number; at: number },
+  ): void {
     const seen = this.buckets.get(id);
     if (seen) {
+      if (question.asked < seen.asked) return;
       seen.remaining = decision.remaining;
       seen.resetSeconds = decision.resetSeconds;
-      seen.at = Date.now();
+      seen.at = question.at;
+      seen.asked = question.asked;
       return;
     }
     if (this.buckets.size >= MIRROR_MAX_ENTRIES) {
@@ -118,7 +137,7 @@ class BucketMirror {
       }
       if (this.buckets.size >= MIRROR_MAX_ENTRIES) return;
     }
-    this.buckets.set(id, { ...decision, at: Date.now(), unsent: 0, inflight: 0 });
+    this.buckets.set(id, { ...decision, ...question, unsent: 0, inflight: 0 });
   }
 
   /** Drops the mirror (billing unreachable): the next request asks billing. */
@@ -169,7 +188,7 @@ export function rateLimiter(ctx: GatewayContext, limits: RateLimitsConfig | fals
       const consume = (debit: number) =>
         ctx.billing.consumeRateLimit(
           { subject, limiter, capacity: policy.capacity, windowSeconds: policy.windowSeconds, debit },
-          { principal, requestId: state.requestId, timeoutMs },
+          { principal, requestId: state.requestId, timeoutMs, trace: state.trace },
         );
       const id = `${subject} ${limiter}`;
       const seen = mirror.fresh(id);
@@ -185,10 +204,11 @@ export function rateLimiter(ctx: GatewayContext, limits: RateLimitsConfig | fals
           seen.timer = undefined;
           seen.unsent = 0;
           seen.inflight += debit;
+          const question = mirror.ask();
           consume(debit).then(
             (decision) => {
               seen.inflight -= debit;
-              mirror.record(id, decision);
+              mirror.record(id, decision, question);
             },
             (err) => {
               seen.inflight -= debit;
@@ -203,6 +223,7 @@ export function rateLimiter(ctx: GatewayContext, limits: RateLimitsConfig | fals
         return null;
       }
       let decision: Awaited<ReturnType<typeof consume>>;
+      const question = mirror.ask();
       try {
         decision = await consume(0);
       } catch (err) {
@@ -210,7 +231,7 @@ export function rateLimiter(ctx: GatewayContext, limits: RateLimitsConfig | fals
         state.log.warn({ err, limiter }, "rate limiter unavailable: request let through unlimited (fail open)");
         return null;
       }
-      mirror.record(id, decision);
+      mirror.record(id, decision, question);
       if (!res.headersSent) {
         res.setHeader("RateLimit", rateLimitHeader(limiter, decision.remaining, decision.resetSeconds));
       }
