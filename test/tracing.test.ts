@@ -70,6 +70,8 @@ function expectConnected(spans: ReceivedSpan[], root: ReceivedSpan): void {
 
 describe("one trace per chat turn", () => {
   it("a sync POST /v1/chat: gateway span → client/server spans of agent, documents, sessions, billing, and the outbox publish", async () => {
+    await tracing.flush();
+    const before = receiver.spans.length;
     const res = await stack.call("POST", "/v1/chat", {
       key,
       body: { message: 'replace "Acme Corporation" with "Globex Inc"', document_html: sampleContract() },
@@ -88,7 +90,7 @@ describe("one trace per chat turn", () => {
     const publish = await until("the outbox relay's publish span", () =>
       inTrace(root.traceId).find((s) => s.kind === KIND.producer),
     );
-    expect(publish.name).toMatch(/^redline\.documents\.v1\..* publish$/);
+    expect(publish.name).toMatch(/^redline\.documents\.v1\.document_[a-z]+\.\{owner_id\} publish$/);
     expect(publish.attributes["messaging.system"]).toBe("nats");
     // The JetStream message carries the publish span as its traceparent, for consumers to continue.
     const nc = await connectNats(inject("infra").natsUrl, "tracing-test");
@@ -103,6 +105,10 @@ describe("one trace per chat turn", () => {
 
     const spans = inTrace(root.traceId);
     expectConnected(spans, root);
+    // The span to continue is handed on explicitly (no context manager): a call that dropped it
+    // would start a trace of its own. Nothing else ran meanwhile, so every span since is this turn's.
+    const strays = receiver.spans.slice(before).filter((s) => s.traceId !== root.traceId);
+    expect(strays.map((s) => `${s.service} ${s.name}`)).toEqual([]);
     const servers = spans.filter((s) => s.kind === KIND.server && s !== root);
     const services = new Set(servers.map((s) => s.attributes["rpc.service"]));
     expect(services).toContain("redline.agent.v1.AgentService");
@@ -173,7 +179,11 @@ describe("one trace per chat turn", () => {
     // The gateway continues them: each live delivery to the stream is a consumer span in the job's trace.
     expect((await streamed).ended).toBe(true);
     const receives = await until("the stream's receive spans", () => {
-      const found = inTrace(traceId).filter((sp) => sp.name === `${jobSubject(created.body.job_id)} receive`);
+      const found = inTrace(traceId).filter(
+        (sp) =>
+          sp.name === "redline.jobs.v1.{job_id} receive" &&
+          sp.attributes["messaging.destination.name"] === jobSubject(created.body.job_id),
+      );
       return found.length > 0 ? found : undefined;
     });
     const traceSpanIds = new Set(inTrace(traceId).map((sp) => sp.spanId));

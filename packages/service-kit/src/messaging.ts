@@ -1,7 +1,7 @@
 // NATS with JetStream: Postgres is the record, NATS fans out. Publishers set the event id as
 // the message id so a relay that publishes twice stores the event once.
 import { connect, headers, type JetStreamClient, type MsgHdrs, type NatsConnection, RetentionPolicy } from "nats";
-import { traceHeaders, tracingEnabled } from "./tracing.js";
+import { type TraceContext, traceHeaders, tracingEnabled } from "./tracing.js";
 
 export type { NatsConnection };
 
@@ -28,21 +28,27 @@ export async function ensureStream(nc: NatsConnection, name: string, subjects: s
   }
 }
 
-/** Publishes JSON to JetStream with `msgId` for deduplication; resolves on the server's ack. */
-export async function publishJson(js: JetStreamClient, subject: string, msgId: string, data: unknown): Promise<void> {
+/** Publishes JSON to JetStream with `msgId` for deduplication and `trace`'s traceparent in its headers; resolves on the server's ack. */
+export async function publishJson(
+  js: JetStreamClient,
+  subject: string,
+  msgId: string,
+  data: unknown,
+  trace?: TraceContext,
+): Promise<void> {
   const h = headers();
   h.set("Content-Type", "application/json");
-  for (const [k, v] of Object.entries(traceHeaders())) h.set(k, v);
+  for (const [k, v] of Object.entries(traceHeaders(trace))) h.set(k, v);
   await js.publish(subject, new TextEncoder().encode(JSON.stringify(data)), { msgID: msgId, headers: h });
 }
 
 /**
- * Headers carrying the active span's traceparent for a core NATS publish; undefined when
- * tracing is off or no span is active, so untraced messages stay header-free.
+ * Headers carrying `trace`'s traceparent for a core NATS publish; undefined when tracing is off
+ * or there is no span, so untraced messages stay header-free.
  */
-export function natsTraceHeaders(): MsgHdrs | undefined {
+export function natsTraceHeaders(trace: TraceContext | undefined): MsgHdrs | undefined {
   if (!tracingEnabled()) return undefined;
-  const entries = Object.entries(traceHeaders());
+  const entries = Object.entries(traceHeaders(trace));
   if (entries.length === 0) return undefined;
   const h = headers();
   for (const [k, v] of entries) h.set(k, v);

@@ -26,7 +26,7 @@ import {
 import type { Logger } from "./logger.js";
 import { instrumentRpc } from "./metrics.js";
 import { type Principal, principalFromMetadata, principalToMetadata, REQUEST_ID_KEY } from "./principal.js";
-import { rpcClientSpan, rpcServerSpan } from "./tracing.js";
+import { rpcClientSpan, rpcServerSpan, type TraceContext, traceLogFields } from "./tracing.js";
 
 const ERROR_TRAILER = "redline-error-bin";
 /** Documents and uploads can be large; the gateway caps requests long before this. */
@@ -61,8 +61,11 @@ export interface CallContext {
   requestId: string;
   /** Absolute deadline of the call, if the client set one. */
   deadline: Date | null;
+  /** Carries the request id, and the trace and span ids when tracing is on. */
   log: Logger;
-  /** Call options that forward this call's identity to a downstream service. */
+  /** The call's server span, for what the handler causes (rows, messages); undefined when tracing is off. */
+  trace?: TraceContext;
+  /** Call options that forward this call's identity (principal, request id, trace) to a downstream service. */
   forward(extra?: Partial<CallOpts>): CallOpts;
 }
 
@@ -162,16 +165,21 @@ function wrapUnary(name: string, fn: ServiceBinding["handlers"][string], log: Lo
         : Number.isFinite(deadlineValue)
           ? new Date(deadlineValue as number)
           : null;
-    const callLog = log.child({ rpc: name, requestId });
-    const ctx: CallContext = {
-      principal,
-      requestId,
-      deadline,
-      log: callLog,
-      forward: (extra = {}) => ({ principal: principal ?? undefined, requestId, ...extra }),
-    };
+    let callLog = log.child({ rpc: name, requestId });
     try {
-      callback(null, await rpcServerSpan(name, call.metadata, () => fn(call.request as never, ctx)));
+      const answer = await rpcServerSpan(name, call.metadata, (trace) => {
+        if (trace) callLog = log.child({ rpc: name, requestId, ...traceLogFields(trace) });
+        const ctx: CallContext = {
+          principal,
+          requestId,
+          deadline,
+          log: callLog,
+          trace,
+          forward: (extra = {}) => ({ principal: principal ?? undefined, requestId, trace, ...extra }),
+        };
+        return fn(call.request as never, ctx);
+      });
+      callback(null, answer);
     } catch (err) {
       callback(errorToGrpc(err, callLog) as ServiceError, null);
     } finally {
@@ -242,6 +250,8 @@ export interface CallOpts {
   requestId?: string;
   /** Deadline in milliseconds from now (default 30 s). */
   timeoutMs?: number;
+  /** The span this call is part of (CallContext.trace, or a withSpan's); none: the call starts a trace. */
+  trace?: TraceContext;
 }
 
 /** A promise-returning client for one service. */
@@ -298,7 +308,7 @@ export function createRpcClient<D extends ServiceDef>(definition: D, address: st
       const md = new Metadata();
       if (opts.principal) principalToMetadata(opts.principal, md);
       md.set(REQUEST_ID_KEY, opts.requestId ?? randomUUID());
-      return rpcClientSpan(method.path, md, () => callWithRetries(request, md, opts));
+      return rpcClientSpan(method.path, md, opts.trace, () => callWithRetries(request, md, opts));
     };
     const callWithRetries = async (request: unknown, md: Metadata, opts: CallOpts) => {
       for (let attempt = 0; ; attempt++) {

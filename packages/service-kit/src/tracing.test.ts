@@ -1,5 +1,5 @@
 // Tracing off (no OTLP endpoint): the helpers pass straight through, no span is ever created or
-// made active, nothing is injected into carriers and log lines carry no trace fields. This file
+// handed on, nothing is injected into carriers and log lines carry no trace fields. This file
 // runs in its own worker, so nothing else has registered a tracer provider here.
 import { createRequire } from "node:module";
 import { Writable } from "node:stream";
@@ -9,12 +9,14 @@ import { describe, expect, it } from "vitest";
 import { createLogger } from "./logger.js";
 import { natsTraceHeaders } from "./messaging.js";
 import {
-  currentTraceparent,
   initTracing,
   readTracingEnv,
   rpcClientSpan,
   rpcServerSpan,
+  startServerSpan,
   traceHeaders,
+  traceLogFields,
+  traceparentOf,
   tracingEnabled,
   withSpan,
 } from "./tracing.js";
@@ -45,17 +47,22 @@ describe("with no endpoint, tracing is a no-op", () => {
     // The API stays the no-op one: a span started through it is not recording.
     expect(trace.getTracer("probe").startSpan("x").isRecording()).toBe(false);
 
-    const seen = await withSpan("outer", {}, async (span) => ({ span, active: trace.getSpan(context.active()) }));
-    expect(seen).toEqual({ span: undefined, active: undefined });
+    const seen = await withSpan("outer", {}, async (span, trace) => ({ span, trace }));
+    expect(seen).toEqual({ span: undefined, trace: undefined });
+    expect(trace.getSpan(context.active())).toBeUndefined();
+    expect(startServerSpan("GET", { traceparent: "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01" }, {})).toBe(
+      undefined,
+    );
     const md = new Metadata();
-    const answer = await rpcClientSpan("/redline.x.v1.X/Y", md, async () =>
-      rpcServerSpan("/redline.x.v1.X/Y", md, async () => trace.getSpan(context.active())),
+    const answer = await rpcClientSpan("/redline.x.v1.X/Y", md, undefined, async () =>
+      rpcServerSpan("/redline.x.v1.X/Y", md, async (serverTrace) => serverTrace),
     );
     expect(answer).toBeUndefined();
     expect(md.get("traceparent")).toEqual([]);
-    expect(currentTraceparent()).toBeUndefined();
-    expect(traceHeaders()).toEqual({});
-    expect(natsTraceHeaders()).toBeUndefined();
+    expect(traceparentOf(undefined)).toBeUndefined();
+    expect(traceHeaders(undefined)).toEqual({});
+    expect(traceLogFields(undefined)).toEqual({});
+    expect(natsTraceHeaders(undefined)).toBeUndefined();
     // Nor is the SDK loaded (initTracing requires it only when tracing is on).
     const loaded = Object.keys(createRequire(import.meta.url).cache);
     expect(loaded.filter((path) => path.includes("@opentelemetry/sdk-trace"))).toEqual([]);
@@ -70,7 +77,9 @@ describe("with no endpoint, tracing is a no-op", () => {
       },
     });
     const log = createLogger("documents", "info", sink);
-    await withSpan("outer", {}, async () => log.child({ requestId: "r-1" }).info({ n: 1 }, "inside"));
+    await withSpan("outer", {}, async (_span, trace) =>
+      log.child({ requestId: "r-1", ...traceLogFields(trace) }).info({ n: 1 }, "inside"),
+    );
     expect(lines).toHaveLength(1);
     expect(lines[0]).toMatchObject({ requestId: "r-1", n: 1, msg: "inside" });
     expect(lines[0]).not.toHaveProperty("trace_id");

@@ -12,6 +12,7 @@ import {
   type Knex,
   type Logger,
   type NatsConnection,
+  type TraceContext,
 } from "@redline/service-kit";
 import { type AgentConfig, DEFAULT_JOBS_CONFIG, type JobsConfig } from "./config.js";
 import { SCHEMA } from "./db/migrations.js";
@@ -22,6 +23,8 @@ import { type Engine, selectEngine } from "./engines/index.js";
 export interface RunningJob {
   controller: AbortController;
   done: Promise<void>;
+  /** The span of the job's run, for its calls (jobOpts) and event messages; undefined when tracing is off. */
+  trace?: TraceContext;
 }
 
 /** What a job's creation read for its turn (sessions.v1 GetTurnContext). */

@@ -39,6 +39,7 @@ function handler(route: Route, ctx: GatewayContext): RequestHandler {
           principal: state.principal ?? undefined,
           requestId: state.requestId,
           timeoutMs,
+          trace: state.trace,
         }),
       },
     );

@@ -3,7 +3,7 @@
 // revocation takes effect within that time; failures are never cached. Keys are never logged.
 import { createHash } from "node:crypto";
 import { status as GrpcStatus } from "@grpc/grpc-js";
-import { type Principal, RedlineError } from "@redline/service-kit";
+import { type Principal, RedlineError, type TraceContext } from "@redline/service-kit";
 import type { RequestHandler, Response } from "express";
 import type { GatewayContext } from "./context.js";
 import { requestState } from "./request-context.js";
@@ -42,8 +42,11 @@ function readOnlyRefusal(): RedlineError {
 
 /** Resolves API keys through billing with a short positive cache. */
 export interface KeyResolver {
-  /** The key's principal; throws 401 for unknown or revoked keys, 503 when billing is down. */
-  resolve(apiKey: string, requestId: string): Promise<ResolvedKey>;
+  /**
+   * The key's principal; throws 401 for unknown or revoked keys, 503 when billing is down. A
+   * lookup runs under the request that needed it (`requestId`, `trace`); others wait for it.
+   */
+  resolve(apiKey: string, requestId: string, trace?: TraceContext): Promise<ResolvedKey>;
 }
 
 /** A KeyResolver over `ctx.billing.resolveApiKey`, caching successes for `ttlMs`. */
@@ -64,10 +67,10 @@ export function createKeyResolver(ctx: GatewayContext, ttlMs: number): KeyResolv
     cache.set(id, { value, expiresAt: Date.now() + ttlMs });
   };
 
-  const lookup = async (apiKey: string, requestId: string): Promise<ResolvedKey> => {
+  const lookup = async (apiKey: string, requestId: string, trace?: TraceContext): Promise<ResolvedKey> => {
     let res: Awaited<ReturnType<GatewayContext["billing"]["resolveApiKey"]>>;
     try {
-      res = await ctx.billing.resolveApiKey({ apiKey }, { requestId, timeoutMs: RESOLVE_TIMEOUT_MS });
+      res = await ctx.billing.resolveApiKey({ apiKey }, { requestId, timeoutMs: RESOLVE_TIMEOUT_MS, trace });
     } catch (err) {
       // Billing's own refusals (unknown, revoked, malformed key) all read as 401 to the caller.
       if (err instanceof RedlineError && err.httpStatus >= 400 && err.httpStatus < 500 && err.httpStatus !== 429) {
@@ -91,14 +94,14 @@ export function createKeyResolver(ctx: GatewayContext, ttlMs: number): KeyResolv
   };
 
   return {
-    async resolve(apiKey, requestId) {
+    async resolve(apiKey, requestId, trace) {
       const id = createHash("sha256").update(apiKey).digest("hex");
       const hit = cache.get(id);
       if (hit && hit.expiresAt > Date.now()) return hit.value;
       if (hit) cache.delete(id);
       let pending = inflight.get(id);
       if (!pending) {
-        pending = lookup(apiKey, requestId).then((value) => {
+        pending = lookup(apiKey, requestId, trace).then((value) => {
           remember(id, value);
           return value;
         });
@@ -141,11 +144,11 @@ export function authenticate(resolver: KeyResolver, opts: { queryKey?: boolean }
       const raw = req.query.api_key ?? req.query.token;
       const key = Array.isArray(raw) ? raw[raw.length - 1] : raw;
       if (typeof key === "string" && key.length > 0 && key.length <= MAX_KEY_CHARS) {
-        const resolved = await resolver.resolve(key, state.requestId);
+        const resolved = await resolver.resolve(key, state.requestId, state.trace);
         if (resolved.readOnly && !READ_METHODS.has(req.method)) throw readOnlyRefusal();
         state.principal = resolved.principal;
         state.keyId = resolved.keyId;
-        rechecks.set(res, () => resolver.resolve(key, state.requestId));
+        rechecks.set(res, () => resolver.resolve(key, state.requestId, state.trace));
         next();
         return;
       }
@@ -156,11 +159,11 @@ export function authenticate(resolver: KeyResolver, opts: { queryKey?: boolean }
       throw unauthenticated("Invalid authorization header: expected 'Bearer <API_KEY>'");
     }
     const key = match[1];
-    const resolved = await resolver.resolve(key, state.requestId);
+    const resolved = await resolver.resolve(key, state.requestId, state.trace);
     if (resolved.readOnly && !READ_METHODS.has(req.method)) throw readOnlyRefusal();
     state.principal = resolved.principal;
     state.keyId = resolved.keyId;
-    rechecks.set(res, () => resolver.resolve(key, state.requestId));
+    rechecks.set(res, () => resolver.resolve(key, state.requestId, state.trace));
     next();
   };
 }

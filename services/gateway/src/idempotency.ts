@@ -126,7 +126,7 @@ export function idempotency(ctx: GatewayContext, cfg: GatewayConfig): RequestHan
     const principal = state.principal;
     if (!principal) return next();
     const hash = requestHash(req.method, req.path, req.query, req.body);
-    const opts = { principal, requestId: state.requestId, timeoutMs: BEGIN_TIMEOUT_MS };
+    const opts = { principal, requestId: state.requestId, timeoutMs: BEGIN_TIMEOUT_MS, trace: state.trace };
     const complete = (response: billingV1.StoredResponse | undefined) =>
       ctx.billing.completeIdempotency({ idempotencyKey: key, requestHash: hash, response }, opts);
     const begin = () => ctx.billing.beginIdempotency({ idempotencyKey: key, requestHash: hash, leaseSeconds }, opts);

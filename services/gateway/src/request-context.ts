@@ -1,13 +1,17 @@
 // Per-request state: the request id (X-Request-Id in and out, forwarded to every gRPC call), a
 // child logger, the authenticated principal, and one access-log line when the response ends.
 import { randomUUID } from "node:crypto";
-import type { Logger, Principal } from "@redline/service-kit";
+import { type Logger, type Principal, type TraceContext, traceLogFields } from "@redline/service-kit";
 import type { Request, RequestHandler, Response } from "express";
+import { requestTrace } from "./tracing.js";
 
 /** What the gateway knows about the request in flight. */
 export interface RequestState {
   requestId: string;
+  /** Carries the request id, and the trace and span ids when tracing is on. */
   log: Logger;
+  /** The request's server span (traceRequests), for its gRPC calls; undefined when tracing is off. */
+  trace?: TraceContext;
   /** Set by the auth middleware; null on routes without auth. */
   principal: Principal | null;
   /** The API key's id (never the key), for logs. */
@@ -31,7 +35,13 @@ export function requestContext(log: Logger): RequestHandler {
   return (req: Request, res: Response, next) => {
     const given = req.get("x-request-id");
     const requestId = given && REQUEST_ID.test(given) ? given : randomUUID();
-    const state: RequestState = { requestId, log: log.child({ requestId }), principal: null };
+    const trace = requestTrace(res);
+    const state: RequestState = {
+      requestId,
+      log: log.child({ requestId, ...traceLogFields(trace) }),
+      trace,
+      principal: null,
+    };
     res.locals[STATE_KEY] = state;
     res.setHeader("X-Request-Id", requestId);
     const started = process.hrtime.bigint();

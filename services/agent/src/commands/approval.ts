@@ -3,7 +3,14 @@
 // are serialized by an advisory lock, so staged changes never commit twice.
 import { type agentV1, documentsV1 } from "@redline/grpc-stubs";
 import type { ChunkOperation } from "@redline/html-chunks";
-import { ConflictError, InputError, NotFoundError, type Principal, required } from "@redline/service-kit";
+import {
+  ConflictError,
+  InputError,
+  NotFoundError,
+  type Principal,
+  required,
+  type TraceContext,
+} from "@redline/service-kit";
 import type { AgentContext } from "../context.js";
 import { lockKey } from "../db/store/jobs.js";
 import type { JobRow, JobState, StagedChange } from "../db/tables.js";
@@ -86,8 +93,9 @@ export async function decideChanges(
   ctx: AgentContext,
   principal: Principal,
   req: { jobId: string; sessionId: string; decisions: Decision[] },
+  trace?: TraceContext,
 ): Promise<DecisionResult> {
-  return withJobLock(ctx, req.jobId, () => decideLocked(ctx, principal, req));
+  return withJobLock(ctx, req.jobId, () => decideLocked(ctx, principal, req, trace));
 }
 
 /** The job's pending changes split by the decisions: approved, denied, remaining, and the feedback given. */
@@ -115,6 +123,7 @@ async function commitApproved(
   staged: Staged,
   approved: StagedChange[],
   denied: StagedChange[],
+  trace: TraceContext | undefined,
 ): Promise<string> {
   if (approved.length === 0) return "";
   const deniedOps = new Map(denied.map((c) => [c.chunk_id, staged.operations[c.change_id]]));
@@ -137,7 +146,8 @@ async function commitApproved(
         approved.map((c) => c.change_id),
       ),
     },
-    jobOpts(row),
+    // The job's principal and request id, in the trace of the decision that approved them.
+    { ...jobOpts(ctx, row), trace },
   );
   return required(committed.document, "document").versionId;
 }
@@ -146,6 +156,7 @@ async function decideLocked(
   ctx: AgentContext,
   principal: Principal,
   req: { jobId: string; sessionId: string; decisions: Decision[] },
+  trace: TraceContext | undefined,
 ): Promise<DecisionResult> {
   const row = await sessionJob(ctx, principal, req.jobId, req.sessionId);
   const staged = row.state.staged;
@@ -156,7 +167,7 @@ async function decideLocked(
     });
   }
   const { approved, denied, remaining, feedback } = splitDecisions(row.metadata.pending_changes ?? [], req.decisions);
-  const versionId = await commitApproved(ctx, row, staged, approved, denied);
+  const versionId = await commitApproved(ctx, row, staged, approved, denied, trace);
   const newStaged: Staged = {
     ...staged,
     headVersionId: versionId || staged.headVersionId,
@@ -203,7 +214,7 @@ async function completeApproval(
   const reply = approvalReply(staged, feedback);
   const { usage, turnIndex } = await recordApprovalTurn(ctx, row, staged, reply, jobMemory(row));
   const compact = row.metadata.response_mode === "compact" || applied.length === 0;
-  const html = compact ? undefined : await headHtml(ctx, { opts: jobOpts(row) }, staged.durableId);
+  const html = compact ? undefined : await headHtml(ctx, { opts: jobOpts(ctx, row) }, staged.durableId);
   const records = applied.map(stagedToRecord);
   const n = applied.length;
   const result: agentV1.ChatResponse = {

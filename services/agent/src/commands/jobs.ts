@@ -4,11 +4,11 @@ import { agentV1 } from "@redline/grpc-stubs";
 import {
   type CallOpts,
   ConflictError,
-  currentTraceparent,
   InputError,
   NotFoundError,
   type Principal,
   required,
+  traceparentOf,
   UnsupportedMediaTypeError,
 } from "@redline/service-kit";
 import type { AgentContext, HandedContext, IdleWorker } from "../context.js";
@@ -66,7 +66,7 @@ export async function createChatJob(
     const sessionId = required(session.session, "session").sessionId;
     const newJob = jobOf(principal, id, chargeKey, { ...chat, sessionId }, contentType, session.created);
     const leasedTo = worker ? { worker: worker.name, leaseMs: ctx.jobsCfg.leaseMs } : undefined;
-    const traced = { ...newJob, traceparent: currentTraceparent() ?? null };
+    const traced = { ...newJob, traceparent: traceparentOf(opts.trace) ?? null };
     const row = await insertJob(ctx.db, traced, leasedTo).catch(async (err) => {
       await release(ctx, opts, chargeKey, ctx.log);
       throw err;
@@ -241,7 +241,7 @@ async function cancelWaiting(ctx: AgentContext, row: JobRow): Promise<JobRow | n
     const reply = `${paused.reply}\n\n(Cancelled at the continue prompt.)`;
     await recorded(recordPausedTurn(ctx, row, paused, reply, { remember: false, memoryKey: "" }));
   } else {
-    await release(ctx, jobOpts(row), row.charge_key, log);
+    await release(ctx, jobOpts(ctx, row), row.charge_key, log);
   }
   return cancelled;
 }

@@ -7,7 +7,10 @@ import type { AgentContext } from "../context.js";
 import type { NewEvent } from "../db/store/jobs.js";
 import type { JobEventRow, StagedChange } from "../db/tables.js";
 
-/** Publishes stored events to NATS; a lost message is recovered by the reader's replay. */
+/**
+ * Publishes stored events to NATS; a lost message is recovered by the reader's replay. Events of
+ * a job running here carry its run's traceparent, so a reader continues the job's trace.
+ */
 export function publishEvents(ctx: AgentContext, rows: JobEventRow[]): void {
   for (const r of rows) {
     const wire: JobEvent = {
@@ -17,8 +20,8 @@ export function publishEvents(ctx: AgentContext, rows: JobEventRow[]): void {
       created_at: new Date(r.created_at).toISOString(),
     };
     try {
-      // Published within the job run's span: the headers let a reader continue the job's trace.
-      ctx.nats.publish(jobSubject(r.job_id), encodeJobEvent(wire), { headers: natsTraceHeaders() });
+      const headers = natsTraceHeaders(ctx.running.get(r.job_id)?.trace);
+      ctx.nats.publish(jobSubject(r.job_id), encodeJobEvent(wire), { headers });
     } catch (err) {
       ctx.log.warn({ err, jobId: r.job_id }, "publishing a job event failed; readers replay it from Postgres");
     }

@@ -25,7 +25,7 @@ export async function recordApprovalTurn(
   memory: { remember: boolean; memoryKey: string },
 ) {
   const last = staged.applied.length > 0 ? staged.headVersionId : "";
-  return finishTurn(ctx, jobOpts(row), {
+  return finishTurn(ctx, jobOpts(ctx, row), {
     chargeKey: row.charge_key,
     operations: billedOperations(sectionsOf(staged), staged.applied.length),
     sessionId: row.session_id,
@@ -51,7 +51,7 @@ export async function recordPausedTurn(
   memory: { remember: boolean; memoryKey: string },
 ) {
   const documentChanges = paused.documentChanges ? agentV1.DocumentChanges.fromJSON(paused.documentChanges) : undefined;
-  const finished = await finishTurn(ctx, jobOpts(row), {
+  const finished = await finishTurn(ctx, jobOpts(ctx, row), {
     chargeKey: row.charge_key,
     operations: billedOperations(paused.sections, paused.opsCount),
     sessionId: row.session_id,

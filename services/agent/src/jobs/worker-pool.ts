@@ -3,7 +3,7 @@
 // sweep fails jobs stranded by dead workers and deletes expired ones. Agents wake each other over
 // NATS when a job becomes claimable and none of their own workers is idle, so a job handed back
 // by a stopping agent is taken at once, not at the next poll.
-import { DependencyUnavailableError, RemoteError, SpanKind, withSpan } from "@redline/service-kit";
+import { DependencyUnavailableError, RemoteError, SpanKind, type TraceContext, withSpan } from "@redline/service-kit";
 import type { AgentContext, HandedContext, IdleWorker } from "../context.js";
 import { claimJob, deleteExpired, heartbeat, strandedJobs } from "../db/store/jobs.js";
 import type { JobRow } from "../db/tables.js";
@@ -211,7 +211,9 @@ async function execute(
     }
   }, cfg.heartbeatMs);
   try {
-    await jobRunSpan(row, worker, async () => {
+    await jobRunSpan(row, worker, async (trace) => {
+      const running = ctx.running.get(row.id);
+      if (running) running.trace = trace;
       try {
         await runJob(ctx, row, worker, controller.signal, context);
       } catch (err) {
@@ -231,7 +233,7 @@ async function execute(
  * finished later, so one trace then shows the chat turn end to end, whichever agent process
  * ran it, and each attempt (a reclaimed job) shows as its own run under the same request.
  */
-function jobRunSpan(row: JobRow, worker: string, fn: () => Promise<void>): Promise<void> {
+function jobRunSpan(row: JobRow, worker: string, fn: (trace?: TraceContext) => Promise<void>): Promise<void> {
   return withSpan(
     "job run",
     {
@@ -239,7 +241,7 @@ function jobRunSpan(row: JobRow, worker: string, fn: () => Promise<void>): Promi
       traceparent: row.traceparent,
       attributes: { "job.id": row.id, "job.type": row.job_type, "job.attempt": row.attempts, "job.worker": worker },
     },
-    fn,
+    (_span, trace) => fn(trace),
   );
 }
 
@@ -265,7 +267,7 @@ async function recordEnd(
     log.warn({ err, attempts: row.attempts }, "a service the job needs is unavailable; it runs again after its lease");
   } else {
     log.warn({ err }, "job failed");
-    await release(ctx, jobOpts(row), row.charge_key, log);
+    await release(ctx, jobOpts(ctx, row), row.charge_key, log);
     await markFailed(ctx, row.id, guard, failureText(err));
   }
 }
@@ -300,7 +302,7 @@ async function handBack(ctx: AgentContext, row: JobRow, worker: string, log: Age
 /** Marks a job cancelled (staged changes dropped) and releases its held operation. */
 async function cancelAndRelease(ctx: AgentContext, jobId: string, guard: Guard): Promise<JobRow | null> {
   const row = await markCancelled(ctx, jobId, guard);
-  if (row) await release(ctx, jobOpts(row), row.charge_key, ctx.log.child({ jobId }));
+  if (row) await release(ctx, jobOpts(ctx, row), row.charge_key, ctx.log.child({ jobId }));
   return row;
 }
 
@@ -315,7 +317,7 @@ export async function sweepOnce(ctx: AgentContext): Promise<void> {
     }
     const error = `The job stopped: the worker running it was lost ${row.attempts} time${row.attempts === 1 ? "" : "s"} (attempt limit ${cfg.maxAttempts}). Please retry.`;
     const failed = await markFailed(ctx, row.id, guard, error);
-    if (failed) await release(ctx, jobOpts(failed), failed.charge_key, ctx.log.child({ jobId: row.id }));
+    if (failed) await release(ctx, jobOpts(ctx, failed), failed.charge_key, ctx.log.child({ jobId: row.id }));
   }
   const deleted = await deleteExpired(ctx.db, cfg.retentionMs);
   if (deleted > 0) ctx.log.info({ deleted }, "expired jobs deleted");

@@ -8,7 +8,7 @@ import { jobToProto } from "../mappers.js";
 
 /** Approves or denies staged changes of a job awaiting approval (400, 404, 409: commands/approval.ts). */
 export async function decideChanges(ctx: AgentContext, req: agentJobsV1.DecideChangesRequest, call: CallContext) {
-  const { row, ...decided } = await decide(ctx, requirePrincipal(call), req);
+  const { row, ...decided } = await decide(ctx, requirePrincipal(call), req, call.trace);
   const job = await jobWithEvents(ctx, row, false);
   return { job: jobToProto(job.row, job.events, false), ...decided };
 }

@@ -65,6 +65,8 @@ export interface CommitInput {
   normalized?: boolean;
   /** Who the version is attributed to (default UNATTRIBUTED). */
   author?: VersionAuthor;
+  /** The writing RPC's span (traceparentOf(call.trace)), kept on the outbox row for the relay's publish. */
+  traceparent?: string | null;
 }
 
 const MAX_MERGED_LISTED = 200;
@@ -292,6 +294,7 @@ async function writeVersion(
     summary,
     idempotencyKey: input.idempotencyKey,
     author: input.author ?? UNATTRIBUTED,
+    traceparent: input.traceparent,
     head: countsAfter(doc, plan.changes),
     payload: { kind: input.eventKind ?? "edit", chunk_ids: chunkIds, summary },
   });

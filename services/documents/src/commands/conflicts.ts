@@ -41,6 +41,8 @@ export async function resolveConflict(
     html: string;
     sessionId: string;
     author?: VersionAuthor;
+    /** The writing RPC's span (traceparentOf(call.trace)), for the event's publish. */
+    traceparent?: string | null;
   },
 ): Promise<{ row: DocumentRow; html: string }> {
   return db.transaction(async (trx) => {
@@ -74,6 +76,7 @@ export async function resolveConflict(
       summary: "concurrent edit resolved",
       returnChunks: false,
       author: input.author,
+      traceparent: input.traceparent,
       eventKind: "re-edit",
     });
     await resolveConflicts(trx, input.documentId, input.chunkId, result.row.head_version_id);

@@ -94,8 +94,14 @@ export async function describeDocument(
 }
 
 /** Who and what a metadata event is about: the document at its head version. */
-function eventOf(row: DocumentRow, sessionId: string) {
-  return { ownerId: row.owner_id, documentId: row.id, versionId: row.head_version_id, sessionId };
+function eventOf(row: DocumentRow, input: { sessionId: string; traceparent?: string | null }) {
+  return {
+    ownerId: row.owner_id,
+    documentId: row.id,
+    versionId: row.head_version_id,
+    sessionId: input.sessionId,
+    traceparent: input.traceparent,
+  };
 }
 
 /**
@@ -105,14 +111,21 @@ function eventOf(row: DocumentRow, sessionId: string) {
 export async function updateDocument(
   db: Knex,
   ownerId: string,
-  input: { documentId: string; title?: string; pageSetup?: Record<string, unknown> | null; sessionId: string },
+  input: {
+    documentId: string;
+    title?: string;
+    pageSetup?: Record<string, unknown> | null;
+    sessionId: string;
+    /** The RPC's span (traceparentOf(call.trace)), for the event's publish. */
+    traceparent?: string | null;
+  },
 ): Promise<DocumentRow> {
   return db.transaction(async (trx) => {
     const doc = await findDocument(trx, ownerId, input.documentId, true);
     if (!doc) throw new NotFoundError("Document not found");
     const row = await updateMeta(trx, doc.id, { title: input.title, pageSetup: input.pageSetup });
     await appendDocumentUpdated(trx, {
-      ...eventOf(row, input.sessionId),
+      ...eventOf(row, input),
       payload: {
         kind: "metadata",
         ...(input.title !== undefined && { title: input.title }),
@@ -131,7 +144,7 @@ export async function updateDocument(
 async function setArchiveState(
   db: Knex,
   ownerId: string,
-  input: { documentId: string; sessionId: string },
+  input: { documentId: string; sessionId: string; traceparent?: string | null },
   archived: boolean,
 ): Promise<{ row?: DocumentRow; changed: boolean }> {
   return db.transaction(async (trx) => {
@@ -140,7 +153,7 @@ async function setArchiveState(
     if ((doc.archived_at !== null) === archived) return { row: doc, changed: false };
     const row = await setArchived(trx, doc.id, archived);
     const payload = { kind: archived ? "archived" : "unarchived" };
-    await appendDocumentUpdated(trx, { ...eventOf(row, input.sessionId), payload });
+    await appendDocumentUpdated(trx, { ...eventOf(row, input), payload });
     return { row, changed: true };
   });
 }
@@ -153,7 +166,7 @@ async function setArchiveState(
 export async function archiveDocument(
   db: Knex,
   ownerId: string,
-  input: { documentId: string; sessionId: string },
+  input: { documentId: string; sessionId: string; traceparent?: string | null },
 ): Promise<{ row: DocumentRow; alreadyArchived: boolean }> {
   const { row, changed } = await setArchiveState(db, ownerId, input, true);
   if (!row) throw new NotFoundError("Document not found");
@@ -167,7 +180,7 @@ export async function archiveDocument(
 export async function unarchiveDocument(
   db: Knex,
   ownerId: string,
-  input: { documentId: string; sessionId: string },
+  input: { documentId: string; sessionId: string; traceparent?: string | null },
 ): Promise<{ row?: DocumentRow; unarchived: boolean }> {
   const { row, changed } = await setArchiveState(db, ownerId, input, false);
   return { row, unarchived: changed };

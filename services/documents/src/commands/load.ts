@@ -87,6 +87,8 @@ export async function createDocument(
     author?: VersionAuthor;
     /** The original the HTML was converted from (ingest kept it); its chunk ids are kept as given. */
     source?: DocumentSourceRef | null;
+    /** The writing RPC's span (traceparentOf(call.trace)), for the event's publish. */
+    traceparent?: string | null;
   },
 ): Promise<DocumentView> {
   const chunks = loadChunks(input.html, input.keepParts);
@@ -106,6 +108,7 @@ export async function createDocument(
     chunks: chunks.map((c, i) => ({ chunkId: c.chunkId, html: c.html, position: positions[i] })),
     eventPayload: { title, chunk_count: chunks.length },
     source: validSource(input.source),
+    traceparent: input.traceparent,
   });
   if (row) return { row, chunks, versionId };
   // Nothing was written: the id exists. A random id colliding is not a replay.
@@ -201,6 +204,8 @@ export async function replaceDocument(
     author?: VersionAuthor;
     /** The original the new content was converted from; none clears the document's. */
     source?: DocumentSourceRef | null;
+    /** The writing RPC's span (traceparentOf(call.trace)), for the event's publish. */
+    traceparent?: string | null;
   },
 ): Promise<DocumentView> {
   const chunks = loadChunks(input.html, input.keepParts);
@@ -216,6 +221,7 @@ export async function replaceDocument(
       kind: "replace",
       summary: "content replaced",
       author: input.author ?? UNATTRIBUTED,
+      traceparent: input.traceparent,
       head: {
         chunkCount: chunks.length,
         sectionCount: chunks.filter((c) => isHeadingHtml(c.html)).length,

@@ -52,14 +52,16 @@ export async function startOutboxRelay(db: Knex, nc: NatsConnection, log: Logger
       const subject = documentEventSubject(row.event_type, row.owner_id);
       // A producer span in the trace of the write that appended the row (its stored traceparent):
       // publishJson then puts this span's traceparent into the message headers for consumers.
+      // The span name uses the subject's template (OTel messaging conventions: bounded names); the
+      // subject itself is an attribute.
       await withSpan(
-        `${subject} publish`,
+        `redline.documents.v1.${row.event_type}.{owner_id} publish`,
         {
           kind: SpanKind.PRODUCER,
           traceparent: row.traceparent,
           attributes: { "messaging.system": "nats", "messaging.destination.name": subject },
         },
-        () => publishJson(js, subject, documentEventMessageId(row), event),
+        (_span, trace) => publishJson(js, subject, documentEventMessageId(row), event, trace),
       );
     }
     if (rows.length > 0)

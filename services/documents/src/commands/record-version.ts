@@ -17,6 +17,8 @@ export interface NewVersion {
   idempotencyKey?: string | null;
   /** Who made it (see authorOf). */
   author: VersionAuthor;
+  /** The writing RPC's span (traceparentOf(call.trace)), kept on the outbox row for the relay's publish. */
+  traceparent?: string | null;
   /** The head's counts after this version (and title/page setup when they change with it). */
   head: { chunkCount: number; sectionCount: number; title?: string; pageSetup?: Record<string, unknown> | null };
   /** The event's payload (`kind` says what happened). */
@@ -43,7 +45,14 @@ export async function recordVersion(trx: Knex.Transaction, doc: DocumentRow, v: 
     author_kind: v.author.kind,
   });
   const row = await updateHead(trx, doc.id, { versionId, seq, ...v.head });
-  const event = { ownerId: v.ownerId, documentId: doc.id, versionId, sessionId: v.sessionId, payload: v.payload };
+  const event = {
+    ownerId: v.ownerId,
+    documentId: doc.id,
+    versionId,
+    sessionId: v.sessionId,
+    payload: v.payload,
+    traceparent: v.traceparent,
+  };
   await appendDocumentUpdated(trx, event);
   return row;
 }

@@ -98,7 +98,15 @@ export interface SaveResult {
 export async function saveDocument(
   db: Knex,
   ownerId: string,
-  input: { documentId: string; html: string; baseVersionId: string; sessionId: string; author?: VersionAuthor },
+  input: {
+    documentId: string;
+    html: string;
+    baseVersionId: string;
+    sessionId: string;
+    author?: VersionAuthor;
+    /** The saving RPC's span (traceparentOf(call.trace)), for the event's publish. */
+    traceparent?: string | null;
+  },
 ): Promise<SaveResult> {
   // The base is read in one snapshot: head's version id and the live chunks belong together.
   const { doc, seq, base } = await db.transaction(async (trx) => {
@@ -130,6 +138,7 @@ export async function saveDocument(
     writer: "save",
     eventKind: "save",
     author: input.author,
+    traceparent: input.traceparent,
     normalized: true,
   });
   let chunks = seq !== undefined ? result.chunks : next;

@@ -1,4 +1,4 @@
-import { ownerOf } from "@redline/service-kit";
+import { ownerOf, traceparentOf } from "@redline/service-kit";
 import * as commit from "../commands/commit.js";
 import { commitResponse, versionAuthor } from "../mappers.js";
 import type { DocumentsRpc } from "./call.js";
@@ -16,6 +16,7 @@ export const commitOperations: DocumentsRpc<"commitOperations"> = async (ctx, re
     ...input,
     writer: "chat",
     author: versionAuthor(call, req.authorKind),
+    traceparent: traceparentOf(call.trace),
   });
   if (result.committed) ctx.relay.kick();
   return commitResponse(result);

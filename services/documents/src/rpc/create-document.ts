@@ -1,4 +1,4 @@
-import { ownerOf } from "@redline/service-kit";
+import { ownerOf, traceparentOf } from "@redline/service-kit";
 import * as load from "../commands/load.js";
 import { documentMeta, pageSetupFromProto, versionAuthor } from "../mappers.js";
 import type { DocumentsRpc } from "./call.js";
@@ -13,6 +13,7 @@ export const createDocument: DocumentsRpc<"createDocument"> = async (ctx, req, c
     ...rest,
     pageSetup: pageSetupFromProto(pageSetup),
     author: versionAuthor(call, req.authorKind),
+    traceparent: traceparentOf(call.trace),
   });
   ctx.relay.kick();
   return { document: documentMeta(view.row, view.versionId), chunks: view.chunks };

@@ -1,4 +1,4 @@
-import { ownerOf } from "@redline/service-kit";
+import { ownerOf, traceparentOf } from "@redline/service-kit";
 import * as load from "../commands/load.js";
 import { documentMeta, pageSetupFromProto, versionAuthor } from "../mappers.js";
 import type { DocumentsRpc } from "./call.js";
@@ -14,6 +14,7 @@ export const replaceDocument: DocumentsRpc<"replaceDocument"> = async (ctx, req,
     ...rest,
     pageSetup: pageSetupFromProto(pageSetup),
     author: versionAuthor(call, req.authorKind),
+    traceparent: traceparentOf(call.trace),
   });
   ctx.relay.kick();
   return { document: documentMeta(view.row, view.versionId), chunks: view.chunks };

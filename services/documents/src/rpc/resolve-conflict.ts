@@ -1,4 +1,4 @@
-import { ownerOf } from "@redline/service-kit";
+import { ownerOf, traceparentOf } from "@redline/service-kit";
 import * as conflicts from "../commands/conflicts.js";
 import { documentMeta, versionAuthor } from "../mappers.js";
 import type { LibraryRpc } from "./call.js";
@@ -8,6 +8,7 @@ export const resolveConflict: LibraryRpc<"resolveConflict"> = async (ctx, req, c
   const { row, html } = await conflicts.resolveConflict(ctx.db, ownerOf(call), {
     ...req,
     author: versionAuthor(call, req.authorKind),
+    traceparent: traceparentOf(call.trace),
   });
   ctx.relay.kick();
   return { document: documentMeta(row), html };

@@ -1,4 +1,4 @@
-import { ownerOf } from "@redline/service-kit";
+import { ownerOf, traceparentOf } from "@redline/service-kit";
 import * as save from "../commands/save.js";
 import { saveResponse, versionAuthor } from "../mappers.js";
 import type { LibraryRpc } from "./call.js";
@@ -11,6 +11,7 @@ export const saveDocument: LibraryRpc<"saveDocument"> = async (ctx, req, call) =
   const result = await save.saveDocument(ctx.db, ownerOf(call), {
     ...req,
     author: versionAuthor(call, undefined),
+    traceparent: traceparentOf(call.trace),
   });
   if (result.changedChunkIds.length > 0) ctx.relay.kick();
   return saveResponse(result);

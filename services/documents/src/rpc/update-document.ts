@@ -1,4 +1,4 @@
-import { InputError, ownerOf } from "@redline/service-kit";
+import { InputError, ownerOf, traceparentOf } from "@redline/service-kit";
 import * as library from "../commands/library.js";
 import { documentMeta, pageSetupFromProto } from "../mappers.js";
 import type { LibraryRpc } from "./call.js";
@@ -14,7 +14,12 @@ export const updateDocument: LibraryRpc<"updateDocument"> = async (ctx, req, cal
   if (req.pageSetup && req.clearPageSetup) throw new InputError("send page_setup or clear_page_setup, not both");
   const { pageSetup: given, clearPageSetup, ...rest } = req;
   const pageSetup = clearPageSetup ? null : pageSetupFromProto(given);
-  const row = await library.updateDocument(ctx.db, ownerOf(call), { ...rest, title: title?.slice(0, 500), pageSetup });
+  const row = await library.updateDocument(ctx.db, ownerOf(call), {
+    ...rest,
+    title: title?.slice(0, 500),
+    pageSetup,
+    traceparent: traceparentOf(call.trace),
+  });
   ctx.relay.kick();
   return { document: documentMeta(row) };
 };

@@ -1,5 +1,4 @@
 // SQL of the documents table: find, list, create (one statement), head moves, metadata, archive state.
-import { currentTraceparent } from "@redline/service-kit";
 import { type Db, type DocumentRow, TABLES as T, type VersionAuthor } from "../tables.js";
 import { OUTBOX_LOCK } from "./outbox.js";
 
@@ -75,6 +74,8 @@ export interface NewDocument {
   eventPayload: Record<string, unknown>;
   /** The original file it is loaded from (loaded as version 1); none when absent. */
   source?: DocumentSourceRef | null;
+  /** The creating RPC's span (traceparentOf(call.trace)), kept on the event as appendOutbox does. */
+  traceparent?: string | null;
 }
 
 /** A document's original file, as ingest keeps it. */
@@ -136,8 +137,7 @@ export async function insertNewDocument(db: Db, doc: NewDocument): Promise<Docum
       doc.chunks.map((c) => c.html),
       doc.sessionId,
       JSON.stringify(doc.eventPayload),
-      // The creating RPC's trace, as appendOutbox keeps it.
-      currentTraceparent() ?? null,
+      doc.traceparent ?? null,
     ],
   );
   return rows[0];

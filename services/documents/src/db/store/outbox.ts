@@ -1,5 +1,5 @@
 // SQL of documents.outbox: events appended in the commit's transaction, relayed to NATS, polled.
-import { currentTraceparent, type Knex } from "@redline/service-kit";
+import type { Knex } from "@redline/service-kit";
 import { type Db, type OutboxRow, TABLES as T } from "../tables.js";
 import { uuidsOf } from "./documents.js";
 
@@ -9,15 +9,15 @@ export const OUTBOX_LOCK = "select pg_advisory_xact_lock(hashtext('redline.docum
 /**
  * Appends an event to the outbox. The advisory lock makes outbox ids commit in id order, so a
  * poller reading `id > cursor` never skips an event that commits late. The row keeps the
- * traceparent of the active span (the RPC writing it), so the relay publishes within that trace.
+ * traceparent of the RPC writing it, so the relay publishes within that trace.
  */
 export async function appendOutbox(
   db: Knex.Transaction,
-  row: Omit<OutboxRow, "id" | "created_at" | "published_at" | "traceparent">,
+  row: Omit<OutboxRow, "id" | "created_at" | "published_at" | "traceparent"> & { traceparent?: string | null },
 ): Promise<string> {
   await db.raw(OUTBOX_LOCK);
   const [inserted] = await db(T.outbox)
-    .insert({ ...row, payload: JSON.stringify(row.payload), traceparent: currentTraceparent() ?? null })
+    .insert({ ...row, payload: JSON.stringify(row.payload), traceparent: row.traceparent ?? null })
     .returning("id");
   return String(inserted.id);
 }
@@ -50,7 +50,14 @@ export function eventsAfter(
 /** Appends a `document_updated` event (the change is in `payload.kind`) to the outbox; see appendOutbox. */
 export function appendDocumentUpdated(
   db: Knex.Transaction,
-  e: { ownerId: string; documentId: string; versionId: string; sessionId: string; payload: Record<string, unknown> },
+  e: {
+    ownerId: string;
+    documentId: string;
+    versionId: string;
+    sessionId: string;
+    payload: Record<string, unknown>;
+    traceparent?: string | null;
+  },
 ): Promise<string> {
   return appendOutbox(db, {
     event_type: "document_updated",
@@ -59,5 +66,6 @@ export function appendDocumentUpdated(
     version_id: e.versionId,
     session_id: e.sessionId,
     payload: e.payload,
+    traceparent: e.traceparent,
   });
 }
