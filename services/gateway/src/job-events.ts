@@ -90,7 +90,8 @@ export function createJobEventFeed(natsUrl: string | undefined, log: Logger): Jo
         if (!traceparent) await deliver();
         else
           await withSpan(
-            `${msg.subject} receive`,
+            // The subject's template: a job id in the name would make every span name unique.
+            "redline.jobs.v1.{job_id} receive",
             {
               kind: SpanKind.CONSUMER,
               traceparent,

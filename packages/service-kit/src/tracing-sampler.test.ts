@@ -1,0 +1,73 @@
+// Tracing on with the standard OTel sampler variables: OTEL_TRACES_SAMPLER=parentbased_traceidratio
+// with ratio 0 records no trace of its own, yet hands the unsampled traceparent on explicitly,
+// and follows a caller's sampled traceparent. This file runs in its own worker, so its provider
+// is the only one.
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { Metadata } from "@grpc/grpc-js";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { initTracing, rpcClientSpan, startServerSpan, type Tracing, traceparentOf, withSpan } from "./tracing.js";
+
+let tracing: Tracing;
+let collector: Server;
+/** Names of the spans the collector received (OTLP/HTTP JSON). */
+const exported: string[] = [];
+
+beforeAll(async () => {
+  collector = createServer((req, res) => {
+    const body: Buffer[] = [];
+    req.on("data", (c: Buffer) => body.push(c));
+    req.on("end", () => {
+      const sent = JSON.parse(Buffer.concat(body).toString("utf8")) as {
+        resourceSpans: { scopeSpans: { spans: { name: string }[] }[] }[];
+      };
+      for (const r of sent.resourceSpans)
+        for (const s of r.scopeSpans) for (const sp of s.spans) exported.push(sp.name);
+      res.setHeader("Content-Type", "application/json");
+      res.end("{}");
+    });
+  });
+  await new Promise<void>((resolve) => collector.listen(0, "127.0.0.1", resolve));
+  process.env.OTEL_TRACES_SAMPLER = "parentbased_traceidratio";
+  process.env.OTEL_TRACES_SAMPLER_ARG = "0";
+  const { port } = collector.address() as AddressInfo;
+  tracing = initTracing("sampler-test", { tracesUrl: `http://127.0.0.1:${port}/v1/traces` });
+});
+
+afterAll(async () => {
+  await tracing?.shutdown();
+  await new Promise((resolve) => collector?.close(resolve));
+  delete process.env.OTEL_TRACES_SAMPLER;
+  delete process.env.OTEL_TRACES_SAMPLER_ARG;
+});
+
+describe("OTEL_TRACES_SAMPLER", () => {
+  it("ratio 0: a new trace is not recorded, and its unsampled traceparent still reaches the next call", async () => {
+    expect(tracing.enabled).toBe(true);
+    const md = new Metadata();
+    const seen = await withSpan("root", {}, async (span, trace) => {
+      await rpcClientSpan("/redline.x.v1.X/Y", md, trace, async () => undefined);
+      return { recording: span?.isRecording(), traceparent: traceparentOf(trace) };
+    });
+    expect(seen.recording).toBe(false);
+    expect(seen.traceparent).toMatch(/^00-[0-9a-f]{32}-[0-9a-f]{16}-00$/);
+    const sent = String(md.get("traceparent")[0]);
+    // Same trace, flag 00: the next service does not record it either.
+    expect(sent.split("-")[1]).toBe(seen.traceparent?.split("-")[1]);
+    expect(sent.endsWith("-00")).toBe(true);
+  });
+
+  it("parent-based: a caller's sampled traceparent is recorded whatever the ratio", () => {
+    const traceparent = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
+    const started = startServerSpan("GET /v1/sessions", { traceparent }, {});
+    expect(started?.span.isRecording()).toBe(true);
+    expect(started?.span.spanContext().traceId).toBe("0af7651916cd43dd8448eb211c80319c");
+    expect(traceparentOf(started?.trace)).toMatch(/^00-0af7651916cd43dd8448eb211c80319c-[0-9a-f]{16}-01$/);
+    started?.span.end();
+  });
+
+  it("exports only what was sampled", async () => {
+    await tracing.flush();
+    expect(exported).toEqual(["GET /v1/sessions"]);
+  });
+});
