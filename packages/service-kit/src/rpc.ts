@@ -165,10 +165,11 @@ function wrapUnary(name: string, fn: ServiceBinding["handlers"][string], log: Lo
         : Number.isFinite(deadlineValue)
           ? new Date(deadlineValue as number)
           : null;
-    let callLog = log.child({ rpc: name, requestId });
+    // One child logger per call (pino serializes its bindings once): with the span's ids when traced.
+    let callLog: Logger | undefined;
     try {
       const answer = await rpcServerSpan(name, call.metadata, (trace) => {
-        if (trace) callLog = log.child({ rpc: name, requestId, ...traceLogFields(trace) });
+        callLog = log.child({ rpc: name, requestId, ...traceLogFields(trace) });
         const ctx: CallContext = {
           principal,
           requestId,
@@ -181,7 +182,7 @@ function wrapUnary(name: string, fn: ServiceBinding["handlers"][string], log: Lo
       });
       callback(null, answer);
     } catch (err) {
-      callback(errorToGrpc(err, callLog) as ServiceError, null);
+      callback(errorToGrpc(err, callLog ?? log.child({ rpc: name, requestId })) as ServiceError, null);
     } finally {
       active.calls--;
     }
