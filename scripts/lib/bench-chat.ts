@@ -289,7 +289,11 @@ export async function benchChatThroughput(results: BenchResult[], infra: LocalIn
  * (o): the cost of tracing, and of metrics and tracing together, on the chat path. Four process
  * stacks: "on" (metrics on, every span exported over OTLP/HTTP to a local sink), "tracing"
  * (the same export, METRICS_ADDR=off), and "off" and "off2" (METRICS_ADDR=off, no OTEL_*).
- * Each round runs one turn on each, back to back in a rotating order. The verdict is the median
+ * Each round runs one turn on each in a fresh random order, with a pause between turns: a fixed
+ * rotation put each stack always after the same neighbour, whose background work (span export,
+ * outbox relay, batched rate-limit debit) then landed on its turns, a bias larger than the 3 %
+ * measured. A long warm-up first, so the figure is the services' steady state, not their JIT's
+ * first minutes. The verdict is the median
  * of per-round differences on − off as a share of p50(off), robust to the shared machine's
  * drift (p50s alone drift by more than the 3 % measured), when off2 − off the same way (the
  * noise floor) is under 1.5 %; else the services' CPU per turn on vs off, when its own noise
@@ -300,7 +304,11 @@ export async function benchObservabilityOverhead(
   infra: LocalInfra,
   rounds = 200,
 ): Promise<void> {
-  const warmup = 20;
+  const warmup = 200;
+  // Long enough for a turn's background work (relay publish, 50 ms debit batch, span export) to
+  // finish before the next stack's turn starts.
+  const pauseMs = 60;
+  const random = seededRandom(0x0b5e);
   const sink = await startOtlpReceiver();
   const noOtel = { OTEL_EXPORTER_OTLP_ENDPOINT: "", OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: "" };
   const names = ["on", "tracing", "off", "off2"] as const;
@@ -340,9 +348,10 @@ export async function benchObservabilityOverhead(
         measuredFrom = performance.now();
       }
       const round: Record<string, number> = {};
-      const k = r % sides.length;
-      for (const side of [...sides.slice(k), ...sides.slice(0, k)])
+      for (const side of shuffled(sides, random)) {
+        await new Promise((resolve) => setTimeout(resolve, pauseMs));
         round[side.name] = await chatTurn(side.call, side.client);
+      }
       if (r < warmup) continue;
       for (const side of sides) side.times.push(round[side.name]);
       paired.on.push(round.on - round.off);
@@ -393,6 +402,28 @@ export async function benchObservabilityOverhead(
     await Promise.all(stacks.map((s) => s.stop()));
     await sink.close();
   }
+}
+
+/** A deterministic PRNG in [0, 1) (mulberry32), so a bench run's orders can be replayed. */
+function seededRandom(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** A Fisher-Yates shuffled copy of `items`. */
+function shuffled<T>(items: readonly T[], random: () => number): T[] {
+  const out = [...items];
+  for (let i = out.length - 1; i > 0; i--) {
+    const j = Math.floor(random() * (i + 1));
+    [out[i], out[j]] = [out[j], out[i]];
+  }
+  return out;
 }
 
 /** Ticks of /proc/<pid>/stat times per second (USER_HZ, 100 on Linux). */
