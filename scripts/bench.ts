@@ -46,13 +46,9 @@ import { benchOfflineParse } from "./lib/bench-offline.js";
 import { benchIngestScaling } from "./lib/bench-scaling.js";
 import { caller, startProcessStack } from "./lib/bench-stack.js";
 import { RUNTIME_ARGS, startStack } from "./lib/stack.js";
+import { quantile, seededRandom, shuffled } from "./lib/stats.js";
 
 const results: { name: string; value: string; target?: string; pass?: boolean }[] = [];
-
-function quantile(values: number[], q: number): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
-}
 
 /** A contract-like document of `sections` sections, each about one printed page (~3,000 characters of text in 10 chunks). */
 function generateDocument(sections: number): string {
@@ -514,7 +510,9 @@ async function benchAsyncOverhead(infra: Parameters<typeof startTestStack>[0]) {
  * (l): the cost of rate limits and Idempotency-Key on the chat path. The same services behind
  * gateway processes built alike: the stack's, with the defaults (limiter on, default classes),
  * called with a fresh Idempotency-Key per request (BeginIdempotency + CompleteIdempotency) and
- * without one (limiter only), and two with RATE_LIMITS=off IDEMPOTENCY=off. Each round runs the three back to back (rotating who goes first), each side in its own
+ * without one (limiter only), and two with RATE_LIMITS=off IDEMPOTENCY=off. Each round runs the sides in a fresh random order with a
+ * pause between them (a fixed rotation always ran "limiter" right after "on", on the same gateway,
+ * so the 50 ms batched debit of one landed on the other), each side in its own
  * session doing the same non-editing turn on the sample contract. Printed: the three p50s,
  * p50(on) - p50(off), and the median of the per-round differences on - off, which is the verdict:
  * on a shared 2-core machine the p50s drift with other processes' load by more than the 2 ms
@@ -586,12 +584,14 @@ async function benchLimiterOverhead(infra: Parameters<typeof startTestStack>[0])
     }
     const rounds = 300;
     const warmup = 20;
-    // Per round, the three sides back to back: their differences cancel the machine's load drift.
+    // Per round, the sides one after the other: their differences cancel the machine's load drift.
     const paired: { on: number[]; limiter: number[]; floor: number[] } = { on: [], limiter: [], floor: [] };
+    const random = seededRandom(0x11d);
     for (let i = 0; i < rounds + warmup; i++) {
       const round: Record<string, number> = {};
-      // Rotated each round, so no side always runs first.
-      for (const side of [...sides.slice(i % sides.length), ...sides.slice(0, i % sides.length)]) {
+      for (const side of shuffled(sides, random)) {
+        // Past the 50 ms debit batch of the side before.
+        await new Promise((r) => setTimeout(r, 60));
         const started = performance.now();
         const res = await side.call("POST", "/v1/chat", {
           key,

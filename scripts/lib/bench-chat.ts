@@ -17,7 +17,7 @@ import type { TestStack } from "../../test/support/stack.js";
 import type { BenchResult } from "./bench-ingest.js";
 import { caller, type ProcessStack, startProcessStack } from "./bench-stack.js";
 import { readStackFile } from "./stack.js";
-import { quantile } from "./stats.js";
+import { quantile, seededRandom, shuffled } from "./stats.js";
 
 /** The small stored document every client edits, and the two words its turns swap. */
 const SMALL_DOCUMENT = "<h1>Terms</h1><p>The alpha release ships soon.</p><p>Second paragraph.</p>";
@@ -402,28 +402,6 @@ export async function benchObservabilityOverhead(
     await Promise.all(stacks.map((s) => s.stop()));
     await sink.close();
   }
-}
-
-/** A deterministic PRNG in [0, 1) (mulberry32), so a bench run's orders can be replayed. */
-function seededRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-/** A Fisher-Yates shuffled copy of `items`. */
-function shuffled<T>(items: readonly T[], random: () => number): T[] {
-  const out = [...items];
-  for (let i = out.length - 1; i > 0; i--) {
-    const j = Math.floor(random() * (i + 1));
-    [out[i], out[j]] = [out[j], out[i]];
-  }
-  return out;
 }
 
 /** Ticks of /proc/<pid>/stat times per second (USER_HZ, 100 on Linux). */

@@ -1,6 +1,6 @@
-// The quantile and slope math of `pnpm bench` and `pnpm soak`.
+// The quantile and slope math of `pnpm bench` and `pnpm soak`, and the bench's seeded orders.
 import { describe, expect, it } from "vitest";
-import { quantile, slope } from "./stats.js";
+import { quantile, seededRandom, shuffled, slope } from "./stats.js";
 
 describe("quantile", () => {
   it("takes the nearest rank floor(q × n) of the sorted values, whatever their order", () => {
@@ -49,5 +49,42 @@ describe("slope", () => {
     const restarted = Array.from({ length: 10 }, (_, i) => ({ x: 10 + i, y: 50 + i }));
     expect(slope([...grow, ...restarted])).toBeLessThan(0);
     expect(slope(restarted)).toBeCloseTo(1, 12);
+  });
+});
+
+describe("seeded orders", () => {
+  it("replays the same numbers in [0, 1) for a seed, and others for another seed", () => {
+    const a = seededRandom(7);
+    const b = seededRandom(7);
+    const first = Array.from({ length: 1000 }, () => a());
+    expect(Array.from({ length: 1000 }, () => b())).toEqual(first);
+    expect(first.every((x) => x >= 0 && x < 1)).toBe(true);
+    const other = seededRandom(8);
+    expect(Array.from({ length: 1000 }, () => other())).not.toEqual(first);
+  });
+
+  it("shuffles into a permutation, leaves the input alone, and puts each item first about equally often", () => {
+    const items = ["on", "tracing", "off", "off2"] as const;
+    const random = seededRandom(0x0b5e);
+    const firsts = new Map<string, number>();
+    for (let i = 0; i < 4000; i++) {
+      const order = shuffled(items, random);
+      expect([...order].sort()).toEqual([...items].sort());
+      firsts.set(order[0], (firsts.get(order[0]) ?? 0) + 1);
+    }
+    expect(items).toEqual(["on", "tracing", "off", "off2"]);
+    // A fixed rotation would give 1000 each too; what matters is the next test.
+    for (const item of items) expect(firsts.get(item)).toBeGreaterThan(850);
+  });
+
+  it("gives each item every predecessor, unlike a rotation", () => {
+    const items = ["a", "b", "c", "d"];
+    const random = seededRandom(1);
+    const pairs = new Set<string>();
+    for (let i = 0; i < 200; i++) {
+      const order = shuffled(items, random);
+      for (let j = 1; j < order.length; j++) pairs.add(`${order[j - 1]}>${order[j]}`);
+    }
+    expect(pairs.size).toBe(12);
   });
 });
