@@ -184,7 +184,15 @@ export function startServerSpan(
   carrier: Record<string, string | string[] | undefined>,
   attributes: Attributes,
 ): { span: Span; trace: TraceContext } | undefined {
-  if (!enabled) return undefined;
+  return enabled ? openServerSpan(name, carrier, attributes) : undefined;
+}
+
+/** startServerSpan's work, for callers that checked `enabled` already. */
+function openServerSpan(
+  name: string,
+  carrier: Record<string, string | string[] | undefined>,
+  attributes: Attributes,
+): { span: Span; trace: TraceContext } {
   const parent = propagation.extract(ROOT_CONTEXT, carrier);
   const span = (tracer as Tracer).startSpan(name, { kind: SpanKind.SERVER, attributes }, parent);
   return { span, trace: trace.setSpan(parent, span) };
@@ -254,19 +262,8 @@ export async function rpcServerSpan<T>(
     const v = metadata.get(key)[0];
     if (typeof v === "string") carrier[key] = v;
   }
-  const started = startServerSpan(rpcSpanName(path), carrier, rpcAttributes(path)) as { span: Span; trace: Context };
-  const { span } = started;
-  try {
-    const out = await fn(started.trace);
-    span.setAttribute("rpc.grpc.status_code", 0);
-    return out;
-  } catch (err) {
-    span.setAttribute("rpc.grpc.status_code", grpcCodeOf(err) ?? 2);
-    recordError(span, err);
-    throw err;
-  } finally {
-    span.end();
-  }
+  const { span, trace: serverTrace } = openServerSpan(rpcSpanName(path), carrier, rpcAttributes(path));
+  return endingRpcSpan(span, () => fn(serverTrace));
 }
 
 /**
@@ -291,6 +288,11 @@ export async function rpcClientSpan<T>(
   const carrier: Record<string, string> = {};
   propagation.inject(trace.setSpan(from, span), carrier);
   for (const key in carrier) md.set(key, carrier[key]);
+  return endingRpcSpan(span, fn);
+}
+
+/** Runs `fn`, sets the gRPC status code (a throw's, else OK) on the RPC `span`, records a throw, ends it. */
+async function endingRpcSpan<T>(span: Span, fn: () => Promise<T>): Promise<T> {
   try {
     const out = await fn();
     span.setAttribute("rpc.grpc.status_code", 0);
