@@ -5,7 +5,7 @@
 import type { BenchResult } from "./bench-ingest.js";
 import { DEPENDENCIES, type Dependency, runFault, startFaultInfra, startFaultStack } from "./faults.js";
 import { KILL_ORDER, runKill } from "./kill-faults.js";
-import { type KindStats, MixedLoad, statsOf } from "./mixed-load.js";
+import { DEFAULT_LOOP, type KindStats, MixedLoad, statsOf } from "./mixed-load.js";
 
 const CLIENTS = 4;
 /** How long each dependency stays down (ms). */
@@ -39,17 +39,7 @@ export async function benchFaults(results: BenchResult[]): Promise<void> {
         const load = new MixedLoad({
           url: stack.url,
           keys: stack.keys.slice(block * CLIENTS, ++block * CLIENTS),
-          loop: [
-            "sync_chat",
-            "save",
-            "doc_events",
-            "async_chat",
-            "save",
-            "doc_events",
-            "upload",
-            "presigned_upload",
-            "export",
-          ],
+          loop: [...DEFAULT_LOOP, "export"],
           requestTimeoutMs: REQUEST_BOUND_MS,
           streamTimeoutMs: 60_000,
         });
