@@ -1,24 +1,15 @@
 // A dependency that cannot be reached is the caller's 503 (issue #10): real failures of the pg
 // client, the knex pool and the minio client against a closed port, classified as unavailable;
 // errors that are not about reaching the dependency are left alone.
-import { createServer } from "node:net";
+import { freePort } from "@redline/local-infra";
 import { describe, expect, it } from "vitest";
 import { createDb } from "./db.js";
 import { databaseUnavailable, UnavailableError } from "./errors.js";
 import { createObjectStore } from "./object-store.js";
 
-/** A loopback port nothing listens on (bound, then released). */
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
-
 describe("databaseUnavailable", () => {
   it("classifies a refused Postgres connection as a 503 with Retry-After", async () => {
-    const db = createDb(`postgres://u:p@127.0.0.1:${await closedPort()}/x`, "s", 1);
+    const db = createDb(`postgres://u:p@127.0.0.1:${await freePort()}/x`, "s", 1);
     try {
       const err = await db.raw("select 1").then(
         () => null,
@@ -54,7 +45,7 @@ describe("databaseUnavailable", () => {
 describe("object store unreachable", () => {
   it("answers put and get with a 503 naming the object store", async () => {
     const store = createObjectStore({
-      endpoint: `http://127.0.0.1:${await closedPort()}`,
+      endpoint: `http://127.0.0.1:${await freePort()}`,
       accessKey: "k",
       secretKey: "secret-key",
       bucket: "redline",
