@@ -113,3 +113,88 @@ describe.each(FIXTURES)("%s", (name) => {
     expect(texts(after[differing[0]])).not.toContain(word);
   });
 });
+
+describe("what an edit adds to a Word file written back in place", () => {
+  // A 2 x 3 pixel PNG.
+  const PNG = "iVBORw0KGgoAAAANSUhEUgAAAAIAAAADCAYAAAC56t6BAAAAEklEQVR4nGP4z8DAwMDAxAADAAnyAQWTYV1AAAAAAElFTkSuQmCC";
+
+  it("a picture a save added is in the file; asked-for paper and margins reach every section; nothing else moves", async () => {
+    const name = "tika-testWORD_various.docx";
+    const bytes = readCorpus(`docx/${name}`);
+    const res = await postMultipart(stack, "/v1/documents/upload", key, {
+      file: { bytes, filename: name },
+      return_html: "true",
+    });
+    expect(res.status).toBe(200);
+    const up = (await res.json()) as { session_id: string; document_id: string; html: string };
+    const first = /<p data-chunk-id="[^"]+">[\s\S]*?<\/p>/.exec(up.html)?.[0] ?? "";
+    expect(first).not.toBe("");
+    const added = `<p>Signed: <img src="data:image/png;base64,${PNG}" alt="signature"></p>`;
+    const saved = await stack.call("POST", `/v1/sessions/${up.session_id}/documents/${up.document_id}/save`, {
+      key,
+      body: { html: up.html.replace(first, `${first}${added}`) },
+    });
+    expect(saved.status).toBe(200);
+
+    const exported = await stack.call("POST", "/v1/documents/export", {
+      key,
+      body: {
+        session_id: up.session_id,
+        format: "docx",
+        options: { paper_size: "A4", margins: "narrow" },
+      },
+    });
+    expect(exported.status).toBe(200);
+    const warnings = Buffer.from(exported.headers.get("x-export-warnings") ?? "W10=", "base64").toString("utf8");
+    expect(JSON.parse(warnings)).toEqual([]);
+    const original = await parts(bytes);
+    const out = await parts(Buffer.from(await exported.arrayBuffer()));
+    const changed = [...new Set([...original.keys(), ...out.keys()])].filter((n) => {
+      const a = original.get(n);
+      const b = out.get(n);
+      return !a || !b || !a.equals(b);
+    });
+    const media = changed.filter((n) => n.startsWith("word/media/redline-"));
+    expect(media).toHaveLength(1);
+    expect(out.get(media[0])?.equals(Buffer.from(PNG, "base64"))).toBe(true);
+    expect(changed.filter((n) => n !== media[0]).sort()).toEqual([
+      "[Content_Types].xml",
+      "word/_rels/document.xml.rels",
+      "word/document.xml",
+    ]);
+    const xml = out.get("word/document.xml")?.toString("utf8") ?? "";
+    const before = original.get("word/document.xml")?.toString("utf8") ?? "";
+    const sections = (s: string) => s.match(/<w:sectPr\b[\s\S]*?<\/w:sectPr>/g) ?? [];
+    expect(sections(xml)).toHaveLength(sections(before).length);
+    for (const sect of sections(xml)) {
+      expect(sect).toMatch(/<w:pgSz w:w="11906" w:h="16838"/);
+      const pgMar = /<w:pgMar\b[^>]*>/.exec(sect)?.[0] ?? "";
+      for (const side of ["top", "right", "bottom", "left"]) expect(pgMar).toContain(` w:${side}="720"`);
+      expect(pgMar).toContain(' w:header="720"');
+    }
+    // Apart from the new paragraph and the sections' page, the body's blocks are the original's.
+    const strip = (blocks: string[]) => blocks.map((b) => b.replace(/<w:sectPr\b[\s\S]*?<\/w:sectPr>/g, ""));
+    const after = strip(bodyBlocks(xml));
+    const extra = after.findIndex((b) => b.includes("<w:drawing>") && b.includes("Signed: "));
+    expect(extra).toBeGreaterThan(0);
+    expect(after.filter((_, i) => i !== extra)).toEqual(strip(bodyBlocks(before)));
+
+    // The picture reads back through the upload path as an image of the document.
+    const back = await postMultipart(stack, "/v1/documents/upload", key, {
+      file: {
+        bytes: Buffer.from(
+          await (
+            await stack.call("POST", "/v1/documents/export", {
+              key,
+              body: { session_id: up.session_id, format: "docx" },
+            })
+          ).arrayBuffer(),
+        ),
+        filename: "back.docx",
+      },
+      return_html: "true",
+    });
+    expect(back.status).toBe(200);
+    expect(((await back.json()) as { html: string }).html).toMatch(/Signed: <img [^>]*src="\/v1\/media\/[0-9a-f]{64}"/);
+  });
+});

@@ -1,10 +1,11 @@
 import { readdirSync } from "node:fs";
 import { chunkHtml } from "@redline/html-chunks";
 import JSZip from "jszip";
+import mammoth from "mammoth";
 import { describe, expect, it } from "vitest";
 import { convertDocx } from "../converters/docx.js";
 import { bodyLayout } from "../converters/docx-source-map.js";
-import { DEFAULT_LIMITS } from "../formats.js";
+import { DEFAULT_LIMITS, type PageSetup } from "../formats.js";
 import type { DocumentSource } from "../sources/types.js";
 import { corpusDir, readCorpus } from "../testing/corpus.js";
 import { writeDocxInPlace } from "./docx-in-place.js";
@@ -12,6 +13,7 @@ import { writeDocxInPlace } from "./docx-in-place.js";
 interface Loaded {
   source: DocumentSource;
   chunks: { chunkId: string; html: string }[];
+  pageSetup: PageSetup | null;
 }
 
 /** Converts a corpus .docx and builds the DocumentSource the documents service would hand over. */
@@ -21,7 +23,11 @@ async function load(name: string): Promise<Loaded> {
   if (!converted.source) throw new Error(`${name}: no source map`);
   const { chunks } = chunkHtml(converted.html);
   const loaded = Object.fromEntries(chunks.map((c) => [c.chunkId, c.html]));
-  return { source: { format: "docx", bytes, map: converted.source.map, loaded }, chunks };
+  return {
+    source: { format: "docx", bytes, map: converted.source.map, loaded },
+    chunks,
+    pageSetup: converted.pageSetup,
+  };
 }
 
 /** The body's block-level children of a package's word/document.xml. */
@@ -244,4 +250,137 @@ describe("docx written back in place", () => {
     expect(after[differing[0]]).toContain("Here is an edited text box");
     expect(after[differing[0]]).toContain("<w:txbxContent>");
   });
+  it("writes a picture an edit added into the package: media part, relationship, content type, drawing", async () => {
+    const doc = await load("tika-testWORD_various.docx");
+    const inFlow = doc.chunks.filter((c) => doc.source.map.chunks[c.chunkId]);
+    const stored = "/v1/media/0123456789abcdef";
+    const added = [
+      {
+        chunkId: "c_newpicture1",
+        html: `<p data-chunk-id="c_newpicture1">Logo: <img src="${PNG_2X3}" alt="logo"></p>`,
+      },
+      {
+        chunkId: "c_newpicture2",
+        html: `<p data-chunk-id="c_newpicture2"><img src="${stored}" style="width: 50px"></p>`,
+      },
+    ];
+    const chunks = doc.chunks.flatMap((c) => (c === inFlow[1] ? [c, ...added] : [c]));
+    const png = Buffer.from(PNG_2X3.split(",")[1], "base64");
+    const written = await writeDocxInPlace(html(chunks), doc.source, {
+      images: (src) =>
+        src === stored ? png : src.startsWith("data:") ? Buffer.from(src.split(",")[1], "base64") : undefined,
+    });
+    expect(written.warnings).toEqual([]);
+    const original = await JSZip.loadAsync(doc.source.bytes);
+    const output = await JSZip.loadAsync(written.bytes);
+    const changed = await changedParts(original, output);
+    const media = changed.filter((n) => n.startsWith("word/media/"));
+    // One picture, stored once (both images have the same bytes).
+    expect(media).toHaveLength(1);
+    expect(media[0]).toMatch(/^word\/media\/redline-[0-9a-f]{16}\.png$/);
+    expect((await output.file(media[0])?.async("nodebuffer"))?.equals(png)).toBe(true);
+    // The package declared no png: [Content_Types].xml gains a Default for it, nothing else.
+    expect(changed.filter((n) => !n.startsWith("word/media/"))).toEqual([
+      "[Content_Types].xml",
+      "word/_rels/document.xml.rels",
+      "word/document.xml",
+    ]);
+    const types = (await output.file("[Content_Types].xml")?.async("string")) ?? "";
+    const typesBefore = (await original.file("[Content_Types].xml")?.async("string")) ?? "";
+    expect(types.replace('<Default Extension="png" ContentType="image/png"/>', "")).toBe(typesBefore);
+    const rels = (await output.file("word/_rels/document.xml.rels")?.async("string")) ?? "";
+    const rid = new RegExp(`Id="([^"]+)" Type="[^"]*/image" Target="${media[0].slice(5)}"`).exec(rels)?.[1];
+    expect(rid).toBeDefined();
+    const blocks = await blocksOf(output);
+    const first = blocks[(written.map.chunks.c_newpicture1 as { index: number }).index];
+    const second = blocks[(written.map.chunks.c_newpicture2 as { index: number }).index];
+    for (const block of [first, second]) expect(block).toContain(`r:embed="${rid}"`);
+    expect(first).toContain("Logo: ");
+    // Natural size (2 x 3 px) and the style's 50 px width, in EMU (9525 per px).
+    expect(first).toContain('<wp:extent cx="19050" cy="28575"/>');
+    expect(second).toContain('<wp:extent cx="476250" cy="714375"/>');
+    const ids = [...blocks.join("").matchAll(/<wp:docPr\b[^>]*\sid="(\d+)"/g)].map((m) => m[1]);
+    expect(new Set(ids).size).toBe(ids.length);
+    // Independent reader: mammoth sees both pictures.
+    const read = await mammoth.convertToHtml({ buffer: written.bytes });
+    expect(read.value.match(/<img [^>]*src="data:image\/png;base64,/g)).toHaveLength(2);
+    const back = await convertDocx(written.bytes, "back.docx", DEFAULT_LIMITS, { keepSource: true });
+    expect(back.html).toMatch(/Logo: <img /);
+  });
+
+  it("leaves out a picture it cannot read, with a warning, and writes the rest", async () => {
+    const doc = await load("tika-testWORD_various.docx");
+    const inFlow = doc.chunks.filter((c) => doc.source.map.chunks[c.chunkId]);
+    const added = {
+      chunkId: "c_newpicture3",
+      html: '<p data-chunk-id="c_newpicture3">Gone <img src="/v1/media/ffff"></p>',
+    };
+    const chunks = doc.chunks.flatMap((c) => (c === inFlow[1] ? [c, added] : [c]));
+    const written = await writeDocxInPlace(html(chunks), doc.source, { images: () => undefined });
+    expect(written.warnings).toEqual([
+      "1 images added in an edit could not be written into the Word file and were left out",
+    ]);
+    const blocks = await blocksOf(await JSZip.loadAsync(written.bytes));
+    const block = blocks[(written.map.chunks.c_newpicture3 as { index: number }).index];
+    expect(block).toContain("Gone");
+    expect(block).not.toContain("redline-picture");
+    expect(block).not.toContain("<w:drawing>");
+  });
+
+  it("relates a link added in a header from the header's own relationships", async () => {
+    const doc = await load("poi-DiffFirstPageHeadFoot.docx");
+    const header = doc.chunks.find((c) => /data-part="header"/.test(c.html));
+    if (!header) throw new Error("no header chunk");
+    const edited = header.html.replace(/>([^<]+)</, '>See <a href="https://example.org/terms">terms</a><');
+    const written = await writeDocxInPlace(
+      html(doc.chunks.map((c) => (c === header ? { ...c, html: edited } : c))),
+      doc.source,
+    );
+    const output = await JSZip.loadAsync(written.bytes);
+    const changed = await changedParts(await JSZip.loadAsync(doc.source.bytes), output);
+    const part = changed.find((n) => /^word\/header\d*\.xml$/.test(n)) as string;
+    const relsName = `${part.replace(/^word\//, "word/_rels/")}.rels`;
+    expect(changed.sort()).toEqual([part, relsName].sort());
+    const rid = /<w:hyperlink r:id="([^"]+)">/.exec((await output.file(part)?.async("string")) ?? "")?.[1];
+    const rels = (await output.file(relsName)?.async("string")) ?? "";
+    expect(rels).toContain(`Id="${rid}"`);
+    expect(rels).toContain('Target="https://example.org/terms" TargetMode="External"');
+  });
+
+  it("writes the page an export asks for into every section; the original's own page changes nothing", async () => {
+    const doc = await load("poi-bug65649-large-procurement-tables.docx");
+    const own = doc.pageSetup;
+    if (!own?.margins) throw new Error("no page setup");
+    const same = await writeDocxInPlace(html(doc.chunks), doc.source, {
+      page: { size: own.size, orientation: own.orientation, margins: own.margins },
+    });
+    expect(same.bytes.equals(doc.source.bytes)).toBe(true);
+
+    const written = await writeDocxInPlace(html(doc.chunks), doc.source, {
+      page: { size: "Letter", margins: { top: 0.5, right: 0.75, bottom: 0.5, left: 0.75 } },
+    });
+    const xml = (await (await JSZip.loadAsync(written.bytes)).file("word/document.xml")?.async("string")) ?? "";
+    const sizes = [...xml.matchAll(/<w:pgSz\b[^>]*\/>/g)].map((m) => m[0]);
+    expect(sizes).toHaveLength(15);
+    // The original is A4; its landscape sections stay landscape, on Letter (12240 x 15840 twips).
+    expect(sizes.filter((t) => /w:orient="landscape"/.test(t) && /w:w="15840" w:h="12240"/.test(t))).toHaveLength(7);
+    expect(sizes.filter((t) => !/w:orient/.test(t) && /w:w="12240" w:h="15840"/.test(t))).toHaveLength(8);
+    const margins = [...xml.matchAll(/<w:pgMar\b[^>]*\/>/g)].map((m) => m[0]);
+    expect(margins).toHaveLength(15);
+    for (const tag of margins)
+      expect(tag).toMatch(/w:top="720"[^>]*w:right="1080"[^>]*w:bottom="720"[^>]*w:left="1080"/);
+    const back = await convertDocx(written.bytes, "back.docx", DEFAULT_LIMITS, { keepSource: true });
+    expect(back.pageSetup).toMatchObject({
+      size: "Letter",
+      margins: { top: 0.5, right: 0.75, bottom: 0.5, left: 0.75 },
+    });
+    // Asking for landscape turns every section.
+    const turned = await writeDocxInPlace(html(doc.chunks), doc.source, { page: { orientation: "landscape" } });
+    const turnedXml = (await (await JSZip.loadAsync(turned.bytes)).file("word/document.xml")?.async("string")) ?? "";
+    expect([...turnedXml.matchAll(/<w:pgSz\b[^>]*w:orient="landscape"/g)]).toHaveLength(15);
+  });
 });
+
+// A 2 x 3 pixel PNG.
+const PNG_2X3 =
+  "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAIAAAADCAYAAAC56t6BAAAAEklEQVR4nGP4z8DAwMDAxAADAAnyAQWTYV1AAAAAAElFTkSuQmCC";

@@ -8,10 +8,20 @@
 import { chunkHtml, partOf } from "@redline/html-chunks";
 import { diffArrays, diffChars } from "diff";
 import JSZip from "jszip";
+import { docxPageSetup } from "../converters/docx-page-setup.js";
 import { paragraphHtml } from "../converters/docx-parts.js";
 import { bodyLayout, elementEnd } from "../converters/docx-source-map.js";
 import { loadHtml } from "../converters/html-util.js";
 import type { DocumentSource, SourceMap, SourceSpan } from "../sources/types.js";
+import {
+  applyPageRequest,
+  type ImageLookup,
+  NewPictures,
+  type PageRequest,
+  PartRels,
+  pageChanges,
+  textWidthPx,
+} from "./docx-package.js";
 import {
   type Anchor,
   childElements,
@@ -33,7 +43,17 @@ export interface InPlaceResult {
   map: SourceMap;
 }
 
-const HYPERLINK_REL = "http://schemas.openxmlformats.org/officeDocument/2006/relationships/hyperlink";
+/** What an in-place export may add beyond the edited text. */
+export interface InPlaceOptions {
+  /** Bytes of the pictures an edit added (`<img src>`: data: URLs and stored images). */
+  images?: ImageLookup;
+  /**
+   * The page the export asks for (its options, else the document's page setup); what differs
+   * from the original's own page is written into every section.
+   */
+  page?: PageRequest;
+}
+
 // Past this many characters a paragraph's anchors are placed by proportion, not by a text diff.
 const MAX_DIFF_CHARS = 20_000;
 
@@ -70,7 +90,7 @@ interface TableSpec {
   rows: { cells: { html: string; blocks: BlockSpec[] }[] }[];
 }
 type BlockSpec = ParaSpec | TableSpec;
-type HtmlSegment = Segment | { kind: "image" } | { kind: "note"; note: string };
+type HtmlSegment = Segment | { kind: "image"; html: string } | { kind: "note"; note: string };
 
 const BLOCK_TAGS = new Set([
   "p",
@@ -121,7 +141,7 @@ function inlineSegments(nodes: Node[], fmt: RunFormat, pre: boolean, out: HtmlSe
     if (note && /^(?:footnote|endnote)-ref-/.test(node.attribs.id ?? ""))
       out.push({ kind: "note", note: `${note[1]}:${note[2]}` });
     else if (name === "br") out.push({ kind: "text", text: "\n", fmt });
-    else if (name === "img") out.push({ kind: "image" });
+    else if (name === "img") out.push({ kind: "image", html: loadHtml("").html(node) });
     else if (name === "strong" || name === "b") inlineSegments(kids, { ...fmt, b: true }, pre, out);
     else if (name === "em" || name === "i") inlineSegments(kids, { ...fmt, i: true }, pre, out);
     else if (name === "u" || name === "ins") inlineSegments(kids, { ...fmt, u: true }, pre, out);
@@ -214,25 +234,23 @@ function chunkElement(html: string): El | null {
 // ---------------------------------------------------------------------------------------------
 // XML side.
 
-/** Writes new paragraphs and tables into the original package's vocabulary. */
+/**
+ * Writes new paragraphs and tables into the original package's vocabulary. `rels` is the part
+ * being written (the main part, or a header, footer or comments part while it is rewritten):
+ * links are related from it. Pictures an edit added go into `pictures` when writing the main part.
+ */
 class BlockWriter {
   missingImages = 0;
-  newRels: { id: string; target: string }[] = [];
-  private relCount = 0;
+  readonly pictures = new NewPictures();
 
   constructor(
     private readonly headings: string[],
-    private readonly relTargets: Map<string, string>,
+    public rels: PartRels,
+    private readonly mainRels: PartRels,
   ) {}
 
-  /** A relationship id for an external link, reusing the document's own when it has one. */
-  link = (href: string): string | null => {
-    for (const [id, target] of this.relTargets) if (target === href) return id;
-    const id = `rIdRl${++this.relCount}`;
-    this.relTargets.set(id, href);
-    this.newRels.push({ id, target: href });
-    return id;
-  };
+  /** A relationship id for an external link, from the part being written. */
+  link = (href: string): string | null => this.rels.link(href);
 
   /** One w:p for `spec`, shaped like `orig` (an original w:p, or null). `anchors` false: a copy of the original's look only. */
   paragraph(spec: ParaSpec, orig: string | null, keepAnchors: boolean, wasList: boolean, keepStyle = false): string {
@@ -250,6 +268,7 @@ class BlockWriter {
       if (seg.kind === "image") {
         const run = drawings[images++];
         if (run) segments.push({ kind: "raw", xml: run.xml });
+        else if (this.rels === this.mainRels) segments.push({ kind: "raw", xml: this.pictures.add(seg.html) });
         else this.missingImages++;
       } else if (seg.kind === "note") {
         const [type, id] = seg.note.split(":");
@@ -536,29 +555,19 @@ function dropOrphanAnchors(blocks: string[], original: string[], removedComments
  * chunk's blocks are in the output document.xml. Throws when the original is not a readable
  * .docx (the caller then falls back to a generated export).
  */
-export async function writeDocxInPlace(html: string, source: DocumentSource): Promise<InPlaceResult> {
+export async function writeDocxInPlace(
+  html: string,
+  source: DocumentSource,
+  options: InPlaceOptions = {},
+): Promise<InPlaceResult> {
   const zip = await JSZip.loadAsync(source.bytes);
   const read = async (name: string) => zip.file(name)?.async("string");
   const mainPart = mainPartName(await read("_rels/.rels"));
   const documentXml = await read(mainPart);
   if (documentXml === undefined) throw new Error("the original package has no main document part");
-  const dir = mainPart.includes("/") ? mainPart.slice(0, mainPart.lastIndexOf("/") + 1) : "";
-  const relsName = `${dir}_rels/${mainPart.slice(dir.length)}.rels`;
-  const relsXml = (await read(relsName)) ?? "";
-  const rels = new Map<string, { target: string; type: string }>();
-  for (const rel of relsXml.match(/<Relationship\b[^>]*>/g) ?? []) {
-    const id = /\sId="([^"]*)"/.exec(rel)?.[1];
-    const target = /\sTarget="([^"]*)"/.exec(rel)?.[1];
-    const type = /\sType="([^"]*)"/.exec(rel)?.[1] ?? "";
-    if (!id || target === undefined) continue;
-    const external = /TargetMode="External"/.test(rel);
-    rels.set(id, {
-      target: external ? target.replace(/&amp;/g, "&") : target.startsWith("/") ? target.slice(1) : dir + target,
-      type,
-    });
-  }
-  const linkTargets = new Map([...rels].filter(([, r]) => r.type === HYPERLINK_REL).map(([id, r]) => [id, r.target]));
-  const writer = new BlockWriter(headingStyles(await read(`${dir}styles.xml`)), linkTargets);
+  const mainRels = await PartRels.of(zip, mainPart);
+  const rels = mainRels.rels;
+  const writer = new BlockWriter(headingStyles(await read(`${mainRels.dir}styles.xml`)), mainRels, mainRels);
   const warnings: string[] = [];
 
   const layout = bodyLayout(documentXml);
@@ -663,6 +672,7 @@ export async function writeDocxInPlace(html: string, source: DocumentSource): Pr
       }
     }
     const refs = partRefs(documentXml, rels, files);
+    const rewrites: { target: string; xml: string; lines: ParaSpec[] }[] = [];
     for (const kind of ["header", "footer"] as const) {
       const ofKind = loadedParts.filter(([, h]) => partOf(h) === kind);
       const targets = refs.filter((r) => r.kind === kind);
@@ -672,10 +682,16 @@ export async function writeDocxInPlace(html: string, source: DocumentSource): Pr
         if (!target || (now && untouched(id, now.html))) return;
         const xml = files.get(target) as string;
         const lines = now ? partLines(now.html) : [{ kind: "p" as const, segments: [] }];
-        zip.file(target, rewriteTextParagraphs(xml, xml.indexOf("<w:", xml.indexOf("?>") + 1), lines, writer));
-        rewrittenParts++;
+        rewrites.push({ target, xml, lines });
       });
     }
+    for (const { target, xml, lines } of rewrites) {
+      writer.rels = await PartRels.of(zip, target);
+      zip.file(target, rewriteTextParagraphs(xml, xml.indexOf("<w:", xml.indexOf("?>") + 1), lines, writer));
+      writer.rels.save(zip);
+      rewrittenParts++;
+    }
+    writer.rels = mainRels;
   }
   const removedComments = new Set<string>();
   const commentChunks = new Map(chunks.filter((c) => partOf(c.html) === "comment").map((c) => [c.chunkId, c.html]));
@@ -692,12 +708,15 @@ export async function writeDocxInPlace(html: string, source: DocumentSource): Pr
     const target = [...rels.values()].find((r) => /\/comments$/.test(r.type))?.target;
     let xml = target ? await read(target) : undefined;
     if (target && xml !== undefined) {
+      writer.rels = await PartRels.of(zip, target);
       for (const [commentId, now] of changedComments) {
         const at = new RegExp(`<w:comment\\b[^>]*w:id="${commentId.replace(/[^\w-]/g, "")}"`).exec(xml)?.index;
         if (at === undefined) continue;
         xml = rewriteTextParagraphs(xml, at, partLines(now), writer);
       }
       zip.file(target, xml);
+      writer.rels.save(zip);
+      writer.rels = mainRels;
       rewrittenParts++;
     }
   }
@@ -709,26 +728,29 @@ export async function writeDocxInPlace(html: string, source: DocumentSource): Pr
   const first = layout.blocks[0];
   const lastBlock = layout.blocks[layout.blocks.length - 1];
   const gap = layout.blocks.length > 1 ? documentXml.slice(first.end, layout.blocks[1].start) : "";
-  const newDocument = unchanged
+  let newDocument = unchanged
     ? documentXml
     : documentXml.slice(0, first ? first.start : layout.contentStart) +
       body.join(/^\s*$/.test(gap) ? gap : "") +
       (lastBlock ? documentXml.slice(lastBlock.end, layout.contentEnd) : sectPr) +
       documentXml.slice(layout.contentEnd);
+  const pictures = await writer.pictures.embed(
+    zip,
+    mainRels,
+    newDocument,
+    options.images ?? (() => undefined),
+    textWidthPx(documentXml),
+  );
+  newDocument = options.page
+    ? applyPageRequest(pictures.xml, pageChanges(options.page, docxPageSetup(documentXml)))
+    : pictures.xml;
   if (newDocument !== documentXml) zip.file(mainPart, newDocument);
-  if (writer.newRels.length > 0) {
-    const added = writer.newRels
-      .map(
-        (r) =>
-          `<Relationship Id="${r.id}" Type="${HYPERLINK_REL}" Target="${escapeXml(r.target)}" TargetMode="External"/>`,
-      )
-      .join("");
-    zip.file(relsName, relsXml.replace(/<\/Relationships>\s*$/, `${added}</Relationships>`));
-  }
-  if (writer.missingImages > 0)
-    warnings.push(`${writer.missingImages} images added in an edit were left out of the Word file`);
+  mainRels.save(zip);
+  const missingImages = writer.missingImages + pictures.missing;
+  if (missingImages > 0)
+    warnings.push(`${missingImages} images added in an edit could not be written into the Word file and were left out`);
   // Nothing changed: the upload itself, byte for byte (not even re-zipped).
-  const touched = newDocument !== documentXml || writer.newRels.length > 0 || rewrittenParts > 0;
+  const touched = newDocument !== documentXml || mainRels.changed || rewrittenParts > 0;
   const bytes = touched ? await zip.generateAsync({ type: "nodebuffer", compression: "DEFLATE" }) : source.bytes;
   return { bytes, warnings, map: outMap };
 }

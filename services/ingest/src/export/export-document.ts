@@ -5,9 +5,10 @@
 import { randomUUID } from "node:crypto";
 import { InputError } from "@redline/service-kit";
 import { defaultConverterPool } from "../convert.js";
-import { DEFAULT_LIMITS, TooManyElementsError } from "../formats.js";
+import { DEFAULT_LIMITS, type PageSetup, TooManyElementsError } from "../formats.js";
 import { timeExport } from "../ingest-metrics.js";
 import { type ConverterPool, seconds } from "../sandbox/pool.js";
+import type { PageRequest } from "./docx-package.js";
 import {
   checkTrackChanges,
   EXPORT_MEDIA,
@@ -15,6 +16,7 @@ import {
   type ExportFormat,
   type ExportJob,
   type ExportLayout,
+  type ExportOptions,
   ExportTooLargeError,
   resolveLayout,
   sourceFormatForExport,
@@ -79,6 +81,21 @@ export function exportDocument(job: ExportJob, deps: ExportDeps): Promise<Export
   return timeExport(job.format, () => buildExport(job, deps));
 }
 
+/**
+ * The page an export asks for, field by field: what its options name (as resolved into
+ * `layout`), else the document's own page setup; absent where neither says anything.
+ */
+function askedPage(options: ExportOptions, pageSetup: PageSetup | null, layout: ExportLayout): PageRequest {
+  const page: PageRequest = {};
+  if (options.paperSize) page.size = layout.paperName ?? { width: layout.widthIn, height: layout.heightIn };
+  else if (pageSetup?.size) page.size = pageSetup.size;
+  if (options.orientation) page.orientation = layout.orientation;
+  else if (pageSetup?.orientation) page.orientation = pageSetup.orientation;
+  if (options.margins || options.customMarginsInches) page.margins = layout.margins;
+  else if (pageSetup?.margins) page.margins = pageSetup.margins;
+  return page;
+}
+
 async function buildExport(job: ExportJob, deps: ExportDeps): Promise<ExportedFile> {
   checkTrackChanges(job.format, job.options);
   const layout = resolveLayout(job.options, job.pageSetup);
@@ -124,7 +141,11 @@ async function buildExport(job: ExportJob, deps: ExportDeps): Promise<ExportedFi
     images,
     trackedChanges: job.format === "docx" && job.options.trackChanges ? (job.trackedChanges ?? []) : undefined,
     // Only the format it was loaded as is written back in place (a .md exported as docx is generated).
-    ...(job.source && job.source.format === sourceFormatForExport(job.format) && { source: job.source }),
+    ...(job.source &&
+      job.source.format === sourceFormatForExport(job.format) && {
+        source: job.source,
+        page: askedPage(job.options, job.pageSetup, layout),
+      }),
   };
   const built = await pool.runTask<ExportBuild>(task, bounds).catch(fail);
   warnings.push(...built.warnings);

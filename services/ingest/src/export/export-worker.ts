@@ -7,6 +7,7 @@ import { TooManyElementsError } from "../formats.js";
 import { currentChunks, spliceText } from "../sources/splice.js";
 import type { DocumentSource } from "../sources/types.js";
 import { writeDocxInPlace } from "./docx-in-place.js";
+import type { PageRequest } from "./docx-package.js";
 import { applyRevisionsToDocx, type TrackedChangeInput } from "./docx-revisions.js";
 import type { ExportFormat, ExportLayout } from "./export-formats.js";
 import { imageSources, rewriteImageSources } from "./parts.js";
@@ -57,6 +58,8 @@ export interface ExportBuildTask {
    * compare with their loaded HTML as they are; a scanned (docx) `html` is sanitized.
    */
   source?: DocumentSource;
+  /** With `source`: the page the export asks for (docx writes what differs from the original's). */
+  page?: PageRequest;
 }
 
 /** A built export: the file's bytes (own buffer, transferable), or the pdf page to print. */
@@ -88,7 +91,20 @@ export function scanExportSource(task: ExportScanTask): ExportScan {
 async function docxInPlace(html: string, task: ExportBuildTask, warnings: string[]): Promise<Buffer | null> {
   const source = task.source as DocumentSource;
   try {
-    const written = await writeDocxInPlace(html, { ...source, bytes: Buffer.from(source.bytes) });
+    const images = new Map(task.images);
+    const written = await writeDocxInPlace(
+      html,
+      { ...source, bytes: Buffer.from(source.bytes) },
+      {
+        images: (src) => {
+          const image = images.get(src);
+          if (image) return Buffer.from(image.bytes);
+          const data = /^data:image\/[\w.+-]+;base64,/i.exec(src);
+          return data ? Buffer.from(src.slice(data[0].length), "base64") : undefined;
+        },
+        page: task.page,
+      },
+    );
     warnings.push(...written.warnings);
     if (task.watermarkText) warnings.push("Watermarks are not added to a Word file written back in place");
     if (!task.trackedChanges) return written.bytes;
