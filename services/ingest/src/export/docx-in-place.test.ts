@@ -250,6 +250,33 @@ describe("docx written back in place", () => {
     expect(after[differing[0]]).toContain("Here is an edited text box");
     expect(after[differing[0]]).toContain("<w:txbxContent>");
   });
+  it("writes an edited footnote into the notes part, keeping its number mark; nothing else changes", async () => {
+    const doc = await load("tika-testWORD_various.docx");
+    const notes = doc.chunks.find((c) => /data-part="footnote"/.test(c.html));
+    if (!notes) throw new Error("no notes list");
+    expect(notes.html).toContain("This is a footnote.");
+    const edited = notes.html.replace("This is a footnote.", "This is an <em>edited</em> footnote.");
+    const written = await writeDocxInPlace(
+      html(doc.chunks.map((c) => (c === notes ? { ...c, html: edited } : c))),
+      doc.source,
+    );
+    expect(written.warnings).toEqual([]);
+    const original = await JSZip.loadAsync(doc.source.bytes);
+    const output = await JSZip.loadAsync(written.bytes);
+    expect(await changedParts(original, output)).toEqual(["word/footnotes.xml"]);
+    const xml = (await output.file("word/footnotes.xml")?.async("string")) ?? "";
+    const note = /<w:footnote\b[^>]*w:id="2"[\s\S]*?<\/w:footnote>/.exec(xml)?.[0] ?? "";
+    expect(note).toContain("<w:footnoteRef/>");
+    expect(note.indexOf("<w:footnoteRef/>")).toBeLessThan(note.indexOf("This is an "));
+    expect(note).toMatch(/<w:i\/><\/w:rPr><w:t xml:space="preserve">edited<\/w:t>/);
+    // The separators (ids 0 and 1) are as they were.
+    const before = (await original.file("word/footnotes.xml")?.async("string")) ?? "";
+    const separators = (x: string) => x.slice(0, x.search(/<w:footnote\b[^>]*w:id="2"/));
+    expect(separators(xml)).toBe(separators(before));
+    const read = await mammoth.convertToHtml({ buffer: written.bytes });
+    expect(read.value).toMatch(/<li id="footnote-2"><p>\s*This is an <em>edited<\/em> footnote\./);
+  });
+
   it("writes a picture an edit added into the package: media part, relationship, content type, drawing", async () => {
     const doc = await load("tika-testWORD_various.docx");
     const inFlow = doc.chunks.filter((c) => doc.source.map.chunks[c.chunkId]);

@@ -5,6 +5,7 @@
 // A changed paragraph keeps its w:pPr (style, numbering, section break), its first run's
 // formatting and its bookmarks, comment ranges, note references, drawings and equations at
 // their place in the text; a deleted chunk's section break is kept on an empty paragraph.
+// Edited headers, footers, comments and notes rewrite their own parts the same way.
 import { chunkHtml, partOf } from "@redline/html-chunks";
 import { diffArrays, diffChars } from "diff";
 import JSZip from "jszip";
@@ -651,9 +652,28 @@ export async function writeDocxInPlace(
     }
   }
   emitUpTo(origBlocks.length);
-  const changedUnmapped = unmappedEdits.filter(
-    (c) => !editNestedParagraph(writer, out, c.html, source.loaded[c.chunkId]),
-  ).length;
+  let rewrittenParts = 0;
+  let changedUnmapped = 0;
+  for (const chunk of unmappedEdits) {
+    const kind = partOf(chunk.html);
+    if (kind === "footnote" || kind === "endnote") {
+      const target = [...rels.values()].find((r) => r.type.endsWith(`/${kind}s`))?.target;
+      const xml = target ? await read(target) : undefined;
+      if (!target || xml === undefined) {
+        changedUnmapped++;
+        continue;
+      }
+      writer.rels = await PartRels.of(zip, target);
+      const notes = editNotes(writer, kind, xml, chunk.html, source.loaded[chunk.chunkId]);
+      writer.rels.save(zip);
+      writer.rels = mainRels;
+      changedUnmapped += notes.unwritten;
+      if (notes.xml !== xml) {
+        zip.file(target, notes.xml);
+        rewrittenParts++;
+      }
+    } else if (!editNestedParagraph(writer, out, chunk.html, source.loaded[chunk.chunkId])) changedUnmapped++;
+  }
   if (changedUnmapped > 0)
     warnings.push(
       `${changedUnmapped} edited passages (text boxes, notes) could not be written into the original file and keep their original text`,
@@ -661,7 +681,6 @@ export async function writeDocxInPlace(
 
   // Out-of-flow parts: a changed header/footer regenerates its part, a changed comment its entry.
   const files = new Map<string, string>();
-  let rewrittenParts = 0;
   const partChunks = chunks.filter((c) => partOf(c.html) === "header" || partOf(c.html) === "footer");
   const loadedParts = Object.entries(source.loaded).filter(([, h]) => partOf(h) === "header" || partOf(h) === "footer");
   if (loadedParts.length > 0) {
@@ -876,6 +895,52 @@ function editNestedParagraph(writer: BlockWriter, blocks: string[], html: string
   }
   blocks[hits[0].block] = block;
   return true;
+}
+
+/** The items of a notes list chunk (`<li id="footnote-N">`) by Word note id, their back links removed. */
+function noteItems(html: string | undefined, kind: string): Map<string, string> {
+  const out = new Map<string, string>();
+  const el = html ? chunkElement(html) : null;
+  if (!el) return out;
+  for (const li of (el.children as Node[]).filter(isElement)) {
+    const id = new RegExp(`^${kind}-(.+)$`).exec(li.attribs.id ?? "")?.[1];
+    if (id === undefined) continue;
+    const $ = loadHtml(loadHtml("").html(li));
+    $(`a[href="#${kind}-ref-${id}"]`).remove();
+    out.set(id, $("li").first().html() ?? "");
+  }
+  return out;
+}
+
+/**
+ * The notes part (`word/footnotes.xml`, `endnotes.xml`) with the text of each note whose item
+ * changed rewritten in place (its number mark, anchors and paragraph properties kept). Notes
+ * added or removed in the HTML have no counterpart to write: they count as `unwritten`.
+ */
+function editNotes(
+  writer: BlockWriter,
+  kind: "footnote" | "endnote",
+  xml: string,
+  html: string,
+  loaded: string | undefined,
+): { xml: string; unwritten: number } {
+  const now = noteItems(html, kind);
+  const before = noteItems(loaded, kind);
+  let out = xml;
+  let unwritten = [...now.keys()].filter((id) => !before.has(id)).length;
+  for (const [id, item] of now) {
+    const was = before.get(id);
+    if (was === undefined || was === item) continue;
+    const at = new RegExp(`<w:${kind}\\b[^>]*\\sw:id="${id.replace(/[^\w-]/g, "")}"`).exec(out)?.index;
+    const li = chunkElement(`<li>${item}</li>`);
+    if (at === undefined || !li) {
+      unwritten++;
+      continue;
+    }
+    const lines = blockSpecs(li, {}).filter((b): b is ParaSpec => b.kind === "p");
+    out = rewriteTextParagraphs(out, at, lines, writer);
+  }
+  return { xml: out, unwritten };
 }
 
 /** `written` with the section break of the original paragraph it replaces, if that had one. */

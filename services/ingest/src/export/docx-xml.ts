@@ -102,7 +102,12 @@ export function paragraphPieces(p: string): ParagraphPieces {
           const note = /<w:(footnote|endnote)Reference\b[^>]*w:id="([^"]*)"/.exec(el);
           if (note) out.notes.set(`${note[1]}:${note[2]}`, el);
           else if (/<w:(?:drawing|pict|object)\b/.test(el)) out.drawings.push({ offset: out.text.length, xml: el });
-          else if (/<w:(?:commentReference|fldChar|instrText)\b/.test(el))
+          // A note's own number mark (footnoteRef) and separators are kept in place like anchors.
+          else if (
+            /<w:(?:commentReference|fldChar|instrText|footnoteRef|endnoteRef|separator|continuationSeparator)\b/.test(
+              el,
+            )
+          )
             out.anchors.push({ offset: out.text.length, xml: el });
           else {
             const text = runText(el);
