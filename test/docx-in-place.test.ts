@@ -179,6 +179,19 @@ describe("what an edit adds to a Word file written back in place", () => {
     expect(extra).toBeGreaterThan(0);
     expect(after.filter((_, i) => i !== extra)).toEqual(strip(bodyBlocks(before)));
 
+    // A watermark goes into the original's headers, with nothing to warn about.
+    const marked = await stack.call("POST", "/v1/documents/export", {
+      key,
+      body: { session_id: up.session_id, format: "docx", options: { watermark_text: "DRAFT" } },
+    });
+    expect(marked.status).toBe(200);
+    const markedWarnings = Buffer.from(marked.headers.get("x-export-warnings") ?? "W10=", "base64").toString("utf8");
+    expect(JSON.parse(markedWarnings)).toEqual([]);
+    const markedParts = await parts(Buffer.from(await marked.arrayBuffer()));
+    const headers = [...markedParts.keys()].filter((n) => /^word\/header[\w-]*\.xml$/.test(n));
+    expect(headers.length).toBeGreaterThan(0);
+    for (const name of headers) expect(markedParts.get(name)?.toString("utf8")).toContain('string="DRAFT"');
+
     // The picture reads back through the upload path as an image of the document.
     const back = await postMultipart(stack, "/v1/documents/upload", key, {
       file: {

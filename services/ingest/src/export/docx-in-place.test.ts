@@ -277,6 +277,53 @@ describe("docx written back in place", () => {
     expect(read.value).toMatch(/<li id="footnote-2"><p>\s*This is an <em>edited<\/em> footnote\./);
   });
 
+  it("puts a watermark first in every header a section references; a document without headers gets one", async () => {
+    const withHeaders = await load("poi-DiffFirstPageHeadFoot.docx");
+    const written = await writeDocxInPlace(html(withHeaders.chunks), withHeaders.source, {
+      watermark: { text: "DRAFT & co", opacity: 0.4 },
+    });
+    const original = await JSZip.loadAsync(withHeaders.source.bytes);
+    const output = await JSZip.loadAsync(written.bytes);
+    // Both headers (default and first page) gain the shape; nothing else changes.
+    const changed = await changedParts(original, output);
+    expect(changed).toHaveLength(2);
+    for (const name of changed) {
+      expect(name).toMatch(/^word\/header\d*\.xml$/);
+      const xml = (await output.file(name)?.async("string")) ?? "";
+      expect(xml).toMatch(/<w:hdr\b[^>]*><w:p><w:r><w:pict>/);
+      expect(xml).toContain('string="DRAFT &amp; co"');
+      expect(xml).toContain('<v:fill opacity="0.4"/>');
+      expect(xml).toMatch(/<w:hdr\b[^>]*\sxmlns:v="urn:schemas-microsoft-com:vml"/);
+    }
+
+    const plain = await load("pydocx-comments-rich-para.docx");
+    const marked = await writeDocxInPlace(html(plain.chunks), plain.source, {
+      watermark: { text: "CONFIDENTIAL", opacity: 0.3 },
+    });
+    const before = await JSZip.loadAsync(plain.source.bytes);
+    const after = await JSZip.loadAsync(marked.bytes);
+    expect(await changedParts(before, after)).toEqual([
+      "[Content_Types].xml",
+      "word/_rels/document.xml.rels",
+      "word/document.xml",
+      "word/header-redline-watermark.xml",
+    ]);
+    const header = (await after.file("word/header-redline-watermark.xml")?.async("string")) ?? "";
+    expect(header).toContain('string="CONFIDENTIAL"');
+    const rels = (await after.file("word/_rels/document.xml.rels")?.async("string")) ?? "";
+    const rid = /Id="([^"]+)" Type="[^"]*\/header" Target="header-redline-watermark\.xml"/.exec(rels)?.[1];
+    expect(rid).toBeDefined();
+    const xml = (await after.file("word/document.xml")?.async("string")) ?? "";
+    expect(xml).toMatch(new RegExp(`<w:sectPr\\b[^>]*><w:headerReference w:type="default" r:id="${rid}"/>`));
+    expect(await blocksOf(after)).toEqual(await blocksOf(before));
+    const types = (await after.file("[Content_Types].xml")?.async("string")) ?? "";
+    expect(types).toContain('<Override PartName="/word/header-redline-watermark.xml"');
+    // It reads back as the same document (a header holding only a shape has no text to import).
+    const back = await convertDocx(marked.bytes, "back.docx", DEFAULT_LIMITS, { keepSource: true });
+    const withoutIds = (h: string) => h.replace(/ data-chunk-id="[^"]*"/g, "").trim();
+    expect(withoutIds(back.html)).toBe(withoutIds(html(plain.chunks)));
+  });
+
   it("writes a picture an edit added into the package: media part, relationship, content type, drawing", async () => {
     const doc = await load("tika-testWORD_various.docx");
     const inFlow = doc.chunks.filter((c) => doc.source.map.chunks[c.chunkId]);

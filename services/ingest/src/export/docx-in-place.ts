@@ -15,6 +15,7 @@ import { bodyLayout, elementEnd } from "../converters/docx-source-map.js";
 import { loadHtml } from "../converters/html-util.js";
 import type { DocumentSource, SourceMap, SourceSpan } from "../sources/types.js";
 import {
+  addWatermark,
   applyPageRequest,
   type ImageLookup,
   NewPictures,
@@ -53,6 +54,8 @@ export interface InPlaceOptions {
    * from the original's own page is written into every section.
    */
   page?: PageRequest;
+  /** A text watermark on every page (opacity 0..1), as the generated export writes it. */
+  watermark?: { text: string; opacity: number };
 }
 
 // Past this many characters a paragraph's anchors are placed by proportion, not by a text diff.
@@ -763,6 +766,10 @@ export async function writeDocxInPlace(
   newDocument = options.page
     ? applyPageRequest(pictures.xml, pageChanges(options.page, docxPageSetup(documentXml)))
     : pictures.xml;
+  if (options.watermark?.text) {
+    newDocument = await addWatermark(zip, mainRels, newDocument, options.watermark);
+    rewrittenParts++;
+  }
   if (newDocument !== documentXml) zip.file(mainPart, newDocument);
   mainRels.save(zip);
   const missingImages = writer.missingImages + pictures.missing;

@@ -3,8 +3,9 @@
 // generated export's writer, then moved into the original package), and the page geometry an
 // export asks for written into every section.
 import { createHash } from "node:crypto";
-import { Document, Packer } from "docx";
+import { Document, Header, Packer, Paragraph } from "docx";
 import { htmlToContent } from "docx/html";
+import { TextWatermark } from "docx/watermarks";
 import JSZip from "jszip";
 import { measureToInches, paperSize } from "../converters/docx-page-setup.js";
 import { bodyLayout } from "../converters/docx-source-map.js";
@@ -14,6 +15,8 @@ import { escapeXml } from "./docx-xml.js";
 const REL_BASE = "http://schemas.openxmlformats.org/officeDocument/2006/relationships";
 export const HYPERLINK_REL = `${REL_BASE}/hyperlink`;
 const IMAGE_REL = `${REL_BASE}/image`;
+const HEADER_REL = `${REL_BASE}/header`;
+const HEADER_TYPE = "application/vnd.openxmlformats-officedocument.wordprocessingml.header+xml";
 const TWIPS_PER_INCH = 1440;
 const PX_PER_INCH = 96;
 
@@ -69,9 +72,14 @@ export class PartRels {
 
   /** A relationship id for a picture stored at `partPath` (a package path, e.g. `word/media/x.png`). */
   image(partPath: string): string {
-    for (const [id, rel] of this.rels) if (rel.type === IMAGE_REL && rel.target === partPath) return id;
+    return this.internal(IMAGE_REL, partPath);
+  }
+
+  /** A relationship id of `type` to the part at `partPath`, reusing one the part already has. */
+  internal(type: string, partPath: string): string {
+    for (const [id, rel] of this.rels) if (rel.type === type && rel.target === partPath) return id;
     const relative = partPath.startsWith(this.dir) ? partPath.slice(this.dir.length) : `/${partPath}`;
-    return this.add(IMAGE_REL, relative, false, partPath);
+    return this.add(type, relative, false, partPath);
   }
 
   private add(type: string, target: string, external: boolean, resolved = target): string {
@@ -207,14 +215,97 @@ const DRAWING_NAMESPACES: Record<string, string> = {
 };
 
 /** `xml` (a main document part) with the namespaces a picture run uses declared on its root. */
-function withNamespaces(xml: string, needed: boolean): string {
+function withNamespaces(xml: string, needed: boolean, namespaces = DRAWING_NAMESPACES): string {
   if (!needed) return xml;
-  return xml.replace(/<w:document\b[^>]*>/, (root) => {
-    const missing = Object.entries(DRAWING_NAMESPACES).filter(([p]) => !new RegExp(`\\sxmlns:${p}=`).test(root));
+  return xml.replace(/<w:(?:document|hdr)\b[^>]*>/, (root) => {
+    const missing = Object.entries(namespaces).filter(([p]) => !new RegExp(`\\sxmlns:${p}=`).test(root));
     if (missing.length === 0) return root;
     const decls = missing.map(([p, uri]) => ` xmlns:${p}="${uri}"`).join("");
     return root.replace(/(\/?)>$/, `${decls}$1>`);
   });
+}
+
+// ---------------------------------------------------------------------------------------------
+// A watermark: the generated export's (docx/watermarks, a VML text shape) in every header shown.
+
+const WATERMARK_NAMESPACES: Record<string, string> = {
+  v: "urn:schemas-microsoft-com:vml",
+  o: "urn:schemas-microsoft-com:office:office",
+  w10: "urn:schemas-microsoft-com:office:word",
+};
+
+/** The paragraph docx/watermarks writes for `text` at `opacity` (0..1), as header XML. */
+async function watermarkParagraph(text: string, opacity: number): Promise<string> {
+  const paragraph = new Paragraph({ children: [new TextWatermark({ text, opacity })] });
+  const doc = new Document({
+    sections: [{ headers: { default: new Header({ children: [paragraph] }) }, children: [] }],
+  });
+  const built = await JSZip.loadAsync(await Packer.toBuffer(doc));
+  const target = [...(await PartRels.of(built, "word/document.xml")).rels.values()].find(
+    (r) => r.type === HEADER_REL,
+  )?.target;
+  const xml = target ? ((await built.file(target)?.async("string")) ?? "") : "";
+  const p = /<w:p>(?:(?!<\/w:p>)[\s\S])*?<w:pict>[\s\S]*?<\/w:p>/.exec(xml)?.[0];
+  if (!p) throw new Error("docx wrote no watermark shape");
+  return p;
+}
+
+/**
+ * `documentXml` and the package with a text watermark on every page: the watermark paragraph goes
+ * first in every header part a section references, and where the first section shows a header
+ * variant it has no part for (default; first with w:titlePg; even with evenAndOddHeaders), a
+ * header part holding only the watermark is added and referenced (later sections inherit it).
+ */
+export async function addWatermark(
+  zip: JSZip,
+  mainRels: PartRels,
+  documentXml: string,
+  watermark: { text: string; opacity: number },
+): Promise<string> {
+  const paragraph = await watermarkParagraph(watermark.text, Math.min(1, Math.max(0, watermark.opacity)));
+  const referenced = new Set<string>();
+  for (const m of documentXml.matchAll(/<w:headerReference\b[^>]*\sr:id="([^"]+)"/g)) {
+    const target = mainRels.rels.get(m[1])?.target;
+    if (target) referenced.add(target);
+  }
+  for (const target of referenced) {
+    const xml = await zip.file(target)?.async("string");
+    if (xml === undefined) continue;
+    const withShape = xml.replace(/<w:hdr\b[^>]*>/, (open) => `${open}${paragraph}`);
+    zip.file(target, withNamespaces(withShape, true, WATERMARK_NAMESPACES));
+  }
+  const first = /<w:sectPr\b[^>]*>[\s\S]*?<\/w:sectPr>/.exec(documentXml);
+  if (!first) return documentXml;
+  const settings = (await zip.file(`${mainRels.dir}settings.xml`)?.async("string")) ?? "";
+  const shown = ["default"];
+  if (/<w:titlePg(?:\s+w:val="(?:1|true|on)")?\s*\/>/.test(first[0])) shown.push("first");
+  if (/<w:evenAndOddHeaders(?:\s+w:val="(?:1|true|on)")?\s*\/>/.test(settings)) shown.push("even");
+  const missing = shown.filter((v) => !new RegExp(`<w:headerReference\\b[^>]*w:type="${v}"`).test(first[0]));
+  if (missing.length === 0) return documentXml;
+  const part = `${mainRels.dir}header-redline-watermark.xml`;
+  zip.file(
+    part,
+    `<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n<w:hdr xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main" xmlns:r="${REL_BASE}"${Object.entries(
+      WATERMARK_NAMESPACES,
+    )
+      .map(([p, uri]) => ` xmlns:${p}="${uri}"`)
+      .join("")}>${paragraph}</w:hdr>`,
+  );
+  const types = (await zip.file("[Content_Types].xml")?.async("string")) ?? "";
+  if (!types.includes(`PartName="/${part}"`))
+    zip.file(
+      "[Content_Types].xml",
+      types.replace(/<\/Types>\s*$/, `<Override PartName="/${part}" ContentType="${HEADER_TYPE}"/></Types>`),
+    );
+  const rid = mainRels.internal(HEADER_REL, part);
+  // Header references come first in a w:sectPr (CT_SectPr's sequence).
+  const refs = missing.map((v) => `<w:headerReference w:type="${v}" r:id="${rid}"/>`).join("");
+  const sect = first[0].replace(/^<w:sectPr\b[^>]*>/, (open) => `${open}${refs}`);
+  return withNamespaces(
+    documentXml.slice(0, first.index) + sect + documentXml.slice(first.index + first[0].length),
+    true,
+    { r: REL_BASE },
+  );
 }
 
 /** The text width of the document's last section in CSS pixels (how wide a picture may be). */

@@ -103,10 +103,12 @@ async function docxInPlace(html: string, task: ExportBuildTask, warnings: string
           return data ? Buffer.from(src.slice(data[0].length), "base64") : undefined;
         },
         page: task.page,
+        ...(task.watermarkText && {
+          watermark: { text: task.watermarkText, opacity: task.watermarkOpacity ?? 0.3 },
+        }),
       },
     );
     warnings.push(...written.warnings);
-    if (task.watermarkText) warnings.push("Watermarks are not added to a Word file written back in place");
     if (!task.trackedChanges) return written.bytes;
     // Tracked changes on the original's own blocks: the writer reports where each chunk went.
     const revised = await applyRevisionsToDocx(written.bytes, written.map, task.trackedChanges);
