@@ -934,7 +934,8 @@ function editNotes(
   const now = noteItems(html, kind);
   const before = noteItems(loaded, kind);
   let out = xml;
-  let unwritten = [...now.keys()].filter((id) => !before.has(id)).length;
+  let unwritten =
+    [...now.keys()].filter((id) => !before.has(id)).length + [...before.keys()].filter((id) => !now.has(id)).length;
   for (const [id, item] of now) {
     const was = before.get(id);
     if (was === undefined || was === item) continue;
