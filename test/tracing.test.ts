@@ -5,7 +5,7 @@
 // request that created it; a client's traceparent is continued; log lines carry the trace id.
 import { type ChildProcess, spawn } from "node:child_process";
 import { Writable } from "node:stream";
-import { DOCUMENT_EVENTS_STREAM, jobSubject } from "@redline/event-contracts";
+import { DOCUMENT_EVENTS_STREAM, decodeJobEvent, jobSubject } from "@redline/event-contracts";
 import { startGateway } from "@redline/gateway";
 import { connectNats, createLogger, initTracing, type Tracing } from "@redline/service-kit";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
@@ -190,6 +190,39 @@ describe("one trace per chat turn", () => {
     for (const r of receives) {
       expect(r.kind).toBe(KIND.consumer);
       expect(traceSpanIds.has(r.parentSpanId)).toBe(true);
+    }
+  });
+
+  it("a queued job cancelled before any agent ran it publishes its events in the job's trace", async () => {
+    const nc = await connectNats(inject("infra").natsUrl, "tracing-test-cancel");
+    const published: { subject: string; type: string; traceparent?: string }[] = [];
+    const sub = nc.subscribe("redline.jobs.v1.>", {
+      callback: (_err, msg) =>
+        published.push({
+          subject: msg.subject,
+          type: decodeJobEvent(msg.data).type,
+          traceparent: msg.headers?.get("traceparent"),
+        }),
+    });
+    try {
+      // No agent process runs jobs here: the job stays queued until it is cancelled.
+      const created = await startJob(stack, key, {
+        message: 'replace "Acme" with "Initech"',
+        document_html: sampleContract(),
+      });
+      expect(created.status).toBe(202);
+      const cancel = await stack.call("POST", `/v1/jobs/${created.body.job_id}/cancel`, { key });
+      expect(cancel.status).toBe(200);
+      const row = await stack.agentDb("agent.jobs").where({ id: created.body.job_id }).first();
+      expect(row.status).toBe("cancelled");
+      const events = await until("the cancel's events on NATS", () => {
+        const found = published.filter((m) => m.subject === jobSubject(created.body.job_id));
+        return found.some((m) => m.type === "error") ? found : undefined;
+      });
+      for (const e of events) expect(e.traceparent).toBe(row.traceparent);
+    } finally {
+      sub.unsubscribe();
+      await nc.close();
     }
   });
 

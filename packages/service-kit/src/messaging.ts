@@ -55,6 +55,17 @@ export function natsTraceHeaders(trace: TraceContext | undefined): MsgHdrs | und
   return h;
 }
 
+/**
+ * Headers carrying a stored W3C `traceparent` (a row's, for work published outside the span that
+ * created it); undefined when tracing is off or there is none.
+ */
+export function natsTraceparentHeaders(traceparent: string | null | undefined): MsgHdrs | undefined {
+  if (!tracingEnabled() || !traceparent) return undefined;
+  const h = headers();
+  h.set("traceparent", traceparent);
+  return h;
+}
+
 /** The traceparent a received message carries, for continuing its trace (undefined without). */
 export function natsTraceparent(h: MsgHdrs | undefined): string | undefined {
   return tracingEnabled() ? h?.get("traceparent") || undefined : undefined;

@@ -2,16 +2,17 @@
 // and the data of the final and usage events (ARCHITECTURE "Async chat jobs", Events).
 import { encodeJobEvent, type JobEvent, jobSubject } from "@redline/event-contracts";
 import { agentV1, type billingV1 } from "@redline/grpc-stubs";
-import { natsTraceHeaders } from "@redline/service-kit";
+import { natsTraceHeaders, natsTraceparentHeaders } from "@redline/service-kit";
 import type { AgentContext } from "../context.js";
 import type { NewEvent } from "../db/store/jobs.js";
 import type { JobEventRow, StagedChange } from "../db/tables.js";
 
 /**
  * Publishes stored events to NATS; a lost message is recovered by the reader's replay. Events of
- * a job running here carry its run's traceparent, so a reader continues the job's trace.
+ * a job running here carry its run's traceparent, others (a cancel of a queued job, say) the
+ * job's stored `traceparent`, so a reader continues the job's trace either way.
  */
-export function publishEvents(ctx: AgentContext, rows: JobEventRow[]): void {
+export function publishEvents(ctx: AgentContext, rows: JobEventRow[], traceparent?: string | null): void {
   for (const r of rows) {
     const wire: JobEvent = {
       sequence: Number(r.sequence),
@@ -20,7 +21,8 @@ export function publishEvents(ctx: AgentContext, rows: JobEventRow[]): void {
       created_at: new Date(r.created_at).toISOString(),
     };
     try {
-      const headers = natsTraceHeaders(ctx.running.get(r.job_id)?.trace);
+      const run = ctx.running.get(r.job_id)?.trace;
+      const headers = run ? natsTraceHeaders(run) : natsTraceparentHeaders(traceparent);
       ctx.nats.publish(jobSubject(r.job_id), encodeJobEvent(wire), { headers });
     } catch (err) {
       ctx.log.warn({ err, jobId: r.job_id }, "publishing a job event failed; readers replay it from Postgres");

@@ -21,7 +21,7 @@ async function change(
   const out = await updateJob(ctx.db, jobId, guard, patch, events);
   if (!out) return null;
   countJobOutcome(patch.status);
-  publishEvents(ctx, out.stored);
+  publishEvents(ctx, out.stored, out.updated.traceparent);
   return out.updated;
 }
 
