@@ -382,6 +382,34 @@ describe("docx written back in place", () => {
     expect(back.html).toMatch(/Logo: <img /);
   });
 
+  it("writes what an edit adds to an ISO Strict package in Strict's vocabulary", async () => {
+    const doc = await load("mammoth-strict-format.docx");
+    const inFlow = doc.chunks.filter((c) => doc.source.map.chunks[c.chunkId]);
+    const added = {
+      chunkId: "c_newstrict01",
+      html: `<p data-chunk-id="c_newstrict01">See <a href="https://example.org/s">this</a> <img src="${PNG_2X3}" alt="dot"></p>`,
+    };
+    const chunks = doc.chunks.flatMap((c) => (c === inFlow[0] ? [c, added] : [c]));
+    const written = await writeDocxInPlace(html(chunks), doc.source, {
+      images: (src) => Buffer.from(src.split(",")[1], "base64"),
+    });
+    expect(written.warnings).toEqual([]);
+    const output = await JSZip.loadAsync(written.bytes);
+    const rels = (await output.file("word/_rels/document.xml.rels")?.async("string")) ?? "";
+    const added_ = rels.match(/<Relationship Id="rIdRl\d+"[^>]*>/g) ?? [];
+    expect(added_).toHaveLength(2);
+    for (const rel of added_)
+      expect(rel).toMatch(/Type="http:\/\/purl\.oclc\.org\/ooxml\/officeDocument\/relationships\/(image|hyperlink)"/);
+    const block = (await blocksOf(output))[(written.map.chunks.c_newstrict01 as { index: number }).index];
+    expect(block).toContain('uri="http://purl.oclc.org/ooxml/drawingml/picture"');
+    expect(block).not.toContain("schemas.openxmlformats.org");
+    // Independent reader: mammoth reads Strict, and sees the link and the picture.
+    const read = await mammoth.convertToHtml({ buffer: written.bytes });
+    expect(read.value).toMatch(
+      /See <a href="https:\/\/example\.org\/s">this<\/a> <img [^>]*src="data:image\/png;base64,/,
+    );
+  });
+
   it("leaves out a picture it cannot read, with a warning, and writes the rest", async () => {
     const doc = await load("tika-testWORD_various.docx");
     const inFlow = doc.chunks.filter((c) => doc.source.map.chunks[c.chunkId]);

@@ -13,9 +13,26 @@ import type { PageMargins, PageSetup, PaperSize } from "../formats.js";
 import { escapeXml } from "./docx-xml.js";
 
 const REL_BASE = "http://schemas.openxmlformats.org/officeDocument/2006/relationships";
-export const HYPERLINK_REL = `${REL_BASE}/hyperlink`;
-const IMAGE_REL = `${REL_BASE}/image`;
-const HEADER_REL = `${REL_BASE}/header`;
+// ISO Strict packages name their relationship types, and their markup's namespaces, under purl.oclc.org.
+const STRICT_REL_BASE = "http://purl.oclc.org/ooxml/officeDocument/relationships";
+const STRICT_NAMESPACES: [string, string][] = [
+  [REL_BASE, STRICT_REL_BASE],
+  ["http://schemas.openxmlformats.org/drawingml/2006/main", "http://purl.oclc.org/ooxml/drawingml/main"],
+  ["http://schemas.openxmlformats.org/drawingml/2006/picture", "http://purl.oclc.org/ooxml/drawingml/picture"],
+  [
+    "http://schemas.openxmlformats.org/drawingml/2006/wordprocessingDrawing",
+    "http://purl.oclc.org/ooxml/drawingml/wordprocessingDrawing",
+  ],
+  ["http://schemas.openxmlformats.org/wordprocessingml/2006/main", "http://purl.oclc.org/ooxml/wordprocessingml/main"],
+];
+
+/** `xml` written by docx (Transitional) with its namespaces in `strict` packages' spelling. */
+function inVocabulary(xml: string, strict: boolean): string {
+  if (!strict) return xml;
+  let out = xml;
+  for (const [transitional, iso] of STRICT_NAMESPACES) out = out.replaceAll(`"${transitional}`, `"${iso}`);
+  return out;
+}
 const HEADER_TYPE = "application/vnd.openxmlformats-officedocument.wordprocessingml.header+xml";
 const TWIPS_PER_INCH = 1440;
 const PX_PER_INCH = 96;
@@ -64,15 +81,26 @@ export class PartRels {
     return this.partName.includes("/") ? this.partName.slice(0, this.partName.lastIndexOf("/") + 1) : "";
   }
 
+  /** Whether the package is ISO Strict (its relationship types are purl.oclc.org ones). */
+  get strict(): boolean {
+    return /\sType="http:\/\/purl\.oclc\.org\//.test(this.xml);
+  }
+
+  /** The full relationship type of `name` (hyperlink, image, header) in the package's vocabulary. */
+  type(name: string): string {
+    return `${this.strict ? STRICT_REL_BASE : REL_BASE}/${name}`;
+  }
+
   /** A relationship id for an external link, reusing the part's own when it has one. */
   link(href: string): string {
-    for (const [id, rel] of this.rels) if (rel.type === HYPERLINK_REL && rel.target === href) return id;
-    return this.add(HYPERLINK_REL, href, true);
+    const type = this.type("hyperlink");
+    for (const [id, rel] of this.rels) if (rel.type === type && rel.target === href) return id;
+    return this.add(type, href, true);
   }
 
   /** A relationship id for a picture stored at `partPath` (a package path, e.g. `word/media/x.png`). */
   image(partPath: string): string {
-    return this.internal(IMAGE_REL, partPath);
+    return this.internal(this.type("image"), partPath);
   }
 
   /** A relationship id of `type` to the part at `partPath`, reusing one the part already has. */
@@ -162,6 +190,7 @@ export class NewPictures {
     );
     const builtXml = (await built.file("word/document.xml")?.async("string")) ?? "";
     const builtRels = await PartRels.of(built, "word/document.xml");
+    const strict = rels.strict;
     const builtTypes = (await built.file("[Content_Types].xml")?.async("string")) ?? "";
     let types = (await zip.file("[Content_Types].xml")?.async("string")) ?? "";
     const typesBefore = types;
@@ -188,13 +217,17 @@ export class NewPictures {
       if (run)
         runs.set(
           n,
-          run.replace(/(<wp:docPr\b[^>]*\sid=")\d+"/, (_m, head: string) => `${head}${++docPrId}"`),
+          inVocabulary(run, strict).replace(
+            /(<wp:docPr\b[^>]*\sid=")\d+"/,
+            (_m, head: string) => `${head}${++docPrId}"`,
+          ),
         );
     }
     if (types !== typesBefore) zip.file("[Content_Types].xml", types);
     const out = withNamespaces(
       xml.replace(PLACEHOLDER, (_m, n: string) => runs.get(Number(n)) ?? ""),
       runs.size > 0,
+      strict ? STRICT_DRAWING_NAMESPACES : DRAWING_NAMESPACES,
     );
     return { xml: out, missing: this.imgs.length - runs.size };
   }
@@ -213,9 +246,12 @@ const DRAWING_NAMESPACES: Record<string, string> = {
   wp: "http://schemas.openxmlformats.org/drawingml/2006/wordprocessingDrawing",
   r: REL_BASE,
 };
+const STRICT_DRAWING_NAMESPACES = Object.fromEntries(
+  Object.entries(DRAWING_NAMESPACES).map(([p, uri]) => [p, inVocabulary(`"${uri}`, true).slice(1)]),
+);
 
 /** `xml` (a main document part) with the namespaces a picture run uses declared on its root. */
-function withNamespaces(xml: string, needed: boolean, namespaces = DRAWING_NAMESPACES): string {
+function withNamespaces(xml: string, needed: boolean, namespaces: Record<string, string>): string {
   if (!needed) return xml;
   return xml.replace(/<w:(?:document|hdr)\b[^>]*>/, (root) => {
     const missing = Object.entries(namespaces).filter(([p]) => !new RegExp(`\\sxmlns:${p}=`).test(root));
@@ -242,7 +278,7 @@ async function watermarkParagraph(text: string, opacity: number): Promise<string
   });
   const built = await JSZip.loadAsync(await Packer.toBuffer(doc));
   const target = [...(await PartRels.of(built, "word/document.xml")).rels.values()].find(
-    (r) => r.type === HEADER_REL,
+    (r) => r.type === `${REL_BASE}/header`,
   )?.target;
   const xml = target ? ((await built.file(target)?.async("string")) ?? "") : "";
   const p = /<w:p>(?:(?!<\/w:p>)[\s\S])*?<w:pict>[\s\S]*?<\/w:p>/.exec(xml)?.[0];
@@ -283,9 +319,11 @@ export async function addWatermark(
   const missing = shown.filter((v) => !new RegExp(`<w:headerReference\\b[^>]*w:type="${v}"`).test(first[0]));
   if (missing.length === 0) return documentXml;
   const part = `${mainRels.dir}header-redline-watermark.xml`;
+  const wordNamespace = /\sxmlns:w="([^"]*)"/.exec(documentXml)?.[1] ?? STRICT_NAMESPACES[4][0];
+  const relNamespace = mainRels.strict ? STRICT_REL_BASE : REL_BASE;
   zip.file(
     part,
-    `<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n<w:hdr xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main" xmlns:r="${REL_BASE}"${Object.entries(
+    `<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n<w:hdr xmlns:w="${wordNamespace}" xmlns:r="${relNamespace}"${Object.entries(
       WATERMARK_NAMESPACES,
     )
       .map(([p, uri]) => ` xmlns:${p}="${uri}"`)
@@ -297,14 +335,14 @@ export async function addWatermark(
       "[Content_Types].xml",
       types.replace(/<\/Types>\s*$/, `<Override PartName="/${part}" ContentType="${HEADER_TYPE}"/></Types>`),
     );
-  const rid = mainRels.internal(HEADER_REL, part);
+  const rid = mainRels.internal(mainRels.type("header"), part);
   // Header references come first in a w:sectPr (CT_SectPr's sequence).
   const refs = missing.map((v) => `<w:headerReference w:type="${v}" r:id="${rid}"/>`).join("");
   const sect = first[0].replace(/^<w:sectPr\b[^>]*>/, (open) => `${open}${refs}`);
   return withNamespaces(
     documentXml.slice(0, first.index) + sect + documentXml.slice(first.index + first[0].length),
     true,
-    { r: REL_BASE },
+    { r: relNamespace },
   );
 }
 
