@@ -144,7 +144,10 @@ describe("buckets", () => {
     expect(await getUsage(db, p, NOW)).toMatchObject({ monthlyUsed: 500, quotaExhausted: true, promotions: [] });
   });
 
-  it("keeps buckets and charges in agreement under parallel reserves and settles (no deadlock)", async () => {
+  // Repeated: a deadlock between a refund and a reservation showed about once in 100 runs.
+  it("keeps buckets and charges in agreement under parallel reserves and settles (no deadlock)", {
+    repeats: 100,
+  }, async () => {
     const p = await account("pro");
     await redeemPromotion(db, p, await promotion(6, 20, null, "A"), NOW);
     await redeemPromotion(db, p, await promotion(6, 30, null, "B"), NOW);

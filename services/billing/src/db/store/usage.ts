@@ -77,15 +77,19 @@ export async function readOwnerUsage(
   return readCharge(db, { ownerId, chargeKey: "" }, now);
 }
 
-/** The owner's live grants (unexpired, operations left), soonest expiry first; `lock` FOR UPDATE. */
+/**
+ * The owner's live grants (unexpired, operations left), soonest expiry first. With `lock` (inside
+ * a transaction), every grant of the owner is locked FOR UPDATE first, live or not.
+ */
 export async function liveGrants(db: Db, ownerId: string, now: Date, lock = false): Promise<PromotionGrantRow[]> {
-  const query = db<PromotionGrantRow>(TABLES.promotionGrants)
-    .where({ owner_id: ownerId })
-    .where("ops_remaining", ">", 0)
-    .where("expires_at", ">", now)
-    .orderBy([{ column: "expires_at" }, { column: "id" }]);
-  // One lock order (expiry, id) for every writer, so concurrent reservations queue, never deadlock.
-  return lock ? query.forUpdate() : query;
+  const owners = () => db<PromotionGrantRow>(TABLES.promotionGrants).where({ owner_id: ownerId });
+  const order = [{ column: "expires_at" }, { column: "id" }];
+  if (!lock) return owners().where("ops_remaining", ">", 0).where("expires_at", ">", now).orderBy(order);
+  // One lock set and order (expiry, id) for every writer, so they queue, never deadlock. Not only
+  // the live ones: a refund goes back to grants exhausted or expired since, and locking only the
+  // live set let a refund and a reservation each hold a grant the other waited for.
+  const all = await owners().orderBy(order).forUpdate();
+  return all.filter((g) => g.ops_remaining > 0 && new Date(g.expires_at) > now);
 }
 
 /** Moves `delta` operations (negative to return some) between grants and their owners' turns. */
