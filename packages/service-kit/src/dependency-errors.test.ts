@@ -36,6 +36,14 @@ describe("databaseUnavailable", () => {
     const wrapped = new Error("query failed", { cause: Object.assign(new Error("connect"), { code: "ECONNRESET" }) });
     expect(databaseUnavailable(wrapped)).toBeInstanceOf(UnavailableError);
 
+    // Rolled back under contention: a retry succeeds, so the client is told to retry, not a 500.
+    for (const code of ["40P01", "40001"]) {
+      const mapped = databaseUnavailable(Object.assign(new Error("deadlock detected"), { code }));
+      expect(mapped?.httpStatus).toBe(503);
+      expect(mapped?.headers?.["Retry-After"]).toBe("1");
+      expect(mapped?.detail).toMatch(/conflicted with concurrent ones/);
+    }
+
     const unique = Object.assign(new Error("duplicate key value violates unique constraint"), { code: "23505" });
     expect(databaseUnavailable(unique)).toBeNull();
     expect(databaseUnavailable(new TypeError("x is undefined"))).toBeNull();

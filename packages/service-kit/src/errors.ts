@@ -185,14 +185,22 @@ function errorChain(err: unknown): Error[] {
   return out;
 }
 
+/** SQLSTATEs of a transaction Postgres rolled back under contention (serialization failure, deadlock). */
+const PG_CONTENTION = /^(40001|40P01)$/;
+
 /**
  * A 503 for an error that means Postgres cannot be reached (connection refused or lost, the
- * server shutting down or starting, the pool unable to get a connection); null for any other
- * error. Services map it at their RPC boundary, so a client sees 503 + Retry-After instead of 500.
+ * server shutting down or starting, the pool unable to get a connection) or rolled the request's
+ * transaction back under contention (a retry succeeds); null for any other error. Services map
+ * it at their RPC boundary, so a client sees 503 + Retry-After instead of 500.
  */
 export function databaseUnavailable(err: unknown): UnavailableError | null {
   for (const e of errorChain(err)) {
     const code = (e as Error & { code?: unknown }).code;
+    if (typeof code === "string" && PG_CONTENTION.test(code))
+      return new UnavailableError("The request conflicted with concurrent ones; retry shortly", {
+        retryAfterSeconds: 1,
+      });
     if (
       (typeof code === "string" && (NETWORK_CODES.has(code) || PG_UNAVAILABLE.test(code))) ||
       e.name === "KnexTimeoutError" ||
