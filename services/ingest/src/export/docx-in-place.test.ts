@@ -277,6 +277,24 @@ describe("docx written back in place", () => {
     expect(read.value).toMatch(/<li id="footnote-2"><p>\s*This is an <em>edited<\/em> footnote\./);
   });
 
+  it("reads note ids as text: an item id with quotes and brackets is a note it cannot place, not a failure", async () => {
+    const doc = await load("tika-testWORD_various.docx");
+    const notes = doc.chunks.find((c) => /data-part="footnote"/.test(c.html));
+    if (!notes) throw new Error("no notes list");
+    const edited = notes.html
+      .replace("This is a footnote.", "This is an edited footnote.")
+      .replace(/<\/ol>$/, '<li id="footnote-9&quot;]"><p>Odd <a href="#footnote-ref-9&quot;]">↑</a></p></li></ol>');
+    const written = await writeDocxInPlace(
+      html(doc.chunks.map((c) => (c === notes ? { ...c, html: edited } : c))),
+      doc.source,
+    );
+    expect(written.warnings).toEqual([
+      "1 edited passages (text boxes, notes) could not be written into the original file and keep their original text",
+    ]);
+    const xml = (await (await JSZip.loadAsync(written.bytes)).file("word/footnotes.xml")?.async("string")) ?? "";
+    expect(xml).toContain("This is an edited footnote.");
+  });
+
   it("puts a watermark first in every header a section references; a document without headers gets one", async () => {
     const withHeaders = await load("poi-DiffFirstPageHeadFoot.docx");
     const written = await writeDocxInPlace(html(withHeaders.chunks), withHeaders.source, {

@@ -913,7 +913,11 @@ function noteItems(html: string | undefined, kind: string): Map<string, string> 
     const id = new RegExp(`^${kind}-(.+)$`).exec(li.attribs.id ?? "")?.[1];
     if (id === undefined) continue;
     const $ = loadHtml(loadHtml("").html(li));
-    $(`a[href="#${kind}-ref-${id}"]`).remove();
+    // Compared, not put in a selector: the id is the document's text and may hold quotes or brackets.
+    const backLink = `#${kind}-ref-${id}`;
+    $("a")
+      .filter((_, a) => $(a).attr("href") === backLink)
+      .remove();
     out.set(id, $("li").first().html() ?? "");
   }
   return out;
