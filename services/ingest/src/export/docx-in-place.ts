@@ -756,11 +756,7 @@ export async function writeDocxInPlace(
       body.join(/^\s*$/.test(gap) ? gap : "") +
       (lastBlock ? documentXml.slice(lastBlock.end, layout.contentEnd) : sectPr) +
       documentXml.slice(layout.contentEnd);
-  const pictures = await writer.pictures.embed(
-    zip,
-    mainRels,
-    newDocument,
-    options.images ?? (() => undefined),
+  const pictures = await writer.pictures.embed(zip, mainRels, newDocument, options.images ?? (() => undefined), () =>
     textWidthPx(documentXml),
   );
   newDocument = options.page

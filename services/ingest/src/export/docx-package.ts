@@ -1,7 +1,8 @@
 // Package-level pieces of a .docx written back in place (docx-in-place.ts): a part's
 // relationships with the ones an edit adds, pictures an edit added (built by docx/html, the
-// generated export's writer, then moved into the original package), and the page geometry an
-// export asks for written into every section.
+// generated export's writer, then moved into the original package), the page geometry an
+// export asks for written into every section, and a watermark in the headers; what is added to
+// an ISO Strict package is written in Strict's vocabulary.
 import { createHash } from "node:crypto";
 import { Document, Header, Packer, Paragraph } from "docx";
 import { htmlToContent } from "docx/html";
@@ -13,6 +14,7 @@ import type { PageMargins, PageSetup, PaperSize } from "../formats.js";
 import { escapeXml } from "./docx-xml.js";
 
 const REL_BASE = "http://schemas.openxmlformats.org/officeDocument/2006/relationships";
+const W_NAMESPACE = "http://schemas.openxmlformats.org/wordprocessingml/2006/main";
 // ISO Strict packages name their relationship types, and their markup's namespaces, under purl.oclc.org.
 const STRICT_REL_BASE = "http://purl.oclc.org/ooxml/officeDocument/relationships";
 const STRICT_NAMESPACES: [string, string][] = [
@@ -23,7 +25,7 @@ const STRICT_NAMESPACES: [string, string][] = [
     "http://schemas.openxmlformats.org/drawingml/2006/wordprocessingDrawing",
     "http://purl.oclc.org/ooxml/drawingml/wordprocessingDrawing",
   ],
-  ["http://schemas.openxmlformats.org/wordprocessingml/2006/main", "http://purl.oclc.org/ooxml/wordprocessingml/main"],
+  [W_NAMESPACE, "http://purl.oclc.org/ooxml/wordprocessingml/main"],
 ];
 
 /** `xml` written by docx (Transitional) with its namespaces in `strict` packages' spelling. */
@@ -172,18 +174,19 @@ export class NewPictures {
    * `word/media/` of `zip` under a content-addressed name, relates them from `rels` and puts
    * each run in place of its placeholder in `xml`. Returns the XML and how many pictures could not
    * be built (unreadable or formats Word cannot show); their placeholders are removed.
+   * `maxWidthPx` is asked only when there are pictures (it reads the whole document part).
    */
   async embed(
     zip: JSZip,
     rels: PartRels,
     xml: string,
     lookup: ImageLookup,
-    maxWidthPx: number,
+    maxWidthPx: () => number,
   ): Promise<{ xml: string; missing: number }> {
     if (this.imgs.length === 0) return { xml, missing: 0 };
     const content = htmlToContent(this.imgs.map((img) => `<p>${img}</p>`).join(""), {
       images: (src: string) => lookup(src),
-      maxImageWidth: maxWidthPx,
+      maxImageWidth: maxWidthPx(),
     });
     const built = await JSZip.loadAsync(
       await Packer.toBuffer(new Document({ sections: [{ children: [...content] }] })),
@@ -319,7 +322,7 @@ export async function addWatermark(
   const missing = shown.filter((v) => !new RegExp(`<w:headerReference\\b[^>]*w:type="${v}"`).test(first[0]));
   if (missing.length === 0) return documentXml;
   const part = `${mainRels.dir}header-redline-watermark.xml`;
-  const wordNamespace = /\sxmlns:w="([^"]*)"/.exec(documentXml)?.[1] ?? STRICT_NAMESPACES[4][0];
+  const wordNamespace = /\sxmlns:w="([^"]*)"/.exec(documentXml)?.[1] ?? W_NAMESPACE;
   const relNamespace = mainRels.strict ? STRICT_REL_BASE : REL_BASE;
   zip.file(
     part,
