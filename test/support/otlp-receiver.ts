@@ -15,6 +15,11 @@ export interface ReceivedSpan {
   /** OTLP SpanKind: 1 internal, 2 server, 3 client, 4 producer, 5 consumer. */
   kind: number;
   attributes: Record<string, unknown>;
+  /** OTLP status code: 0 unset, 1 ok, 2 error. */
+  statusCode: number;
+  /** Start and end, in ms since the epoch. */
+  startMs: number;
+  endMs: number;
 }
 
 /** OTLP span kinds as numbers on the wire. */
@@ -41,6 +46,9 @@ interface ExportRequest {
         name: string;
         kind: number;
         attributes?: KeyValue[];
+        status?: { code?: number };
+        startTimeUnixNano?: string | number;
+        endTimeUnixNano?: string | number;
       }[];
     }[];
   }[];
@@ -86,6 +94,9 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
               name: s.name,
               kind: s.kind,
               attributes: attrs(s.attributes),
+              statusCode: s.status?.code ?? 0,
+              startMs: Number(s.startTimeUnixNano ?? 0) / 1e6,
+              endMs: Number(s.endTimeUnixNano ?? 0) / 1e6,
             });
           }
         }

@@ -2,41 +2,24 @@
 // with ratio 0 records no trace of its own, yet hands the unsampled traceparent on explicitly,
 // and follows a caller's sampled traceparent. This file runs in its own worker, so its provider
 // is the only one.
-import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
 import { Metadata } from "@grpc/grpc-js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type OtlpCollector, startOtlpCollector } from "./test-support/otlp-collector.js";
 import { initTracing, rpcClientSpan, startServerSpan, type Tracing, traceparentOf, withSpan } from "./tracing.js";
 
 let tracing: Tracing;
-let collector: Server;
-/** Names of the spans the collector received (OTLP/HTTP JSON). */
-const exported: string[] = [];
+let collector: OtlpCollector;
 
 beforeAll(async () => {
-  collector = createServer((req, res) => {
-    const body: Buffer[] = [];
-    req.on("data", (c: Buffer) => body.push(c));
-    req.on("end", () => {
-      const sent = JSON.parse(Buffer.concat(body).toString("utf8")) as {
-        resourceSpans: { scopeSpans: { spans: { name: string }[] }[] }[];
-      };
-      for (const r of sent.resourceSpans)
-        for (const s of r.scopeSpans) for (const sp of s.spans) exported.push(sp.name);
-      res.setHeader("Content-Type", "application/json");
-      res.end("{}");
-    });
-  });
-  await new Promise<void>((resolve) => collector.listen(0, "127.0.0.1", resolve));
+  collector = await startOtlpCollector();
   process.env.OTEL_TRACES_SAMPLER = "parentbased_traceidratio";
   process.env.OTEL_TRACES_SAMPLER_ARG = "0";
-  const { port } = collector.address() as AddressInfo;
-  tracing = initTracing("sampler-test", { tracesUrl: `http://127.0.0.1:${port}/v1/traces` });
+  tracing = initTracing("sampler-test", { tracesUrl: collector.tracesUrl });
 });
 
 afterAll(async () => {
   await tracing?.shutdown();
-  await new Promise((resolve) => collector?.close(resolve));
+  await collector?.close();
   delete process.env.OTEL_TRACES_SAMPLER;
   delete process.env.OTEL_TRACES_SAMPLER_ARG;
 });
@@ -68,6 +51,6 @@ describe("OTEL_TRACES_SAMPLER", () => {
 
   it("exports only what was sampled", async () => {
     await tracing.flush();
-    expect(exported).toEqual(["GET /v1/sessions"]);
+    expect(collector.spans.map((s) => s.name)).toEqual(["GET /v1/sessions"]);
   });
 });

@@ -28,6 +28,7 @@ describe("readTracingEnv", () => {
     expect(readTracingEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://collector:4318/" })).toEqual({
       tracesUrl: "http://collector:4318/v1/traces",
       serviceName: undefined,
+      rpcClientSpans: "errors",
     });
     expect(
       readTracingEnv({
@@ -35,7 +36,7 @@ describe("readTracingEnv", () => {
         OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: "http://traces:9999/custom",
         OTEL_SERVICE_NAME: "redline-edge",
       }),
-    ).toEqual({ tracesUrl: "http://traces:9999/custom", serviceName: "redline-edge" });
+    ).toEqual({ tracesUrl: "http://traces:9999/custom", serviceName: "redline-edge", rpcClientSpans: "errors" });
   });
 });
 
