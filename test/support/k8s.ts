@@ -206,9 +206,10 @@ export interface ConfigEnvUse {
 
 /**
  * Values tried, in order, for a variable whose sample loadConfig refuses. The large number is for
- * bounds relative to another variable's sample (SYNC_HOLD_EXPIRY_MS must exceed AI_TIMEOUT_MS).
+ * bounds relative to another variable's sample (SYNC_HOLD_EXPIRY_MS must exceed AI_TIMEOUT_MS);
+ * "all" is one of the words an enumerated variable takes (TRACE_RPC_CLIENT_SPANS: errors or all).
  */
-const ALTERNATE_SAMPLES = ["on", "off", "true", "127.0.0.1:1", "http://127.0.0.1:1", "3600000"];
+const ALTERNATE_SAMPLES = ["on", "off", "true", "all", "127.0.0.1:1", "http://127.0.0.1:1", "3600000"];
 
 /**
  * Runs `loadConfig` against recording Proxy environments, so the answer comes from the config
@@ -243,15 +244,25 @@ export function probeConfig(loadConfig: (env: Env) => unknown, sample: (name: st
       return err;
     }
   };
+  // Fix the variables the refusal names, one at a time: a value is kept once the refusal no longer
+  // names its variable, since the next refusal may come from a variable read only after it.
   let full = run(null);
-  for (const name of [...reads]) {
-    if (!full) break;
+  const fixed = new Set<string>();
+  const names = (err: unknown, name: string) => new RegExp(`\\b${name}\\b`).test(String(err));
+  for (let name = nextNamed(); full && name; name = nextNamed()) {
+    fixed.add(name);
     for (const value of ALTERNATE_SAMPLES) {
       chosen.set(name, value);
-      full = run(null);
-      if (!full) break;
+      const next = run(null);
+      if (!next || !names(next, name)) {
+        full = next;
+        break;
+      }
     }
-    if (full) chosen.delete(name);
+    if (names(full, name)) chosen.delete(name);
+  }
+  function nextNamed(): string | undefined {
+    return [...reads].find((n) => !fixed.has(n) && names(full, n));
   }
   if (full) throw new Error(`loadConfig rejected an environment with every variable set: ${String(full)}`);
   const required = new Set<string>();
