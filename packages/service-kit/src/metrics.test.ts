@@ -14,7 +14,9 @@ import {
   gaugeOnScrape,
   grpcCodeOf,
   instrumentRpc,
+  metricsEnabled,
   metricsRegistry,
+  setMetricsRecording,
   splitGrpcPath,
   startMetricsServer,
 } from "./metrics.js";
@@ -84,6 +86,22 @@ describe("metrics helpers", () => {
     expect(text).toMatch(
       /redline_grpc_server_handling_seconds_count\{grpc_service="redline\.test\.v1\.Test",grpc_method="Probe"\} [2-9]/,
     );
+  });
+
+  it("setMetricsRecording(false) stops the per-call hooks recording, and true resumes them", async () => {
+    const path = "/redline.test.v1.Test/Paused";
+    const labels = { grpc_service: "redline.test.v1.Test", grpc_method: "Paused", grpc_code: "OK" };
+    const handler = instrumentRpc(path, async () => "done");
+    try {
+      setMetricsRecording(false);
+      expect(metricsEnabled()).toBe(false);
+      expect(await handler()).toBe("done");
+      expect(await seriesValue("redline_grpc_server_handled_total", labels)).toBeUndefined();
+    } finally {
+      setMetricsRecording(true);
+    }
+    expect(await handler()).toBe("done");
+    expect(await seriesValue("redline_grpc_server_handled_total", labels)).toBe(1);
   });
 
   it("serves the Prometheus text on GET /metrics at port 0, 404 elsewhere, and closes", async () => {

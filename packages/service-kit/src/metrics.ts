@@ -32,6 +32,15 @@ export function metricsEnabled(): boolean {
   return enabled;
 }
 
+/**
+ * Switches the per-request hooks (RPC and HTTP metrics) off (false) or back on (true) in this
+ * process, the collectors staying as they are. For an A/B measurement inside one process (pnpm
+ * bench o), as setTracingRecording.
+ */
+export function setMetricsRecording(on: boolean): void {
+  enabled = on;
+}
+
 /** `METRICS_ADDR` as read by every service's config: host:port, or undefined when unset; "off" stays "off". */
 export function readMetricsAddr(env: Record<string, string | undefined>): string | undefined {
   const v = env.METRICS_ADDR?.trim();

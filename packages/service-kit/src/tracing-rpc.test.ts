@@ -9,7 +9,7 @@ import { NotFoundError } from "./errors.js";
 import { createLogger } from "./logger.js";
 import { bindService, createRpcClient, type RpcClient, type RunningServer, startGrpcServer } from "./rpc.js";
 import { type OtlpCollector, startOtlpCollector } from "./test-support/otlp-collector.js";
-import { initTracing, readTracingEnv, type Tracing, withSpan } from "./tracing.js";
+import { initTracing, readTracingEnv, setTracingRecording, type Tracing, tracingEnabled, withSpan } from "./tracing.js";
 
 // Two of billing's methods, served and called through service-kit's real server and client.
 const Billing = {
@@ -74,6 +74,28 @@ describe("gRPC client spans (TRACE_RPC_CLIENT_SPANS=errors)", () => {
     expect(clientSpan).toMatchObject({ name: USAGE, parentSpanId: root.spanId, statusCode: 2 });
     expect(clientSpan?.attributes["rpc.grpc.status_code"]).toBe(5);
     expect(serverSpan).toMatchObject({ name: USAGE, parentSpanId: root.spanId, statusCode: 2 });
+  });
+
+  it("setTracingRecording(false) makes every helper pass through, as tracing off; true resumes", async () => {
+    await tracing.flush();
+    const exported = collector.spans.length;
+    try {
+      setTracingRecording(false);
+      expect(tracingEnabled()).toBe(false);
+      const seen = await withSpan("paused caller", {}, async (span, trace) => {
+        await client.resolveApiKey({ apiKey: "k" }, { trace });
+        return { span, trace };
+      });
+      expect(seen).toEqual({ span: undefined, trace: undefined });
+      await tracing.flush();
+      expect(collector.spans.length).toBe(exported);
+    } finally {
+      setTracingRecording(true);
+    }
+    expect(tracingEnabled()).toBe(true);
+    await withSpan("resumed caller", {}, (_span, trace) => client.resolveApiKey({ apiKey: "k" }, { trace }));
+    const { spans } = await traceOf("resumed caller");
+    expect(spans.map((s) => s.name)).toEqual([RESOLVE]);
   });
 
   it("a call no server answered: a client span over its retries, with UNAVAILABLE", async () => {

@@ -135,6 +135,16 @@ export function tracingEnabled(): boolean {
   return enabled;
 }
 
+/**
+ * Pauses (false) or resumes (true) tracing in a process where initTracing turned it on; paused,
+ * every helper passes through as when tracing is off, and the provider stays, idle. For an A/B
+ * measurement inside one process (pnpm bench o): two processes differ by more than the cost
+ * measured. A span started before a pause still ends.
+ */
+export function setTracingRecording(on: boolean): void {
+  enabled = on && current.enabled;
+}
+
 /** The W3C `traceparent` of `trace`'s span, to store with work done later; undefined when off or none. */
 export function traceparentOf(trace: TraceContext | undefined): string | undefined {
   if (!enabled || !trace) return undefined;
