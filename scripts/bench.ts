@@ -12,7 +12,7 @@
 //   (l) sync chat p50 with the rate limiter and Idempotency-Key on vs off, side by side (target: < 2 ms added)
 //   (m) chat p50 with metrics on vs METRICS_ADDR=off, separate processes (target < 3 %) (scripts/lib/bench-metrics.ts)
 //   (n) GET /health and GET /ready req/s vs an authenticated list (scripts/lib/bench-metrics.ts)
-//   (o) tracing, and metrics + tracing, on vs off on the sync chat path, paired rounds with an off-vs-off noise floor (target < 3 % of p50) (scripts/lib/bench-chat.ts)
+//   (o) tracing, and metrics + tracing, on vs off on the sync chat path, switched round by round in one process, with an off-vs-off noise floor and the collectors' idle CPU (target < 3 % of p50) (scripts/lib/bench-chat.ts)
 //   (p) sync chat turns/s, 8 clients on a small stored document, vs plain Postgres transactions of the same rows (scripts/lib/bench-chat.ts)
 //   (q) faults: Postgres restarted, NATS down, S3 down, and kill -9 of each service, under the mixed
 //       load vs no fault: longest client wait, failed requests by status, restart and recovery time

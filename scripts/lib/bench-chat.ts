@@ -4,18 +4,26 @@
 //     the same number of plain Postgres transactions writing the same rows, 8 at a time. The
 //     rows each side wrote are read from pg_stat_user_tables and printed side by side.
 // (o) tracing alone, and metrics + tracing (OTLP to a local sink), on vs both off on the chat path,
-//     paired rounds against a second "off" stack as the noise floor, as (l) does (target: < 3 %
-//     of p50).
+//     switched round by round inside one process, with an off-vs-off noise floor, plus what the
+//     collectors burn idle (target: < 3 % of p50).
+import { spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { loadavg } from "node:os";
 import { billingV1 } from "@redline/grpc-stubs";
 import type { LocalInfra } from "@redline/local-infra";
-import { createDb, createRpcClient, type Knex, withSpan } from "@redline/service-kit";
-import { startOtlpReceiver } from "../../test/support/otlp-receiver.js";
-import type { TestStack } from "../../test/support/stack.js";
+import {
+  createDb,
+  createRpcClient,
+  initTracing,
+  type Knex,
+  setMetricsRecording,
+  setTracingRecording,
+  withSpan,
+} from "@redline/service-kit";
+import { type StackOptions, startTestStack, type TestStack } from "../../test/support/stack.js";
 import type { BenchResult } from "./bench-ingest.js";
-import { caller, type ProcessStack, startProcessStack } from "./bench-stack.js";
+import { type ProcessStack, startProcessStack } from "./bench-stack.js";
 import { readStackFile } from "./stack.js";
 import { quantile, seededRandom, shuffled } from "./stats.js";
 
@@ -52,8 +60,12 @@ async function chatTurn(call: TestStack["call"], client: ChatClient): Promise<nu
 }
 
 /** `count` clients, each with a pro key of its own (a user of its own) and the small document loaded in a session. */
-async function chatClients(stack: ProcessStack, count: number, name: string): Promise<ChatClient[]> {
-  const billing = createRpcClient(billingV1.BillingServiceService, stack.stack.addrs.billing);
+async function chatClients(
+  stack: { call: TestStack["call"]; billingAddr: string },
+  count: number,
+  name: string,
+): Promise<ChatClient[]> {
+  const billing = createRpcClient(billingV1.BillingServiceService, stack.billingAddr);
   try {
     return await Promise.all(
       Array.from({ length: count }, async (_, i) => {
@@ -221,7 +233,11 @@ export async function benchChatThroughput(results: BenchResult[], infra: LocalIn
   const stack = await startProcessStack(infra, "bench_turns", OFFLINE);
   const db = createDb(stack.stack.databaseUrl, "public", CLIENTS + 2);
   try {
-    const clients = await chatClients(stack, CLIENTS, "bench-turns");
+    const clients = await chatClients(
+      { call: stack.call, billingAddr: stack.stack.addrs.billing },
+      CLIENTS,
+      "bench-turns",
+    );
     // Warm-up: connections, JIT, the auth cache of every key.
     for (let r = 0; r < 5; r++) await Promise.all(clients.map((c) => chatTurn(stack.call, c)));
     await new Promise((resolve) => setTimeout(resolve, STATS_FLUSH_MS));
@@ -285,143 +301,223 @@ export async function benchChatThroughput(results: BenchResult[], infra: LocalIn
   }
 }
 
+/** The gateway's limits with room for a benchmark's pace; the limiter still runs on every request. */
+const UNLIMITED: StackOptions["rateLimits"] = {
+  expensive: { capacity: 1_000_000, windowSeconds: 60 },
+  write: { capacity: 1_000_000, windowSeconds: 60 },
+  read: { capacity: 1_000_000, windowSeconds: 60 },
+};
+
+/** The four settings of (o): [tracing recording, metrics hooks recording]. */
+const OBSERVABILITY_MODES = {
+  on: [true, true],
+  tracing: [true, false],
+  off: [false, false],
+  off2: [false, false],
+} as const;
+type ObservabilityMode = keyof typeof OBSERVABILITY_MODES;
+
 /**
- * (o): the cost of tracing, and of metrics and tracing together, on the chat path. Four process
- * stacks: "on" (metrics on, every span exported over OTLP/HTTP to a local sink), "tracing"
- * (the same export, METRICS_ADDR=off), and "off" and "off2" (METRICS_ADDR=off, no OTEL_*).
- * Each round runs one turn on each in a fresh random order, with a pause between turns: a fixed
- * rotation put each stack always after the same neighbour, whose background work (span export,
- * outbox relay, batched rate-limit debit) then landed on its turns, a bias larger than the 3 %
- * measured. A long warm-up first, so the figure is the services' steady state, not their JIT's
- * first minutes. The verdict is the median
- * of per-round differences on − off as a share of p50(off), robust to the shared machine's
- * drift (p50s alone drift by more than the 3 % measured), when off2 − off the same way (the
- * noise floor) is under 1.5 %; else the services' CPU per turn on vs off, when its own noise
- * floor is; else none (a MISS, printed as inconclusive).
+ * (o): the cost of metrics and tracing on the sync chat path, as an A/B inside one process:
+ * every service runs in the bench's process (the test stack), tracing exports every span over
+ * OTLP/HTTP to a sink in a child process, and each round runs a block of turns per setting in a
+ * fresh random order, switched by setTracingRecording and setMetricsRecording: both on, tracing
+ * only, and neither twice ("off2" against "off" is the noise floor). Separate stacks per setting, the earlier
+ * design, could not tell 3 % apart: two identical stacks differed by up to 10 % over the same
+ * rounds, even after a long warm-up, a difference of processes, not of settings. warmTurns turns
+ * first, as a process keeps getting faster for its first ~2,000 (V8 tiering the hot paths up).
+ * What runs whether requests come or not (prom-client's collectors, the span exporter's timer)
+ * is measured apart, as the CPU per second three idle process stacks burn (both on, neither,
+ * neither again); the difference as a share of one core is added to the verdict, an upper bound
+ * of what it takes from a turn. The verdict needs the latency noise floor under 1.5 %.
  */
 export async function benchObservabilityOverhead(
   results: BenchResult[],
   infra: LocalInfra,
-  rounds = 200,
+  rounds = 250,
 ): Promise<void> {
-  const warmup = 200;
-  // Long enough for a turn's background work (relay publish, 50 ms debit batch, span export) to
-  // finish before the next stack's turn starts.
-  const pauseMs = 60;
+  const warmTurns = 2500;
+  // Turns per setting and round, back to back: a block's median is steadier than one turn (a GC
+  // pause, the machine's neighbours), and only a block's first turn follows a switch.
+  const blockTurns = 8;
+  // Long enough for a block's background work (relay publish, batched rate-limit debit) to end
+  // under the block's own setting, before the next one is switched to.
+  const pauseMs = 40;
   const random = seededRandom(0x0b5e);
-  const sink = await startOtlpReceiver();
+  // Before tracing is set up in this process: the hook's cost when tracing is off.
+  const hookNs = await offHookCostNs();
+  const sink = await startSpanSink();
+  const tracing = initTracing("bench", { tracesUrl: `${sink.url}/v1/traces`, serviceName: "redline-bench" });
+  const stack = await startTestStack(infra, { name: "bench_obs", rateLimits: UNLIMITED });
+  const setMode = (mode: ObservabilityMode) => {
+    const [traced, metered] = OBSERVABILITY_MODES[mode];
+    setTracingRecording(traced);
+    setMetricsRecording(metered);
+  };
+  const names = Object.keys(OBSERVABILITY_MODES) as ObservabilityMode[];
+  const times = Object.fromEntries(names.map((n) => [n, [] as number[]])) as Record<ObservabilityMode, number[]>;
+  const cpu = Object.fromEntries(names.map((n) => [n, [] as number[]])) as Record<ObservabilityMode, number[]>;
+  let spansPerTurn = 0;
+  /** The machine's load over the rounds' last minute, before the idle stacks start. */
+  let load = 0;
+  try {
+    const [client] = await chatClients({ call: stack.call, billingAddr: stack.addrs.billing }, 1, "bench-obs");
+    setMode("on");
+    for (let t = 0; t < warmTurns; t++) await chatTurn(stack.call, client);
+    await tracing.flush();
+    const spansBefore = await sink.count();
+    for (let r = 0; r < rounds; r++) {
+      for (const mode of shuffled(names, random)) {
+        setMode(mode);
+        const started = process.cpuUsage();
+        const block: number[] = [];
+        for (let t = 0; t < blockTurns; t++) block.push(await chatTurn(stack.call, client));
+        await new Promise((resolve) => setTimeout(resolve, pauseMs));
+        const used = process.cpuUsage(started);
+        times[mode].push(quantile(block, 0.5));
+        cpu[mode].push((used.user + used.system) / 1000 / blockTurns);
+      }
+    }
+    setMode("on");
+    await tracing.flush();
+    spansPerTurn = ((await sink.count()) - spansBefore) / (2 * rounds * blockTurns);
+    load = loadavg()[0];
+  } finally {
+    // Later benchmarks in this process run untraced, as before this one.
+    setTracingRecording(false);
+    setMetricsRecording(true);
+    await stack.close();
+    await tracing.flush();
+  }
+  const idle = await idleObservabilityBurn(infra, sink.url);
+  sink.close();
+
+  const p50 = Object.fromEntries(names.map((n) => [n, quantile(times[n], 0.5)])) as Record<ObservabilityMode, number>;
+  const paired = (mode: ObservabilityMode) => times[mode].map((t, i) => t - times.off[i]);
+  const share = (mode: ObservabilityMode) => (quantile(paired(mode), 0.5) / p50.off) * 100;
+  // Standard error of a median of per-round differences (1.2533 σ/√n), in % of p50(off).
+  const stdErr = (mode: ObservabilityMode) => {
+    const d = paired(mode);
+    const mean = d.reduce((a, b) => a + b, 0) / d.length;
+    const sd = Math.sqrt(d.reduce((a, b) => a + (b - mean) ** 2, 0) / (d.length - 1));
+    return ((1.2533 * sd) / Math.sqrt(d.length) / p50.off) * 100;
+  };
+  const meanCpu = (mode: ObservabilityMode) => cpu[mode].reduce((a, b) => a + b, 0) / cpu[mode].length;
+  const cpuShare = (mode: ObservabilityMode) => ((meanCpu(mode) - meanCpu("off")) / meanCpu("off")) * 100;
+  const sign = (x: number) => `${x >= 0 ? "+" : ""}${x.toFixed(1)} %`;
+  // Idle CPU in ms per second over 1000 ms per second of one core, in %.
+  const background = (idle.on - idle.off) / 10;
+  const floor = share("off2");
+  const judged = Math.abs(floor) < 1.5;
+  const added = share("on") + Math.max(0, background);
+  results.push({
+    name:
+      `(o) metrics and tracing on the sync chat path, A/B in one process (every service in the bench's), ${rounds} rounds of ${blockTurns} turns per setting after ${warmTurns} warm-up turns: block medians' p50 on ${p50.on.toFixed(2)} ms, tracing only ${p50.tracing.toFixed(2)} ms, off ${p50.off.toFixed(2)} ms, off2 ${p50.off2.toFixed(2)} ms; ${spansPerTurn.toFixed(1)} spans per traced turn exported` +
+      `\n      median per-round difference to off: on ${quantile(paired("on"), 0.5).toFixed(2)} ms (${sign(share("on"))} ± ${stdErr("on").toFixed(1)}), tracing only ${quantile(paired("tracing"), 0.5).toFixed(2)} ms (${sign(share("tracing"))} ± ${stdErr("tracing").toFixed(1)}), off2 ${quantile(paired("off2"), 0.5).toFixed(2)} ms (${sign(floor)} ± ${stdErr("off2").toFixed(1)}, noise floor); load average ${load.toFixed(1)}` +
+      `\n      CPU per turn (the process, with the turn's background work): on ${meanCpu("on").toFixed(2)} ms (${sign(cpuShare("on"))}), tracing only ${meanCpu("tracing").toFixed(2)} ms (${sign(cpuShare("tracing"))}), off ${meanCpu("off").toFixed(2)} ms, off2 ${meanCpu("off2").toFixed(2)} ms (${sign(cpuShare("off2"))})` +
+      `\n      idle, six service processes per stack: on ${idle.on.toFixed(1)} ms/s of CPU, off ${idle.off.toFixed(1)} ms/s, off2 ${idle.off2.toFixed(1)} ms/s: the collectors take ${sign(background)} of one core` +
+      `\n      off, one tracing hook (withSpan) costs ${hookNs.toFixed(0)} ns over a direct call`,
+    value: judged
+      ? `metrics + tracing add ${sign(added)} (${sign(share("on"))} of p50 per turn, ${sign(background)} of a core in the background)`
+      : `inconclusive on this machine now (noise floor ${sign(floor)} of p50)`,
+    target: "< 3 % of p50",
+    pass: judged && added < 3,
+  });
+}
+
+/**
+ * An OTLP/HTTP trace sink in a process of its own, so parsing what is exported costs the
+ * measured process nothing, as a collector elsewhere would: `url` is the base endpoint, `count`
+ * the spans received so far.
+ */
+async function startSpanSink(): Promise<{ url: string; count(): Promise<number>; close(): void }> {
+  const code = `
+    const http = require("node:http");
+    let spans = 0;
+    const server = http.createServer((req, res) => {
+      if (req.method === "GET") return res.end(String(spans));
+      const chunks = [];
+      req.on("data", (c) => chunks.push(c));
+      req.on("end", () => {
+        for (const r of JSON.parse(Buffer.concat(chunks).toString("utf8")).resourceSpans ?? [])
+          for (const s of r.scopeSpans ?? []) spans += (s.spans ?? []).length;
+        res.setHeader("Content-Type", "application/json");
+        res.end("{}");
+      });
+    });
+    server.listen(0, "127.0.0.1", () => console.log(server.address().port));`;
+  const child = spawn(process.execPath, ["-e", code], { stdio: ["ignore", "pipe", "inherit"] });
+  const port = await new Promise<string>((resolve, reject) => {
+    child.stdout.once("data", (d: Buffer) => resolve(d.toString("utf8").trim()));
+    child.once("exit", (c) => reject(new Error(`the span sink exited (${c})`)));
+  });
+  const url = `http://127.0.0.1:${port}`;
+  return {
+    url,
+    count: async () => Number(await (await fetch(`${url}/count`)).text()),
+    close: () => child.kill(),
+  };
+}
+
+/**
+ * CPU per second (ms/s) the six service processes of an idle stack burn: one with metrics and
+ * tracing on (spans to `otlpUrl`), one with neither, and a second with neither (the noise
+ * floor); a short settle after start, then the quietest of 8 windows of 4 s with no request.
+ */
+async function idleObservabilityBurn(
+  infra: LocalInfra,
+  otlpUrl: string,
+): Promise<{ on: number; off: number; off2: number }> {
   const noOtel = { OTEL_EXPORTER_OTLP_ENDPOINT: "", OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: "" };
-  const names = ["on", "tracing", "off", "off2"] as const;
   const envs = {
-    on: { ...OFFLINE, ...noOtel, METRICS_ADDR: "", OTEL_EXPORTER_OTLP_ENDPOINT: sink.url },
-    tracing: { ...OFFLINE, ...noOtel, METRICS_ADDR: "off", OTEL_EXPORTER_OTLP_ENDPOINT: sink.url },
+    on: { ...OFFLINE, ...noOtel, METRICS_ADDR: "", OTEL_EXPORTER_OTLP_ENDPOINT: otlpUrl },
     off: { ...OFFLINE, ...noOtel, METRICS_ADDR: "off" },
     off2: { ...OFFLINE, ...noOtel, METRICS_ADDR: "off" },
   };
+  // Each service process ties itself to this one with an exit listener: 18 of them here.
+  process.setMaxListeners(Math.max(process.getMaxListeners(), 3 * 6 + 10));
   const stacks: ProcessStack[] = [];
-  // Each service process ties itself to this one with an exit listener: 24 of them here.
-  process.setMaxListeners(Math.max(process.getMaxListeners(), 4 * 6 + 10));
   try {
-    for (const name of names) stacks.push(await startProcessStack(infra, `bench_obs_${name}`, envs[name]));
+    for (const [name, env] of Object.entries(envs))
+      stacks.push(await startProcessStack(infra, `bench_idle_${name}`, env));
     if (!stacks[0].stack.metrics.gateway || stacks[1].stack.metrics.gateway)
       throw new Error("METRICS_ADDR=off was not applied");
-    const sides = await Promise.all(
-      names.map(async (name, i) => ({
-        name,
-        call: caller(stacks[i].url),
-        client: (await chatClients(stacks[i], 1, `bench-obs-${name}`))[0],
-        times: [] as number[],
-      })),
-    );
-    const paired = { on: [] as number[], tracing: [] as number[], floor: [] as number[] };
-    const cpuBefore: number[] = [];
-    let measuredFrom = 0;
-    // Idle first: what each stack's services burn per second with no request (timers, polls,
-    // probes), subtracted from the measured window, whose length the machine's load stretches.
-    const idleMs = 15_000;
-    const idleBefore = stacks.map((s) => serviceCpuMs(s.stack.dataDir));
-    await new Promise((resolve) => setTimeout(resolve, idleMs));
-    const idlePerSecond = stacks.map((s, i) => ((serviceCpuMs(s.stack.dataDir) - idleBefore[i]) * 1000) / idleMs);
-    for (let r = 0; r < rounds + warmup; r++) {
-      if (r === warmup) {
-        for (const [i, s] of stacks.entries()) cpuBefore[i] = serviceCpuMs(s.stack.dataDir);
-        measuredFrom = performance.now();
-      }
-      const round: Record<string, number> = {};
-      for (const side of shuffled(sides, random)) {
-        await new Promise((resolve) => setTimeout(resolve, pauseMs));
-        round[side.name] = await chatTurn(side.call, side.client);
-      }
-      if (r < warmup) continue;
-      for (const side of sides) side.times.push(round[side.name]);
-      paired.on.push(round.on - round.off);
-      paired.tracing.push(round.tracing - round.off);
-      paired.floor.push(round.off2 - round.off);
+    await new Promise((resolve) => setTimeout(resolve, 5_000));
+    // The quietest of several windows: now and then one process burns tens of ms in a second (an
+    // idle-time GC, a sweep), whichever the setting; a window's median still caught them.
+    const windows = 8;
+    const windowMs = 4_000;
+    const rates: number[][] = stacks.map(() => []);
+    for (let w = 0; w < windows; w++) {
+      const before = stacks.map((s) => serviceCpuMs(s.stack.dataDir));
+      await new Promise((resolve) => setTimeout(resolve, windowMs));
+      for (const [i, s] of stacks.entries())
+        rates[i].push(((serviceCpuMs(s.stack.dataDir) - before[i]) * 1000) / windowMs);
     }
-    const windowS = (performance.now() - measuredFrom) / 1000;
-    const cpu = Object.fromEntries(
-      stacks.map((s, i) => [
-        names[i],
-        (serviceCpuMs(s.stack.dataDir) - cpuBefore[i] - idlePerSecond[i] * windowS) / rounds,
-      ]),
-    ) as Record<(typeof names)[number], number>;
-    const idle = Object.fromEntries(names.map((n, i) => [n, idlePerSecond[i]])) as typeof cpu;
-    const p50 = Object.fromEntries(sides.map((s) => [s.name, quantile(s.times, 0.5)])) as Record<
-      (typeof names)[number],
-      number
-    >;
-    const share = (diffs: number[]) => (quantile(diffs, 0.5) / p50.off) * 100;
-    const sign = (x: number) => `${x >= 0 ? "+" : ""}${x.toFixed(1)} %`;
-    const added = share(paired.on);
-    const floor = share(paired.floor);
-    const cpuShare = (name: (typeof names)[number]) => ((cpu[name] - cpu.off) / cpu.off) * 100;
-    // The paired latency judges when its own noise floor is well under the target; on a machine
-    // too loaded for that, the services' CPU per turn (less their idle burn) does: load stretches
-    // every side's wall time, not the CPU a turn needs. Added CPU counts work off the request
-    // path too (span export): an upper bound of what the turn's latency gains on a quiet machine.
-    const byLatency = Math.abs(floor) < 1.5;
-    const verdict = byLatency ? added : cpuShare("on");
-    // Neither measure steady enough to tell 3 % apart: no verdict rather than a lucky one.
-    const judged = byLatency || Math.abs(cpuShare("off2")) < 1.5;
-    const perTurn = Math.round(sink.spans.length / (2 * (rounds + warmup) + 2));
-    const hookNs = await offHookCostNs();
-    results.push({
-      name:
-        `(o) tracing and metrics on the sync chat path, ${rounds} paired rounds (separate processes): p50 on ${p50.on.toFixed(2)} ms, tracing only ${p50.tracing.toFixed(2)} ms, off ${p50.off.toFixed(2)} ms, off2 ${p50.off2.toFixed(2)} ms; ~${perTurn} spans per turn exported` +
-        `\n      median per-round difference to off: on ${quantile(paired.on, 0.5).toFixed(2)} ms (${sign(added)}), tracing only ${quantile(paired.tracing, 0.5).toFixed(2)} ms (${sign(share(paired.tracing))}), off2 ${quantile(paired.floor, 0.5).toFixed(2)} ms (${sign(floor)}, noise floor); load average ${loadavg()[0].toFixed(1)}` +
-        `\n      CPU of the six services idle: on ${idle.on.toFixed(1)} ms/s, tracing only ${idle.tracing.toFixed(1)} ms/s, off ${idle.off.toFixed(1)} ms/s, off2 ${idle.off2.toFixed(1)} ms/s` +
-        `\n      CPU of the six services per turn, less idle: on ${cpu.on.toFixed(2)} ms (${sign(cpuShare("on"))}), tracing only ${cpu.tracing.toFixed(2)} ms (${sign(cpuShare("tracing"))}), off ${cpu.off.toFixed(2)} ms, off2 ${cpu.off2.toFixed(2)} ms (${sign(cpuShare("off2"))}, noise floor)` +
-        `\n      off, one tracing hook (withSpan) costs ${hookNs.toFixed(0)} ns over a direct call; verdict from ${byLatency ? "the paired latency" : judged ? "CPU per turn (the latency noise floor is 1.5 % or more)" : "neither: both noise floors are 1.5 % or more"}`,
-      value: judged
-        ? `metrics + tracing add ${sign(verdict)} (${byLatency ? "of p50" : "of CPU per turn"})`
-        : `inconclusive on this machine now (noise floor ${sign(floor)} of p50, ${sign(cpuShare("off2"))} of CPU per turn)`,
-      target: "< 3 % of p50",
-      pass: judged && verdict < 3,
-    });
+    const [on, off, off2] = rates.map((r) => Math.min(...r));
+    return { on, off, off2 };
   } finally {
     await Promise.all(stacks.map((s) => s.stop()));
-    await sink.close();
   }
 }
 
-/** Ticks of /proc/<pid>/stat times per second (USER_HZ, 100 on Linux). */
-const USER_HZ = 100;
-
-/** User + system CPU ms used so far by the service processes in `dataDir`'s stack.json. */
+/**
+ * CPU ms used so far by the service processes in `dataDir`'s stack.json, every thread of each
+ * (V8's GC and compiler threads too), from the nanosecond schedstat counters: /proc/<pid>/stat's
+ * 10 ms ticks are too coarse for a few ms a second.
+ */
 function serviceCpuMs(dataDir: string): number {
-  let ticks = 0;
+  let ns = 0;
   for (const child of Object.values(readStackFile(dataDir)?.children ?? {})) {
     if (!child) continue;
     try {
-      const stat = readFileSync(`/proc/${child.pid}/stat`, "utf8");
-      // Fields after the command name (which may hold spaces): utime and stime are the 12th and 13th.
-      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-      ticks += Number(fields[11]) + Number(fields[12]);
+      for (const tid of readdirSync(`/proc/${child.pid}/task`))
+        ns += Number(readFileSync(`/proc/${child.pid}/task/${tid}/schedstat`, "utf8").split(" ")[0]);
     } catch {
-      // gone: counted as nothing
+      // gone (or a thread ended between the listing and the read): counted as far as read
     }
   }
-  return (ticks * 1000) / USER_HZ;
+  return ns / 1e6;
 }
 
 /**

@@ -4,7 +4,7 @@
 import { type JobsConfig, type OpenAiEngineConfig, startAgentService } from "@redline/agent";
 import { startBillingService } from "@redline/billing";
 import { startDocumentsService } from "@redline/documents";
-import { startGateway } from "@redline/gateway";
+import { type GatewayConfig, startGateway } from "@redline/gateway";
 import { billingV1 } from "@redline/grpc-stubs";
 import { type IngestConfig, startIngestService } from "@redline/ingest";
 import { createTestDatabase } from "@redline/local-infra";
@@ -37,6 +37,8 @@ export interface StackOptions {
   headersTimeoutMs?: number;
   /** Ingest overrides (export caps, mail); its database and object store always come from the infra. */
   ingest?: Partial<IngestConfig>;
+  /** The gateway's per-key rate limits (default DEFAULT_RATE_LIMITS; a benchmark's pace exceeds them). */
+  rateLimits?: GatewayConfig["rateLimits"];
 }
 
 /** A running stack. */
@@ -120,6 +122,7 @@ export async function startTestStack(infra: StackInfra, opts: StackOptions = {})
     streamHeartbeatMs: opts.streamHeartbeatMs,
     requestTimeoutMs: opts.requestTimeoutMs,
     headersTimeoutMs: opts.headersTimeoutMs,
+    rateLimits: opts.rateLimits,
   });
   const billingClient = createRpcClient(billingV1.BillingServiceService, billing.address);
   return {
