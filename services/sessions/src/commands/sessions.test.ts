@@ -112,6 +112,42 @@ describe("appendTurn", () => {
     expect(ctx.memoryNote).toBe("from elsewhere\nuse British spelling");
     expect(ctx.messages.map((m) => m.sender)).toEqual(["ai"]);
   });
+
+  it("records a turn with its remembered line or not at all: a failed fallback line rolls the turn back, and the retry records both once", async () => {
+    const owner = newOwner();
+    await ensureSession(db, owner, "t5");
+    // The note moves after the turn read it, so the line goes in through the fallback write;
+    // the trigger makes that write fail, as sessions dying between the turn and its line would.
+    await remember(db, owner, "", "from elsewhere");
+    const fn = `fail_note_${owner}`;
+    await db.raw(`create function sessions.${fn}() returns trigger language plpgsql as $$
+      begin if new.owner_id = '${owner}' and new.note like '%use British spelling%' then
+        raise exception 'note write failed'; end if; return new; end $$`);
+    await db.raw(
+      `create trigger ${fn} before update on sessions.memory_notes for each row execute function sessions.${fn}()`,
+    );
+    const input = turn("t5", 0, {
+      userMessage: "use British spelling",
+      remember: true,
+      memoryNoteSeen: "",
+      turnKey: "chat:remember",
+    });
+    try {
+      await expect(appendTurn(db, owner, input)).rejects.toThrow(/note write failed/);
+      expect((await getHistory(db, owner, "t5")).messages).toEqual([]);
+    } finally {
+      await db.raw(`drop trigger ${fn} on sessions.memory_notes`);
+      await db.raw(`drop function sessions.${fn}()`);
+    }
+    expect(await appendTurn(db, owner, input)).toBe(0);
+    expect(await appendTurn(db, owner, input)).toBe(0);
+    const ctx = await getTurnContext(db, owner, { sessionId: "t5", historyLimit: 10, memoryKey: "" });
+    expect(ctx.memoryNote).toBe("from elsewhere\nuse British spelling");
+    expect(ctx.messages.map((m) => [m.turn_index, m.sender])).toEqual([
+      [0, "user"],
+      [0, "ai"],
+    ]);
+  });
 });
 
 describe("listSessions", () => {

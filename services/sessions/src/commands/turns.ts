@@ -1,8 +1,15 @@
 // Recording a chat turn: both messages, the roster's view of the document, the memory note.
 import { type Knex, NotFoundError } from "@redline/service-kit";
 import { lockSessionWithRoster } from "../db/store/sessions.js";
-import { isTurnKeyTaken, type TurnExchange, type TurnWrite, turnIndexOfKey, writeTurn } from "../db/store/turns.js";
-import { appendMemoryLine, remember, rememberIn } from "./memory.js";
+import {
+  isTurnKeyTaken,
+  type TurnExchange,
+  type TurnWrite,
+  type TurnWritten,
+  turnIndexOfKey,
+  writeTurn,
+} from "../db/store/turns.js";
+import { appendMemoryLine, rememberIn } from "./memory.js";
 import { attachLocked } from "./roster.js";
 
 const TITLE_CHARS = 80;
@@ -42,7 +49,8 @@ function turnWrite(input: AppendTurnInput, extra: Partial<TurnWrite>): TurnWrite
  *
  * Every chat turn ends here, so the common case is one optimistic statement: it writes only if
  * no concurrent attach took the slot it chose and the note still reads `memoryNoteSeen`; when
- * either moved, the turn is recorded again under the session's row lock.
+ * either moved, the turn is recorded again under the session's row lock. A turn that remembers
+ * a line runs in a transaction, so the turn and its line commit together or not at all.
  */
 export async function appendTurn(db: Knex, ownerId: string, input: AppendTurnInput): Promise<number> {
   try {
@@ -67,15 +75,26 @@ async function appendTurnOnce(db: Knex, ownerId: string, input: AppendTurnInput)
       ? { key: memoryKey, old: input.memoryNoteSeen, note: appendMemoryLine(input.memoryNoteSeen, input.userMessage) }
       : undefined;
   if (!input.remember || memory) {
-    const res = await writeTurn(db, ownerId, turnWrite(input, { attach, memory }));
-    if (!res.owned) throw new NotFoundError("Session not found");
-    if (res.turnIndex !== null) {
-      // The note changed since the turn read it: add the line under its row lock.
-      if (memory && !res.remembered) await remember(db, ownerId, memoryKey, input.userMessage);
-      return res.turnIndex;
-    }
+    // With a line to remember, the turn and the fallback line commit together: a turn recorded
+    // without its line would stay so, as a retry finds its turn key recorded and writes nothing.
+    const turnIndex = memory
+      ? await db.transaction(async (trx) => {
+          const res = await writeOwnedTurn(trx, ownerId, turnWrite(input, { attach, memory }));
+          // The note changed since the turn read it: add the line under its row lock.
+          if (res.turnIndex !== null && !res.remembered) await rememberIn(trx, ownerId, memoryKey, input.userMessage);
+          return res.turnIndex;
+        })
+      : (await writeOwnedTurn(db, ownerId, turnWrite(input, { attach }))).turnIndex;
+    if (turnIndex !== null) return turnIndex;
   }
   return appendTurnLocked(db, ownerId, input, attach, memoryKey);
+}
+
+/** writeTurn, with NotFoundError for another owner's session. */
+async function writeOwnedTurn(db: Knex, ownerId: string, w: TurnWrite): Promise<TurnWritten> {
+  const res = await writeTurn(db, ownerId, w);
+  if (!res.owned) throw new NotFoundError("Session not found");
+  return res;
 }
 
 /** appendTurn's second path: the same writes under the session's row lock. */
