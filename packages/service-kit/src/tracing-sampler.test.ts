@@ -4,22 +4,22 @@
 // is the only one.
 import { Metadata } from "@grpc/grpc-js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type OtlpCollector, startOtlpCollector } from "./test-support/otlp-collector.js";
+import { type OtlpReceiver, startOtlpReceiver } from "../../../test/support/otlp-receiver.js";
 import { initTracing, rpcClientSpan, startServerSpan, type Tracing, traceparentOf, withSpan } from "./tracing.js";
 
 let tracing: Tracing;
-let collector: OtlpCollector;
+let receiver: OtlpReceiver;
 
 beforeAll(async () => {
-  collector = await startOtlpCollector();
+  receiver = await startOtlpReceiver();
   process.env.OTEL_TRACES_SAMPLER = "parentbased_traceidratio";
   process.env.OTEL_TRACES_SAMPLER_ARG = "0";
-  tracing = initTracing("sampler-test", { tracesUrl: collector.tracesUrl });
+  tracing = initTracing("sampler-test", { tracesUrl: `${receiver.url}/v1/traces` });
 });
 
 afterAll(async () => {
   await tracing?.shutdown();
-  await collector?.close();
+  await receiver?.close();
   delete process.env.OTEL_TRACES_SAMPLER;
   delete process.env.OTEL_TRACES_SAMPLER_ARG;
 });
@@ -51,6 +51,6 @@ describe("OTEL_TRACES_SAMPLER", () => {
 
   it("exports only what was sampled", async () => {
     await tracing.flush();
-    expect(collector.spans.map((s) => s.name)).toEqual(["GET /v1/sessions"]);
+    expect(receiver.spans.map((s) => s.name)).toEqual(["GET /v1/sessions"]);
   });
 });
