@@ -165,24 +165,29 @@ function wrapUnary(name: string, fn: ServiceBinding["handlers"][string], log: Lo
         : Number.isFinite(deadlineValue)
           ? new Date(deadlineValue as number)
           : null;
-    // One child logger per call (pino serializes its bindings once): with the span's ids when traced.
+    // The call's child logger, with the span's ids when traced, made on first use: most calls log
+    // nothing, and pino serializes a child's bindings when it is made.
+    let trace: TraceContext | undefined;
     let callLog: Logger | undefined;
+    const callLogger = () => (callLog ??= log.child({ rpc: name, requestId, ...traceLogFields(trace) }));
     try {
-      const answer = await rpcServerSpan(name, call.metadata, (trace) => {
-        callLog = log.child({ rpc: name, requestId, ...traceLogFields(trace) });
+      const answer = await rpcServerSpan(name, call.metadata, (serverTrace) => {
+        trace = serverTrace;
         const ctx: CallContext = {
           principal,
           requestId,
           deadline,
-          log: callLog,
+          get log() {
+            return callLogger();
+          },
           trace,
-          forward: (extra = {}) => ({ principal: principal ?? undefined, requestId, trace, ...extra }),
+          forward: (extra = {}) => ({ principal: principal ?? undefined, requestId, trace: serverTrace, ...extra }),
         };
         return fn(call.request as never, ctx);
       });
       callback(null, answer);
     } catch (err) {
-      callback(errorToGrpc(err, callLog ?? log.child({ rpc: name, requestId })) as ServiceError, null);
+      callback(errorToGrpc(err, callLogger()) as ServiceError, null);
     } finally {
       active.calls--;
     }

@@ -3,10 +3,12 @@
 // caller's span; a call that failed, answered by a handler or never answered at all, also gets a
 // client span with the error and the gRPC code. This file runs in its own worker, so its provider
 // is the only one.
+import { Writable } from "node:stream";
+import { billingV1 } from "@redline/grpc-stubs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { NotFoundError } from "./errors.js";
 import { createLogger } from "./logger.js";
-import { createRpcClient, startGrpcServer } from "./rpc.js";
+import { bindService, type CallContext, createRpcClient, startGrpcServer } from "./rpc.js";
 import { Billing, RESOLVE, startTracedBilling, type TracedBilling, USAGE } from "./test-support/traced-billing.js";
 import { readTracingEnv, setTracingRecording, tracingEnabled, withSpan } from "./tracing.js";
 
@@ -71,6 +73,49 @@ describe("gRPC client spans (TRACE_RPC_CLIENT_SPANS=errors)", () => {
     await withSpan("resumed caller", {}, (_span, trace) => traced.client.resolveApiKey({ apiKey: "k" }, { trace }));
     const { spans } = await traceOf("resumed caller");
     expect(spans.map((s) => s.name)).toEqual([RESOLVE]);
+  });
+
+  it("a handler's log lines and an unexpected failure's carry the call's request id and its server span's ids", async () => {
+    const lines: Record<string, unknown>[] = [];
+    const sink = new Writable({
+      write(chunk: Buffer, _enc, done) {
+        lines.push(JSON.parse(chunk.toString("utf8")));
+        done();
+      },
+    });
+    const handlers = {
+      resolveApiKey: async (_req: unknown, ctx: CallContext) => {
+        ctx.log.info("resolving");
+        return billingV1.ResolveApiKeyResponse.fromPartial({});
+      },
+      getUsage: async () => {
+        throw new Error("the ledger is gone");
+      },
+    };
+    const server = await startGrpcServer(
+      "127.0.0.1:0",
+      [bindService(Billing, handlers)],
+      createLogger("test", "info", sink),
+    );
+    const client = createRpcClient(Billing, server.address);
+    try {
+      await withSpan("logging caller", {}, (_span, trace) =>
+        client.resolveApiKey({ apiKey: "k" }, { trace, requestId: "r-logged" }),
+      );
+      await expect(
+        withSpan("crashing caller", {}, (_span, trace) => client.getUsage({}, { trace, requestId: "r-crashed" })),
+      ).rejects.toMatchObject({ code: 13 });
+    } finally {
+      client.close();
+      await server.close(100);
+    }
+    const logged = await traceOf("logging caller");
+    const crashed = await traceOf("crashing caller");
+    const serverSpan = (spans: typeof logged.spans) => spans.find((s) => s.kind === SERVER);
+    expect(lines.map((l) => [l.msg, l.rpc, l.requestId, l.trace_id, l.span_id])).toEqual([
+      ["resolving", `/${RESOLVE}`, "r-logged", logged.root.traceId, serverSpan(logged.spans)?.spanId],
+      ["unexpected error", `/${USAGE}`, "r-crashed", crashed.root.traceId, serverSpan(crashed.spans)?.spanId],
+    ]);
   });
 
   it("a call no server answered: a client span over its retries, with UNAVAILABLE", async () => {

@@ -17,12 +17,15 @@ import type { Metadata } from "@grpc/grpc-js";
 import {
   type Attributes,
   type Context,
+  defaultTextMapGetter,
+  defaultTextMapSetter,
   type Link,
   propagation,
   ROOT_CONTEXT,
   type Span,
   SpanKind,
   SpanStatusCode,
+  type TextMapPropagator,
   type Tracer,
   trace,
 } from "@opentelemetry/api";
@@ -87,6 +90,8 @@ let current: Tracing = OFF;
 let enabled = false;
 /** The provider's tracer, taken once at init: no global/proxy lookup per span. */
 let tracer: Tracer | undefined;
+/** The W3C propagator, held here as the tracer is: the `propagation` global checks the API version on every call. */
+let propagator: TextMapPropagator | undefined;
 /** TracingConfig.rpcClientSpans === "all". */
 let everyClientSpan = false;
 
@@ -119,7 +124,8 @@ export function initTracing(service: string, cfg: TracingConfig | undefined): Tr
   });
   trace.setGlobalTracerProvider(provider);
   tracer = provider.getTracer("redline");
-  propagation.setGlobalPropagator(new W3CTraceContextPropagator());
+  propagator = new W3CTraceContextPropagator();
+  propagation.setGlobalPropagator(propagator);
   everyClientSpan = cfg.rpcClientSpans === "all";
   enabled = true;
   current = {
@@ -145,17 +151,33 @@ export function setTracingRecording(on: boolean): void {
   enabled = on && current.enabled;
 }
 
+/**
+ * The propagation headers of each context, written once: a chat turn's span makes about eight
+ * calls with the same context, and contexts are immutable. Never mutate what carrierOf returns.
+ */
+const carriers = new WeakMap<Context, Readonly<Record<string, string>>>();
+
+/** `traceparent` (and `tracestate`) of `context`'s span, as the W3C propagator writes them; {} for none. */
+function carrierOf(context: Context): Readonly<Record<string, string>> {
+  let carrier = carriers.get(context);
+  if (!carrier) {
+    const written: Record<string, string> = {};
+    (propagator as TextMapPropagator).inject(context, written, defaultTextMapSetter);
+    carrier = written;
+    carriers.set(context, carrier);
+  }
+  return carrier;
+}
+
 /** The W3C `traceparent` of `trace`'s span, to store with work done later; undefined when off or none. */
 export function traceparentOf(trace: TraceContext | undefined): string | undefined {
   if (!enabled || !trace) return undefined;
-  const carrier: Record<string, string> = {};
-  propagation.inject(trace, carrier);
-  return carrier.traceparent;
+  return carrierOf(trace).traceparent;
 }
 
 /** The context a stored or received `traceparent` (and `tracestate`) continue; ROOT when absent or invalid. */
 function contextOf(carrier: Record<string, string | undefined>): Context {
-  return propagation.extract(ROOT_CONTEXT, carrier);
+  return (propagator as TextMapPropagator).extract(ROOT_CONTEXT, carrier, defaultTextMapGetter);
 }
 
 /** How a span starts: kind, attributes, and its parent (a context, or a stored traceparent). */
@@ -221,7 +243,7 @@ function openServerSpan(
   carrier: Record<string, string | string[] | undefined>,
   attributes: Attributes,
 ): { span: Span; trace: TraceContext } {
-  const parent = propagation.extract(ROOT_CONTEXT, carrier);
+  const parent = (propagator as TextMapPropagator).extract(ROOT_CONTEXT, carrier, defaultTextMapGetter);
   const span = (tracer as Tracer).startSpan(name, { kind: SpanKind.SERVER, attributes }, parent);
   return { span, trace: trace.setSpan(parent, span) };
 }
@@ -229,9 +251,7 @@ function openServerSpan(
 /** `traceparent` (and `tracestate`) of `trace` as header pairs; empty when off or none. */
 export function traceHeaders(trace: TraceContext | undefined): Record<string, string> {
   if (!enabled || !trace) return {};
-  const carrier: Record<string, string> = {};
-  propagation.inject(trace, carrier);
-  return carrier;
+  return { ...carrierOf(trace) };
 }
 
 /** What traceLogFields answers when there is no span: one shared, frozen empty object. */
@@ -341,8 +361,7 @@ function startClientSpan(path: string, parent: TraceContext, startTime?: number)
 
 /** Writes `context`'s `traceparent` (and `tracestate`) into gRPC metadata; nothing for ROOT. */
 function injectInto(md: Metadata, context: TraceContext): void {
-  const carrier: Record<string, string> = {};
-  propagation.inject(context, carrier);
+  const carrier = carrierOf(context);
   for (const key in carrier) md.set(key, carrier[key]);
 }
 
