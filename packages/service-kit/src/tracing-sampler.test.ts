@@ -1,6 +1,6 @@
 // Tracing on with the standard OTel sampler variables: OTEL_TRACES_SAMPLER=parentbased_traceidratio
 // with ratio 0 records no trace of its own, yet hands the unsampled traceparent on explicitly,
-// and follows a caller's sampled traceparent. This file runs in its own worker, so its provider
+// starts no span under a sampled-out caller, and follows a caller's sampled traceparent. This file runs in its own worker, so its provider
 // is the only one.
 import { Metadata } from "@grpc/grpc-js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -47,6 +47,22 @@ describe("OTEL_TRACES_SAMPLER", () => {
     expect(started?.span.spanContext().traceId).toBe("0af7651916cd43dd8448eb211c80319c");
     expect(traceparentOf(started?.trace)).toMatch(/^00-0af7651916cd43dd8448eb211c80319c-[0-9a-f]{16}-01$/);
     started?.span.end();
+  });
+
+  it("under a caller's sampled-out traceparent no span is started: the work continues the caller's context", async () => {
+    const traceparent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-00";
+    const started = startServerSpan("POST /v1/chat", { traceparent }, {});
+    expect(started?.span.isRecording()).toBe(false);
+    // The caller's own span id goes on: the SDK would have made up a new one for a span recording nothing.
+    expect(traceparentOf(started?.trace)).toBe(traceparent);
+    const inner = await withSpan("publish", { traceparent }, async (span, trace) => ({
+      recording: span?.isRecording(),
+      traceparent: traceparentOf(trace),
+    }));
+    expect(inner).toEqual({ recording: false, traceparent });
+    const md = new Metadata();
+    await rpcClientSpan("/redline.x.v1.X/Y", md, started?.trace, async () => undefined);
+    expect(md.get("traceparent")).toEqual([traceparent]);
   });
 
   it("exports only what was sampled", async () => {

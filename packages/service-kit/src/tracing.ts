@@ -26,6 +26,7 @@ import {
   SpanKind,
   SpanStatusCode,
   type TextMapPropagator,
+  TraceFlags,
   type Tracer,
   trace,
 } from "@opentelemetry/api";
@@ -94,6 +95,12 @@ let tracer: Tracer | undefined;
 let propagator: TextMapPropagator | undefined;
 /** TracingConfig.rpcClientSpans === "all". */
 let everyClientSpan = false;
+/**
+ * Whether this process's sampler leaves a span unrecorded whenever its parent was sampled out:
+ * every OTEL_TRACES_SAMPLER but always_on and traceidratio, which decide span by span. Then no
+ * span is started under such a parent at all (see unsampledSpanOf).
+ */
+let parentDecides = true;
 
 /**
  * Sets up tracing for this process, once (later calls return the first answer): with `cfg`, a
@@ -127,6 +134,9 @@ export function initTracing(service: string, cfg: TracingConfig | undefined): Tr
   propagator = new W3CTraceContextPropagator();
   propagation.setGlobalPropagator(propagator);
   everyClientSpan = cfg.rpcClientSpans === "all";
+  // The SDK reads the same variable (an unknown value falls back to parentbased_always_on).
+  const sampler = process.env.OTEL_TRACES_SAMPLER?.trim().toLowerCase();
+  parentDecides = sampler !== "always_on" && sampler !== "traceidratio";
   enabled = true;
   current = {
     enabled: true,
@@ -175,6 +185,19 @@ export function traceparentOf(trace: TraceContext | undefined): string | undefin
   return carrierOf(trace).traceparent;
 }
 
+/**
+ * `parent`'s span when it was sampled out and the sampler follows the parent: the SDK would start
+ * a span that records nothing, and what it hands on would still say "not sampled", so the work
+ * under it continues `parent` itself. A turn sampled out then costs its calls the header alone.
+ */
+function unsampledSpanOf(parent: Context): Span | undefined {
+  if (!parentDecides) return undefined;
+  const span = trace.getSpan(parent);
+  if (!span || span.isRecording()) return undefined;
+  const context = span.spanContext();
+  return (context.traceFlags & TraceFlags.SAMPLED) === 0 && trace.isSpanContextValid(context) ? span : undefined;
+}
+
 /** The context a stored or received `traceparent` (and `tracestate`) continue; ROOT when absent or invalid. */
 function contextOf(carrier: Record<string, string | undefined>): Context {
   return (propagator as TextMapPropagator).extract(ROOT_CONTEXT, carrier, defaultTextMapGetter);
@@ -194,7 +217,8 @@ export interface SpanOptions {
 /**
  * Runs `fn` inside a new span and ends it when `fn` settles; `fn` gets the span and its context,
  * to pass to the calls it makes (CallOpts.trace). A throw is recorded on the span and rethrown.
- * When tracing is off, just `fn()`.
+ * When tracing is off, just `fn()`; under a sampled-out parent, `fn` gets the parent's
+ * non-recording span and context (see unsampledSpanOf).
  */
 export async function withSpan<T>(
   name: string,
@@ -203,6 +227,8 @@ export async function withSpan<T>(
 ): Promise<T> {
   if (!enabled) return fn();
   const parent = opts.traceparent ? contextOf({ traceparent: opts.traceparent }) : (opts.parent ?? ROOT_CONTEXT);
+  const unsampled = unsampledSpanOf(parent);
+  if (unsampled) return fn(unsampled, parent);
   const span = (tracer as Tracer).startSpan(
     name,
     { kind: opts.kind ?? SpanKind.INTERNAL, attributes: opts.attributes, links: opts.links },
@@ -227,7 +253,8 @@ export function recordError(span: Span, err: unknown): void {
 /**
  * Starts a server span continuing the remote parent in `carrier` (HTTP headers, gRPC metadata
  * as a record); the caller ends the span (an HTTP response ends after the handler returned) and
- * passes `trace` to the work it causes. Undefined when off.
+ * passes `trace` to the work it causes. Undefined when off; under a sampled-out remote parent,
+ * the parent's non-recording span and context (ending it does nothing).
  */
 export function startServerSpan(
   name: string,
@@ -244,6 +271,8 @@ function openServerSpan(
   attributes: Attributes,
 ): { span: Span; trace: TraceContext } {
   const parent = (propagator as TextMapPropagator).extract(ROOT_CONTEXT, carrier, defaultTextMapGetter);
+  const unsampled = unsampledSpanOf(parent);
+  if (unsampled) return { span: unsampled, trace: parent };
   const span = (tracer as Tracer).startSpan(name, { kind: SpanKind.SERVER, attributes }, parent);
   return { span, trace: trace.setSpan(parent, span) };
 }
@@ -311,6 +340,8 @@ export async function rpcServerSpan<T>(
     if (typeof v === "string") carrier[key] = v;
   }
   const { span, trace: serverTrace } = openServerSpan(rpcSpanName(path), carrier, rpcAttributes(path));
+  // Sampled out: nothing to set or end.
+  if (!span.isRecording()) return fn(serverTrace);
   return endingRpcSpan(span, () => fn(serverTrace));
 }
 

@@ -23,6 +23,8 @@ export function traceRequests(): RequestHandler {
     if (!started) return next();
     const { span } = started;
     res.locals[TRACE_KEY] = started.trace;
+    // Sampled out: the trace goes on to the calls, with nothing to name or end here.
+    if (!span.isRecording()) return next();
     // "close" also fires when the client went away before the response finished.
     res.once("close", () => {
       // req.route is the matched Express route, so the template (/v1/jobs/:job_id), never the id.
