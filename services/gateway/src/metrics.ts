@@ -80,9 +80,9 @@ export function httpMetrics(): RequestHandler {
     // "close" also ends a stream the client dropped, which never finishes.
     res.once("close", () => {
       // req.route is the matched route (set during dispatch); without one nothing matched.
-      const { seconds, requests } = seriesOf(req.method, req.route?.path, res.statusCode);
-      seconds.observe((performance.now() - started) / 1000);
-      requests.inc();
+      const answered = seriesOf(req.method, req.route?.path, res.statusCode);
+      answered.seconds.observe((performance.now() - started) / 1000);
+      answered.requests.inc();
       if (res.statusCode === 429) throttled.inc({ cause: cause ?? "other" });
     });
     next();
