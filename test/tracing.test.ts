@@ -5,7 +5,6 @@
 // ANOTHER agent process (a real child process exporting on its own) lands in the trace of the
 // request that created it; a client's traceparent is continued; log lines carry the trace id.
 import { type ChildProcess, spawn } from "node:child_process";
-import { Writable } from "node:stream";
 import { DOCUMENT_EVENTS_STREAM, decodeJobEvent, jobSubject } from "@redline/event-contracts";
 import { startGateway } from "@redline/gateway";
 import { connectNats, createLogger, initTracing, type Tracing } from "@redline/service-kit";
@@ -14,6 +13,7 @@ import { RUNTIME_ARGS } from "../scripts/lib/stack.js";
 import { startStackWithKey } from "./support/file-stack.js";
 import { REPO_ROOT, sampleContract } from "./support/fixtures.js";
 import { readSse, startJob, waitForJob } from "./support/jobs.js";
+import { logLines } from "./support/log-lines.js";
 import { KIND, type OtlpReceiver, type ReceivedSpan, startOtlpReceiver } from "./support/otlp-receiver.js";
 import type { TestStack } from "./support/stack.js";
 
@@ -233,13 +233,7 @@ describe("one trace per chat turn", () => {
   });
 
   it("continues a client's traceparent, and the request's log lines carry its trace id next to the request id", async () => {
-    const lines: Record<string, unknown>[] = [];
-    const sink = new Writable({
-      write(chunk: Buffer, _enc, done) {
-        for (const line of chunk.toString("utf8").split("\n").filter(Boolean)) lines.push(JSON.parse(line));
-        done();
-      },
-    });
+    const { lines, sink } = logLines();
     // A second gateway over the same services, logging into `lines` instead of stdout.
     const gateway = await startGateway(
       {

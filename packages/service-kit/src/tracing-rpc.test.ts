@@ -3,9 +3,9 @@
 // caller's span; a call that failed, answered by a handler or never answered at all, also gets a
 // client span with the error and the gRPC code. This file runs in its own worker, so its provider
 // is the only one.
-import { Writable } from "node:stream";
 import { billingV1 } from "@redline/grpc-stubs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { logLines } from "../../../test/support/log-lines.js";
 import { NotFoundError } from "./errors.js";
 import { createLogger } from "./logger.js";
 import { bindService, type CallContext, createRpcClient, startGrpcServer } from "./rpc.js";
@@ -76,13 +76,7 @@ describe("gRPC client spans (TRACE_RPC_CLIENT_SPANS=errors)", () => {
   });
 
   it("a handler's log lines and an unexpected failure's carry the call's request id and its server span's ids", async () => {
-    const lines: Record<string, unknown>[] = [];
-    const sink = new Writable({
-      write(chunk: Buffer, _enc, done) {
-        lines.push(JSON.parse(chunk.toString("utf8")));
-        done();
-      },
-    });
+    const { lines, sink } = logLines();
     const handlers = {
       resolveApiKey: async (_req: unknown, ctx: CallContext) => {
         ctx.log.info("resolving");

@@ -2,10 +2,10 @@
 // handed on, nothing is injected into carriers and log lines carry no trace fields. This file
 // runs in its own worker, so nothing else has registered a tracer provider here.
 import { createRequire } from "node:module";
-import { Writable } from "node:stream";
 import { Metadata } from "@grpc/grpc-js";
 import { context, trace } from "@opentelemetry/api";
 import { describe, expect, it } from "vitest";
+import { logLines } from "../../../test/support/log-lines.js";
 import { createLogger } from "./logger.js";
 import { natsTraceHeaders } from "./messaging.js";
 import {
@@ -70,13 +70,7 @@ describe("with no endpoint, tracing is a no-op", () => {
   });
 
   it("log lines carry no trace fields", async () => {
-    const lines: Record<string, unknown>[] = [];
-    const sink = new Writable({
-      write(chunk: Buffer, _enc, done) {
-        lines.push(JSON.parse(chunk.toString("utf8")));
-        done();
-      },
-    });
+    const { lines, sink } = logLines();
     const log = createLogger("documents", "info", sink);
     await withSpan("outer", {}, async (_span, trace) =>
       log.child({ requestId: "r-1", ...traceLogFields(trace) }).info({ n: 1 }, "inside"),
