@@ -10,7 +10,14 @@ import { NotFoundError } from "./errors.js";
 import { createLogger } from "./logger.js";
 import { bindService, type CallContext, createRpcClient, startGrpcServer } from "./rpc.js";
 import { Billing, RESOLVE, startTracedBilling, type TracedBilling, USAGE } from "./test-support/traced-billing.js";
-import { readTracingEnv, setTracingRecording, tracingEnabled, withSpan } from "./tracing.js";
+import {
+  readTracingEnv,
+  setTracingRecording,
+  startServerSpan,
+  traceHeaders,
+  tracingEnabled,
+  withSpan,
+} from "./tracing.js";
 
 const SERVER = 2;
 const CLIENT = 3;
@@ -110,6 +117,43 @@ describe("gRPC client spans (TRACE_RPC_CLIENT_SPANS=errors)", () => {
       ["resolving", `/${RESOLVE}`, "r-logged", logged.root.traceId, serverSpan(logged.spans)?.spanId],
       ["unexpected error", `/${USAGE}`, "r-crashed", crashed.root.traceId, serverSpan(crashed.spans)?.spanId],
     ]);
+  });
+
+  it("calls from one span: a server span each under it, and a caller's tracestate goes on with its traceparent", async () => {
+    // Each server parses a traceparent once and shares the context with the calls that send it
+    // again (a turn's Chat span makes six): the spans must still be one per call.
+    const seen: Record<string, string>[] = [];
+    const handlers = {
+      resolveApiKey: async (_req: unknown, ctx: CallContext) => {
+        seen.push(traceHeaders(ctx.trace));
+        return billingV1.ResolveApiKeyResponse.fromPartial({});
+      },
+      getUsage: async () => billingV1.GetUsageResponse.fromPartial({}),
+    };
+    const server = await startGrpcServer(
+      "127.0.0.1:0",
+      [bindService(Billing, handlers)],
+      createLogger("test", "silent"),
+    );
+    const client = createRpcClient(Billing, server.address);
+    const remote = { traceparent: "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01", tracestate: "vendor=x" };
+    try {
+      await withSpan("fan-out caller", {}, async (_span, trace) => {
+        for (let i = 0; i < 3; i++) await client.resolveApiKey({ apiKey: "k" }, { trace });
+      });
+      const caller = startServerSpan("stateful caller", remote, {});
+      await client.resolveApiKey({ apiKey: "k" }, { trace: caller?.trace });
+      caller?.span.end();
+    } finally {
+      client.close();
+      await server.close(100);
+    }
+    const { root, spans } = await traceOf("fan-out caller");
+    expect(spans.map((s) => [s.name, s.kind, s.parentSpanId])).toEqual(Array(3).fill([RESOLVE, SERVER, root.spanId]));
+    expect(new Set(spans.map((s) => s.spanId)).size).toBe(3);
+    expect(seen.slice(0, 3).map((h) => h.traceparent)).toEqual(spans.map((s) => `00-${root.traceId}-${s.spanId}-01`));
+    expect(seen[3]).toMatchObject({ tracestate: "vendor=x" });
+    expect(seen[3].traceparent).toMatch(/^00-0af7651916cd43dd8448eb211c80319c-[0-9a-f]{16}-01$/);
   });
 
   it("a call no server answered: a client span over its retries, with UNAVAILABLE", async () => {

@@ -199,8 +199,31 @@ function unsampledSpanOf(parent: Context): Span | undefined {
 }
 
 /** The context a stored or received `traceparent` (and `tracestate`) continue; ROOT when absent or invalid. */
-function contextOf(carrier: Record<string, string | undefined>): Context {
+function contextOf(carrier: Record<string, string | string[] | undefined>): Context {
   return (propagator as TextMapPropagator).extract(ROOT_CONTEXT, carrier, defaultTextMapGetter);
+}
+
+/** Most remote contexts parsed lately, by traceparent, before the cache starts over. */
+const REMOTE_CONTEXTS_KEPT = 256;
+/**
+ * Remote contexts by the `traceparent` they were parsed from: the calls a span makes all send its
+ * traceparent (a turn's Chat span, six calls), and each server would parse the same header again.
+ * Contexts are immutable, so they are shared. Only a bare traceparent is kept; with a tracestate
+ * (rare here) the pair is parsed each time.
+ */
+const remoteContexts = new Map<string, Context>();
+
+/** contextOf for a `traceparent` (and `tracestate`) as received: ROOT when there is none. */
+function remoteContextOf(traceparent: unknown, tracestate: unknown): Context {
+  if (typeof traceparent !== "string") return ROOT_CONTEXT;
+  if (typeof tracestate === "string") return contextOf({ traceparent, tracestate });
+  let context = remoteContexts.get(traceparent);
+  if (!context) {
+    if (remoteContexts.size >= REMOTE_CONTEXTS_KEPT) remoteContexts.clear();
+    context = contextOf({ traceparent });
+    remoteContexts.set(traceparent, context);
+  }
+  return context;
 }
 
 /** How a span starts: kind, attributes, and its parent (a context, or a stored traceparent). */
@@ -226,7 +249,7 @@ export async function withSpan<T>(
   fn: (span?: Span, trace?: TraceContext) => Promise<T>,
 ): Promise<T> {
   if (!enabled) return fn();
-  const parent = opts.traceparent ? contextOf({ traceparent: opts.traceparent }) : (opts.parent ?? ROOT_CONTEXT);
+  const parent = opts.traceparent ? remoteContextOf(opts.traceparent, undefined) : (opts.parent ?? ROOT_CONTEXT);
   const unsampled = unsampledSpanOf(parent);
   if (unsampled) return fn(unsampled, parent);
   const span = (tracer as Tracer).startSpan(
@@ -261,16 +284,11 @@ export function startServerSpan(
   carrier: Record<string, string | string[] | undefined>,
   attributes: Attributes,
 ): { span: Span; trace: TraceContext } | undefined {
-  return enabled ? openServerSpan(name, carrier, attributes) : undefined;
+  return enabled ? openServerSpan(name, contextOf(carrier), attributes) : undefined;
 }
 
-/** startServerSpan's work, for callers that checked `enabled` already. */
-function openServerSpan(
-  name: string,
-  carrier: Record<string, string | string[] | undefined>,
-  attributes: Attributes,
-): { span: Span; trace: TraceContext } {
-  const parent = (propagator as TextMapPropagator).extract(ROOT_CONTEXT, carrier, defaultTextMapGetter);
+/** startServerSpan's work once the remote `parent` is parsed, for callers that checked `enabled` already. */
+function openServerSpan(name: string, parent: Context, attributes: Attributes): { span: Span; trace: TraceContext } {
   const unsampled = unsampledSpanOf(parent);
   if (unsampled) return { span: unsampled, trace: parent };
   const span = (tracer as Tracer).startSpan(name, { kind: SpanKind.SERVER, attributes }, parent);
@@ -334,12 +352,8 @@ export async function rpcServerSpan<T>(
 ): Promise<T> {
   // Probes hit grpc.health every few seconds: a root trace each would bury the real ones.
   if (!enabled || path.startsWith(HEALTH_PREFIX)) return fn();
-  const carrier: Record<string, string> = {};
-  for (const key of ["traceparent", "tracestate"]) {
-    const v = metadata.get(key)[0];
-    if (typeof v === "string") carrier[key] = v;
-  }
-  const { span, trace: serverTrace } = openServerSpan(rpcSpanName(path), carrier, rpcAttributes(path));
+  const parent = remoteContextOf(metadata.get("traceparent")[0], metadata.get("tracestate")[0]);
+  const { span, trace: serverTrace } = openServerSpan(rpcSpanName(path), parent, rpcAttributes(path));
   // Sampled out: nothing to set or end.
   if (!span.isRecording()) return fn(serverTrace);
   return endingRpcSpan(span, () => fn(serverTrace));
