@@ -1,10 +1,10 @@
 // The metrics helpers: get-or-create metrics, scrape-time gauges with several sources, the per-RPC
-// wrapper's codes and durations, the /metrics listener on port 0, and health's single flight.
+// server's codes and durations, the /metrics listener on port 0, and health's single flight.
 
 import { setTimeout as sleep } from "node:timers/promises";
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
-import { healthV1 } from "@redline/grpc-stubs";
+import { billingV1, healthV1 } from "@redline/grpc-stubs";
 import { describe, expect, it } from "vitest";
 import { NotFoundError } from "./errors.js";
 import { HEALTH_CACHE_MS, healthService, singleFlight } from "./health.js";
@@ -12,17 +12,35 @@ import { createLogger } from "./logger.js";
 import {
   counter,
   gaugeOnScrape,
-  grpcCodeOf,
-  instrumentRpc,
+  grpcCodeName,
   metricsEnabled,
   metricsRegistry,
   setMetricsRecording,
   splitGrpcPath,
   startMetricsServer,
 } from "./metrics.js";
-import { createRpcClient, startGrpcServer } from "./rpc.js";
+import { bindService, createRpcClient, startGrpcServer } from "./rpc.js";
 
 const log = createLogger("metrics-test", "silent");
+
+const Billing = {
+  resolveApiKey: billingV1.BillingServiceService.resolveApiKey,
+  getUsage: billingV1.BillingServiceService.getUsage,
+};
+
+/** A real server answering ResolveApiKey with an empty principal and GetUsage with `getUsage`, and a client of it. */
+async function billingServer(getUsage: () => Promise<billingV1.GetUsageResponse>) {
+  const handlers = { resolveApiKey: async () => billingV1.ResolveApiKeyResponse.fromPartial({}), getUsage };
+  const server = await startGrpcServer("127.0.0.1:0", [bindService(Billing, handlers)], log);
+  const client = createRpcClient(Billing, server.address);
+  return {
+    client,
+    close: async () => {
+      client.close();
+      await server.close(100);
+    },
+  };
+}
 
 /** The value of one series of `name` with exactly `labels`, read from the registry. */
 async function seriesValue(name: string, labels: Record<string, string> = {}): Promise<number | undefined> {
@@ -60,48 +78,61 @@ describe("metrics helpers", () => {
       grpc_service: "redline.documents.v1.DocumentsService",
       grpc_method: "GetDocument",
     });
-    expect(grpcCodeOf(undefined)).toBe("OK");
-    expect(grpcCodeOf(new NotFoundError("nope"))).toBe("NOT_FOUND");
-    expect(grpcCodeOf(new Error("bug"))).toBe("INTERNAL");
+    expect(grpcCodeName(0)).toBe("OK");
+    expect(grpcCodeName(5)).toBe("NOT_FOUND");
+    expect(grpcCodeName(99)).toBe("99");
   });
 
-  it("instrumentRpc counts each call by code and times it", async () => {
-    const path = "/redline.test.v1.Test/Probe";
-    const labels = { grpc_service: "redline.test.v1.Test", grpc_method: "Probe" };
-    const ok = instrumentRpc(path, async (n: number) => n * 2);
-    const fail = instrumentRpc(path, async () => {
-      throw new NotFoundError("missing");
+  it("a served RPC counts by the code its caller got and is timed; a lost database counts as UNAVAILABLE", async () => {
+    const labels = { grpc_service: "redline.billing.v1.BillingService" };
+    const handled = (method: string, code: string) =>
+      seriesValue("redline_grpc_server_handled_total", { ...labels, grpc_method: method, grpc_code: code });
+    const before = {
+      ok: (await handled("ResolveApiKey", "OK")) ?? 0,
+      missing: (await handled("GetUsage", "NOT_FOUND")) ?? 0,
+      down: (await handled("GetUsage", "UNAVAILABLE")) ?? 0,
+    };
+    let usageCalls = 0;
+    const { client, close } = await billingServer(async () => {
+      // First a client's mistake, then what a connection refused looks like to a handler.
+      if (usageCalls++ === 0) throw new NotFoundError("missing");
+      throw Object.assign(new Error("connect ECONNREFUSED 127.0.0.1:5432"), { code: "ECONNREFUSED" });
     });
-    const before = (await seriesValue("redline_grpc_server_handled_total", { ...labels, grpc_code: "OK" })) ?? 0;
-    expect(await ok(21)).toBe(42);
-    await expect(fail()).rejects.toBeInstanceOf(NotFoundError);
-    expect(await seriesValue("redline_grpc_server_handled_total", { ...labels, grpc_code: "OK" })).toBe(before + 1);
-    expect(
-      await seriesValue("redline_grpc_server_handled_total", { ...labels, grpc_code: "NOT_FOUND" }),
-    ).toBeGreaterThan(0);
+    try {
+      await client.resolveApiKey({ apiKey: "k" });
+      await expect(client.getUsage({})).rejects.toMatchObject({ httpStatus: 404 });
+      await expect(client.getUsage({})).rejects.toMatchObject({ httpStatus: 503 });
+    } finally {
+      await close();
+    }
+    expect(await handled("ResolveApiKey", "OK")).toBe(before.ok + 1);
+    expect(await handled("GetUsage", "NOT_FOUND")).toBe(before.missing + 1);
+    expect(await handled("GetUsage", "UNAVAILABLE")).toBe(before.down + 1);
+    expect(await handled("GetUsage", "INTERNAL")).toBeUndefined();
     const text = await metricsRegistry.metrics();
     expect(text).toMatch(
-      /redline_grpc_server_handling_seconds_bucket\{le="0\.001",grpc_service="redline\.test\.v1\.Test",grpc_method="Probe"\} \d+/,
-    );
-    expect(text).toMatch(
-      /redline_grpc_server_handling_seconds_count\{grpc_service="redline\.test\.v1\.Test",grpc_method="Probe"\} [2-9]/,
+      /redline_grpc_server_handling_seconds_count\{grpc_service="redline\.billing\.v1\.BillingService",grpc_method="GetUsage"\} [2-9]/,
     );
   });
 
   it("setMetricsRecording(false) stops the per-call hooks recording, and true resumes them", async () => {
-    const path = "/redline.test.v1.Test/Paused";
-    const labels = { grpc_service: "redline.test.v1.Test", grpc_method: "Paused", grpc_code: "OK" };
-    const handler = instrumentRpc(path, async () => "done");
+    const labels = { grpc_service: "redline.billing.v1.BillingService", grpc_method: "ResolveApiKey", grpc_code: "OK" };
+    const { client, close } = await billingServer(async () => billingV1.GetUsageResponse.fromPartial({}));
     try {
-      setMetricsRecording(false);
-      expect(metricsEnabled()).toBe(false);
-      expect(await handler()).toBe("done");
-      expect(await seriesValue("redline_grpc_server_handled_total", labels)).toBeUndefined();
+      const before = (await seriesValue("redline_grpc_server_handled_total", labels)) ?? 0;
+      try {
+        setMetricsRecording(false);
+        expect(metricsEnabled()).toBe(false);
+        await client.resolveApiKey({ apiKey: "k" });
+        expect((await seriesValue("redline_grpc_server_handled_total", labels)) ?? 0).toBe(before);
+      } finally {
+        setMetricsRecording(true);
+      }
+      await client.resolveApiKey({ apiKey: "k" });
+      expect(await seriesValue("redline_grpc_server_handled_total", labels)).toBe(before + 1);
     } finally {
-      setMetricsRecording(true);
+      await close();
     }
-    expect(await handler()).toBe("done");
-    expect(await seriesValue("redline_grpc_server_handled_total", labels)).toBe(1);
   });
 
   it("serves the Prometheus text on GET /metrics at port 0, 404 elsewhere, and closes", async () => {

@@ -9,7 +9,6 @@ import { constants, type PerformanceEntry, PerformanceObserver } from "node:perf
 import { getHeapStatistics } from "node:v8";
 import { status as GrpcStatus } from "@grpc/grpc-js";
 import client from "prom-client";
-import { RedlineError } from "./errors.js";
 import type { Logger } from "./logger.js";
 
 /** The process's one registry: every metric of every service in this process. */
@@ -141,22 +140,19 @@ export function splitGrpcPath(path: string): { grpc_service: string; grpc_method
   return { grpc_service: service, grpc_method: method };
 }
 
-/** The gRPC code name ("OK", "NOT_FOUND", ...) a handler's outcome is answered with. */
-export function grpcCodeOf(err: unknown): string {
-  if (err === undefined) return "OK";
-  const code = err instanceof RedlineError ? err.grpcCode : GrpcStatus.INTERNAL;
+/** The name of a gRPC status code ("OK", "NOT_FOUND", ...); the number itself for an unknown one. */
+export function grpcCodeName(code: number): string {
   return GRPC_CODE_NAMES[code] ?? String(code);
 }
 
 /**
- * Wraps one RPC handler (`path` is the method's full path) so each call counts in
- * redline_grpc_server_handled_total{grpc_service,grpc_method,grpc_code} and its duration in
- * redline_grpc_server_handling_seconds{grpc_service,grpc_method}.
+ * The server metrics of the RPC `path` (the method's full path): the returned function counts one
+ * answered call in redline_grpc_server_handled_total{grpc_service,grpc_method,grpc_code} (`code`,
+ * the gRPC status the caller got) and its duration (`seconds`, arrival to answer) in
+ * redline_grpc_server_handling_seconds{grpc_service,grpc_method}. Called by the server's own
+ * wrapper of each handler (rpc.ts), which checks metricsEnabled() first.
  */
-export function instrumentRpc<A extends unknown[], R>(
-  path: string,
-  handler: (...args: A) => Promise<R>,
-): (...args: A) => Promise<R> {
+export function rpcServerMetrics(path: string): (seconds: number, code: number) => void {
   const labels = splitGrpcPath(path);
   const handled = counter(
     `${METRICS_PREFIX}grpc_server_handled_total`,
@@ -171,28 +167,15 @@ export function instrumentRpc<A extends unknown[], R>(
   // Each series is resolved once (per method here, per method and code on first use), not on
   // every call: a labels object spread per call ({...labels, grpc_code}) cost 1.7 µs against 0.3.
   const timer = seconds.labels(labels);
-  const handledByCode = new Map<string, client.Counter.Internal>();
-  const countHandled = (code: string) => {
+  const handledByCode = new Map<number, client.Counter.Internal>();
+  return (elapsed, code) => {
+    timer.observe(elapsed);
     let series = handledByCode.get(code);
     if (!series) {
-      series = handled.labels({ ...labels, grpc_code: code });
+      series = handled.labels({ ...labels, grpc_code: grpcCodeName(code) });
       handledByCode.set(code, series);
     }
     series.inc();
-  };
-  return async (...args: A) => {
-    if (!enabled) return handler(...args);
-    const started = performance.now();
-    let error: unknown;
-    try {
-      return await handler(...args);
-    } catch (err) {
-      error = err ?? new Error("rejected");
-      throw err;
-    } finally {
-      timer.observe((performance.now() - started) / 1000);
-      countHandled(grpcCodeOf(error));
-    }
   };
 }
 
