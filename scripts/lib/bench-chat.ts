@@ -334,8 +334,9 @@ type ObservabilityMode = keyof typeof OBSERVABILITY_MODES;
  * fresh random order, switched by setTracingRecording and setMetricsRecording: both on, tracing
  * only, both on with every turn sampled out by its caller (what 9 turns in 10 cost when 1 in 10
  * is kept), and neither twice ("off2" against "off" is the noise floor). The verdict is on every
- * turn recorded, the default sampler. Separate stacks per setting, the earlier design, could not tell 3 % apart: two identical stacks differed by up to 10 % over the same
- * rounds, even after a long warm-up, a difference of processes, not of settings. warmTurns turns
+ * turn recorded, the default sampler. Separate stacks per setting, the earlier design, could not
+ * tell 3 % apart: two identical stacks differed by up to 10 % over the same rounds, even after a
+ * long warm-up, a difference of processes, not of settings. warmTurns turns
  * first, as a process keeps getting faster for its first ~2,000 (V8 tiering the hot paths up).
  * What runs whether requests come or not (prom-client's collectors, the span exporter's timer)
  * is measured apart, as the CPU per second three idle process stacks burn (both on, neither,
