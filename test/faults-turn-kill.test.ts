@@ -4,22 +4,28 @@
 //   (SYNC_HOLD_EXPIRY_MS, short here) and billing's sweep releases it, so GET /v1/usage charges
 //   nothing for the lost turn;
 // - sessions killed while a turn runs: the agent waits it out and records the turn (AppendTurn,
-//   idempotent per turn key), so the turn's messages appear exactly once.
+//   idempotent per turn key), so the turn's messages appear exactly once;
+// - sessions frozen (SIGSTOP) past the agent's wait after a turn's model call: the turn is answered
+//   200 all the same (a 5xx would be retried into a second turn) and its record, owed to the
+//   agent's record outbox, lands exactly once when sessions answers again.
 import { chmodSync, mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { billingV1 } from "@redline/grpc-stubs";
 import { createTestDatabase, infraEnv } from "@redline/local-infra";
-import { createRpcClient } from "@redline/service-kit";
+import { createDb, createRpcClient, type Knex } from "@redline/service-kit";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { killAndAwaitRestart } from "../scripts/lib/kill-faults.js";
+import { killAndAwaitRestart, servicePid } from "../scripts/lib/kill-faults.js";
 import { freeStackEnv, type RunningStack, startStack } from "../scripts/lib/stack.js";
 import { delayed, type ScriptedOpenAi, startScriptedOpenAi } from "./support/scripted-openai.js";
 
 /** The AI cap and the sync hold's expiry of the agents here (ms): short, so the test sees the sweep. */
 const AI_TIMEOUT_MS = 4_000;
 const SYNC_HOLD_EXPIRY_MS = 6_000;
+/** How long a committed turn waits for its record before leaving it to the outbox, and the relay's period (ms). */
+const TURN_RECORD_WAIT_MS = 5_000;
+const TURN_RECORD_RELAY_MS = 300;
 
 const infra = inject("infra");
 const dataDir = mkdtempSync(join(os.tmpdir(), "redline-turn-kill-"));
@@ -27,10 +33,13 @@ chmodSync(dataDir, 0o755);
 let stack: RunningStack | undefined;
 let model: ScriptedOpenAi | undefined;
 let key = "";
+let agentDb: Knex | undefined;
 const stackLog: string[] = [];
 
 beforeAll(async () => {
   model = await startScriptedOpenAi();
+  const databaseUrl = await createTestDatabase(infra.databaseUrl, "faults_turn_kill");
+  agentDb = createDb(databaseUrl, "agent", 2);
   stack = await startStack({
     dataDir,
     log: (line) => stackLog.push(line),
@@ -39,7 +48,7 @@ beforeAll(async () => {
     env: {
       ...process.env,
       ...(await freeStackEnv()),
-      ...infraEnv({ ...infra, databaseUrl: await createTestDatabase(infra.databaseUrl, "faults_turn_kill") }),
+      ...infraEnv({ ...infra, databaseUrl }),
       LOG_LEVEL: "warn",
       METRICS_ADDR: "off",
       OPENAI_BASE_URL: model.url,
@@ -49,6 +58,8 @@ beforeAll(async () => {
       AI_TIMEOUT_MS: String(AI_TIMEOUT_MS),
       SYNC_HOLD_EXPIRY_MS: String(SYNC_HOLD_EXPIRY_MS),
       HOLD_SWEEP_MS: "300",
+      TURN_RECORD_WAIT_MS: String(TURN_RECORD_WAIT_MS),
+      TURN_RECORD_RELAY_MS: String(TURN_RECORD_RELAY_MS),
     },
   });
   const billing = createRpcClient(billingV1.BillingServiceService, stack.addrs.billing);
@@ -60,6 +71,7 @@ beforeAll(async () => {
 }, 240_000);
 
 afterAll(async () => {
+  await agentDb?.destroy();
   await stack?.stop();
   await model?.close();
   rmSync(dataDir, { recursive: true, force: true });
@@ -148,18 +160,78 @@ describe("kill -9 mid-turn", () => {
     const answer = await pending;
     expect(answer.status, JSON.stringify(answer.body)).toBe(200);
     expect(answer.body.response).toBe("Second answer.");
-    const history = await call("GET", `/v1/sessions/${sid}/history`);
-    expect(history.status).toBe(200);
-    const messages = history.body.messages.map((x: { turn_index: number; sender: string; content: string }) => [
-      x.turn_index,
-      x.sender,
-      x.content,
-    ]);
-    expect(messages).toEqual([
+    // Recorded while the turn waited, or by the record outbox when the restart outlasted the wait.
+    await until("the turn to be recorded", async () => (await historyOf(sid)).length >= 4, 20_000);
+    expect(await historyOf(sid)).toEqual([
       [0, "user", "First"],
       [0, "ai", "First answer."],
       [1, "user", "Second"],
       [1, "ai", "Second answer."],
     ]);
   }, 120_000);
+
+  it("sessions frozen past the agent's wait: the turn is answered, and recorded once when sessions is back", async () => {
+    const m = model as ScriptedOpenAi;
+    const sid = "turn-freeze-sessions";
+    m.push({ content: "First answer." });
+    const first = await chat({ message: "First", session_id: sid });
+    expect(first.status, JSON.stringify(first.body)).toBe(200);
+    const used = await monthlyUsed();
+    const before = m.requests.length;
+    // Sessions is frozen while the model works: the turn's AppendTurn meets a service that takes
+    // the call and never answers (no UNAVAILABLE to retry on), as a stalled process or node does.
+    m.push(delayed(1_000, { content: "Second answer." }));
+    const started = Date.now();
+    const pending = call("POST", "/v1/chat", { message: "Second", session_id: sid });
+    await until("the agent to call the model", async () => m.requests.length > before, 30_000);
+    const pid = servicePid(stack as RunningStack, "sessions");
+    process.kill(pid, "SIGSTOP");
+    let charged = 0;
+    try {
+      const answer = await pending;
+      const tookMs = Date.now() - started;
+      expect(answer.status, JSON.stringify(answer.body)).toBe(200);
+      expect(answer.body.response).toBe("Second answer.");
+      // It waited for its record no longer than its wait (plus the model's second), well inside
+      // the gateway's deadline, and was charged once, as billing answered.
+      expect(tookMs).toBeGreaterThanOrEqual(TURN_RECORD_WAIT_MS);
+      expect(tookMs).toBeLessThan(TURN_RECORD_WAIT_MS + 8_000);
+      charged = answer.body.usage.ops_charged;
+      expect(await monthlyUsed()).toBe(used + charged);
+      const owed = await (agentDb as Knex)("agent.turn_records").select("charge_key", "operations");
+      expect(owed).toHaveLength(1);
+      expect(owed[0].charge_key).toMatch(/^chat:/);
+    } finally {
+      process.kill(pid, "SIGCONT");
+    }
+    await until("the outbox to record the turn", async () => (await historyOf(sid)).length >= 4, 30_000);
+    const expected = [
+      [0, "user", "First"],
+      [0, "ai", "First answer."],
+      [1, "user", "Second"],
+      [1, "ai", "Second answer."],
+    ];
+    expect(await historyOf(sid)).toEqual(expected);
+    await until(
+      "the outbox to empty",
+      async () => (await (agentDb as Knex)("agent.turn_records").count<{ n: string }[]>({ n: "*" }))[0].n === "0",
+      10_000,
+    );
+    // The frozen AppendTurn, answered late, and the relay's repeat of it recorded one turn.
+    await sleep(TURN_RECORD_RELAY_MS * 5);
+    expect(await historyOf(sid)).toEqual(expected);
+    // The relay's settle of an already settled charge changed nothing.
+    expect(await monthlyUsed()).toBe(used + charged);
+  }, 120_000);
 });
+
+/** The session's history as [turn_index, sender, content] rows; [] while sessions cannot answer. */
+async function historyOf(sid: string): Promise<[number, string, string][]> {
+  const history = await call("GET", `/v1/sessions/${sid}/history`);
+  if (history.status !== 200) return [];
+  return history.body.messages.map((x: { turn_index: number; sender: string; content: string }) => [
+    x.turn_index,
+    x.sender,
+    x.content,
+  ]);
+}

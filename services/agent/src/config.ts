@@ -39,7 +39,20 @@ export interface AgentConfig {
   natsUrl: string;
   /** Worker pool and retention; defaults in DEFAULT_JOBS_CONFIG. */
   jobs?: Partial<JobsConfig>;
+  /**
+   * How long a committed sync turn waits for billing's settle and sessions' AppendTurn before it
+   * answers anyway and leaves them to the record outbox (turn/record-outbox.ts), in ms; cut to
+   * the caller's deadline. Default TURN_RECORD_WAIT_MS_DEFAULT.
+   */
+  turnRecordWaitMs?: number;
+  /** Period of the record outbox's relay, in ms. Default TURN_RECORD_RELAY_MS_DEFAULT. */
+  turnRecordRelayMs?: number;
 }
+
+/** A committed turn's wait for its settle and record: long enough to ride out a service restart. */
+export const TURN_RECORD_WAIT_MS_DEFAULT = 15_000;
+/** The record outbox relay's period: a late record lands within seconds of its service's return. */
+export const TURN_RECORD_RELAY_MS_DEFAULT = 2_000;
 
 /** The job worker pool's knobs; durations in ms. */
 export interface JobsConfig {
@@ -87,7 +100,8 @@ export const DEFAULT_JOBS_CONFIG: JobsConfig = {
  * no S3), LISTEN_ADDR (the bind address; default AGENT_ADDR, else 127.0.0.1:50063), the other
  * *_ADDR, AI_TIMEOUT_MS (default 30 minutes), SYNC_HOLD_EXPIRY_MS (a sync turn's hold in billing;
  * must exceed AI_TIMEOUT_MS; default syncHoldExpiryMs()), AGENT_HISTORY_TURNS (10), LOG_LEVEL, the
- * OpenAI provider and the job pool (below).
+ * OpenAI provider, the job pool (below), TURN_RECORD_WAIT_MS and TURN_RECORD_RELAY_MS (positive;
+ * the record outbox's wait and period).
  */
 export function loadConfig(env: Env): AgentConfig {
   const positive = (name: string) => numberFromEnv(env, name, (n) => n > 0, "a positive number");
@@ -111,6 +125,8 @@ export function loadConfig(env: Env): AgentConfig {
     databaseUrl: requireEnv(env, "DATABASE_URL"),
     natsUrl: requireEnv(env, "NATS_URL"),
     jobs: readJobsEnv(env),
+    turnRecordWaitMs: positive("TURN_RECORD_WAIT_MS"),
+    turnRecordRelayMs: positive("TURN_RECORD_RELAY_MS"),
   };
 }
 

@@ -13,6 +13,7 @@ import { type AgentContext, closeContext, createContext } from "./context.js";
 import { migrations, SCHEMA } from "./db/migrations.js";
 import { observeJobQueue } from "./jobs/metrics.js";
 import { startWorkerPool } from "./jobs/worker-pool.js";
+import { startTurnRecordRelay } from "./turn/record-outbox.js";
 
 /** A started agent; `context` lets tests read the jobs database. */
 export interface RunningAgentService extends RunningService {
@@ -21,7 +22,7 @@ export interface RunningAgentService extends RunningService {
 
 /**
  * Migrates the `agent` schema (unless `opts.migrate` is false), connects NATS, starts the job
- * worker pool and serves AgentService, JobsService, RevertService and Health (Postgres and
+ * worker pool and the record outbox's relay (turn/record-outbox.ts) and serves AgentService, JobsService, RevertService and Health (Postgres and
  * NATS). close() reports NOT_SERVING and stops the pool at once (it stops claiming and hands
  * its running jobs back, so another agent continues them), drains the RPCs in flight, then
  * releases the context.
@@ -35,6 +36,7 @@ export async function startAgentService(
   if (opts.migrate !== false) await migrateLatest(ctx.db, SCHEMA, migrations, ctx.log);
   const pool = startWorkerPool(ctx);
   const stopQueueMetrics = observeJobQueue(ctx.db);
+  const stopRecordRelay = startTurnRecordRelay(ctx, ctx.log, cfg.turnRecordRelayMs);
   ctx.log.info({ engine: ctx.engine.name, instance: ctx.instanceId }, "agent starting");
   const rpc = {
     dir: new URL("./rpc/", import.meta.url),
@@ -46,8 +48,9 @@ export async function startAgentService(
     health,
     metrics: cfg.metricsAddr,
     stop: () => pool.close(),
-    release: () => {
+    release: async () => {
       stopQueueMetrics();
+      await stopRecordRelay();
       return closeContext(ctx);
     },
   });

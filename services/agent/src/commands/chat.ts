@@ -5,7 +5,7 @@ import type { agentV1 } from "@redline/grpc-stubs";
 import { AiTimeoutError } from "@redline/service-kit";
 import type { AgentContext } from "../context.js";
 import { chatChargeKey } from "../turn/keys.js";
-import { billedOperations, finishTurn, withReservation } from "../turn/ledger.js";
+import { appendRequestOf, billedOperations, finishSyncTurn, withReservation } from "../turn/ledger.js";
 import { sectionsChanged } from "../turn/operations.js";
 import { commitTurn } from "../turn/persist.js";
 import { prepareTurn, type TurnActor, turnCheckpoint } from "../turn/prepare.js";
@@ -15,7 +15,8 @@ import { aiTimeoutText, runTurn } from "../turn/run.js";
  * Runs one chat turn for `actor`: reserve quota (429), resolve the session (403 for a foreign
  * id) and the target document (404), run the engine under the wall-clock cap (504), then store
  * the loaded content, commit the edits as one version, settle the charge (1 operation, plus 1
- * per 25 sections changed; 0 when nothing changed) and record the turn.
+ * per 25 sections changed; 0 when nothing changed) and record the turn (finishSyncTurn: what a
+ * stalled billing or sessions still owes then goes to the record outbox).
  */
 export async function runChatTurn(
   ctx: AgentContext,
@@ -23,7 +24,7 @@ export async function runChatTurn(
   req: agentV1.ChatRequest,
 ): Promise<agentV1.ChatResponse> {
   const chargeKey = chatChargeKey();
-  return withReservation(ctx, actor, chargeKey, async () => {
+  return withReservation(ctx, actor, chargeKey, async (held) => {
     const prepared = await prepareTurn(ctx, actor, req);
     const onProgress = (text: string) => actor.log.debug({ progress: text }, "turn progress");
     const { output } = await runTurn(ctx, prepared, { onProgress });
@@ -32,9 +33,10 @@ export async function runChatTurn(
     const { documentChanges, stored, attach } = await commitTurn(ctx, actor, prepared, true);
     // Edits that all met another session's commit (recorded as conflicts) changed nothing: free.
     const applied = ops.length > 0 && documentChanges?.changes.length === 0 ? 0 : ops.length;
-    const { usage, turnIndex } = await finishTurn(ctx, actor.opts, {
+    const operations = billedOperations(sectionsChanged(prepared.base, prepared.working, ops), applied);
+    const append = appendRequestOf({
       chargeKey,
-      operations: billedOperations(sectionsChanged(prepared.base, prepared.working, ops), applied),
+      operations,
       sessionId: prepared.sessionId,
       userMessage: req.message,
       reply: output.reply,
@@ -48,7 +50,16 @@ export async function runChatTurn(
       memoryKey: req.crossSessionMemoryKey,
       memoryNoteSeen: prepared.memoryNote,
     });
+    // Committed: from here the turn is answered, with what is still owed left to the record outbox.
+    const { usage, turnIndex } = await finishSyncTurn(ctx, actor, { chargeKey, operations, append }, held);
     const response = output.reply;
-    return { response, sessionId: prepared.sessionId, documentChanges, usage, turnIndex, engine: ctx.engine.name };
+    return {
+      response,
+      sessionId: prepared.sessionId,
+      documentChanges,
+      usage,
+      turnIndex: turnIndex ?? -1,
+      engine: ctx.engine.name,
+    };
   });
 }

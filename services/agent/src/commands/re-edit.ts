@@ -8,7 +8,7 @@ import { type CallOpts, InputError, NotFoundError, required } from "@redline/ser
 import type { AgentContext } from "../context.js";
 import { plainTurn } from "../engines/types.js";
 import { reEditChargeKey } from "../turn/keys.js";
-import { settle, withReservation } from "../turn/ledger.js";
+import { finishSyncTurn, withReservation } from "../turn/ledger.js";
 import type { TurnActor } from "../turn/prepare.js";
 
 const WORD = /[\p{L}\p{N}_]/u;
@@ -151,7 +151,7 @@ export async function runReEdit(
   const conflict = found.conflicts[0];
   if (!conflict) throw new NotFoundError(`No concurrent edit to resolve on chunk ${req.chunkId}`);
   const chargeKey = reEditChargeKey();
-  return withReservation(ctx, actor, chargeKey, async () => {
+  return withReservation(ctx, actor, chargeKey, async (held) => {
     const { documentId, conflictId } = conflict;
     const head = await ctx.documents.getDocument({ documentId, versionId: "", includeChunks: true }, opts);
     const headHtml = head.chunks.find((c) => c.chunkId === req.chunkId)?.html ?? "";
@@ -161,7 +161,8 @@ export async function runReEdit(
       { conflictId, documentId, chunkId, html, sessionId, authorKind: documentsV1.AuthorKind.AUTHOR_KIND_AI },
       opts,
     );
-    const usage = await settle(ctx, opts, chargeKey, 1);
+    // Committed: a settle billing does not answer in time is owed to the record outbox.
+    const { usage } = await finishSyncTurn(ctx, actor, { chargeKey, operations: 1 }, held);
     return { chunkId, html: resolved.html, versionId: required(resolved.document, "document").versionId, usage };
   });
 }

@@ -69,4 +69,28 @@ export const migrations: Migration[] = [
       });
     },
   },
+  {
+    name: "20261124T2200_turn_records",
+    async up(db: Knex) {
+      // The record outbox: a committed sync turn whose settle or AppendTurn did not answer in
+      // time. Both are idempotent per charge key, so the relay repeats them until they land.
+      await db.schema.withSchema(SCHEMA).createTable("turn_records", (t) => {
+        t.text("charge_key").primary();
+        t.integer("operations").notNullable();
+        // sessions.v1 AppendTurnRequest as ts-proto JSON; null for a turn with no session record (re-edit).
+        t.jsonb("append_request").nullable();
+        t.jsonb("principal").notNullable();
+        t.text("request_id").notNullable();
+        t.text("traceparent").nullable();
+        t.integer("attempts").notNullable().defaultTo(0);
+        t.text("last_error").nullable();
+        t.timestamp("next_attempt_at", { useTz: true }).notNullable().defaultTo(db.fn.now());
+        t.timestamp("created_at", { useTz: true }).notNullable().defaultTo(db.fn.now());
+        t.index(["next_attempt_at"]);
+      });
+    },
+    async down(db: Knex) {
+      await db.schema.withSchema(SCHEMA).dropTableIfExists("turn_records");
+    },
+  },
 ];

@@ -3,7 +3,11 @@ import type { ChunkOperation } from "@redline/html-chunks";
 import { SCHEMA } from "./migrations.js";
 
 /** Qualified table names. */
-export const T = { jobs: `${SCHEMA}.jobs`, events: `${SCHEMA}.job_events` } as const;
+export const T = {
+  jobs: `${SCHEMA}.jobs`,
+  events: `${SCHEMA}.job_events`,
+  turnRecords: `${SCHEMA}.turn_records`,
+} as const;
 
 /** Job status values (interface-spec, States and transitions). */
 export type JobStatus = "pending" | "in_progress" | "awaiting_approval" | "completed" | "failed" | "cancelled";
@@ -131,5 +135,22 @@ export interface JobEventRow {
   sequence: string | number;
   type: string;
   data: Record<string, unknown>;
+  created_at: Date;
+}
+
+/** A committed sync turn's settle and record still owed (the record outbox, turn/record-outbox.ts). */
+export interface TurnRecordRow {
+  charge_key: string;
+  /** Operations the settle bills (0 releases the hold). */
+  operations: number;
+  /** sessions.v1 AppendTurnRequest.toJSON; null when the turn has no session record (re-edit). */
+  append_request: unknown | null;
+  principal: { userId: string; organizationId: string; ownerId: string; plan: string; userName?: string };
+  request_id: string;
+  /** W3C traceparent of the turn's span: the relay's work joins the turn's trace. */
+  traceparent: string | null;
+  attempts: number;
+  last_error: string | null;
+  next_attempt_at: Date;
   created_at: Date;
 }

@@ -8,5 +8,5 @@ import type { AgentContext } from "../context.js";
 export function chat(ctx: AgentContext, req: agentV1.ChatRequest, call: CallContext): Promise<agentV1.ChatResponse> {
   const principal = requirePrincipal(call);
   if (!req.message.trim()) throw new InputError("message must not be empty");
-  return runChatTurn(ctx, { principal, opts: call.forward(), log: call.log }, req);
+  return runChatTurn(ctx, { principal, opts: call.forward(), log: call.log, deadline: call.deadline }, req);
 }

@@ -7,5 +7,5 @@ import type { AgentContext } from "../context.js";
 /** Resolves a chunk's newest open conflict, `redo` or `merge` (400 for another mode; 404, 429). */
 export function reEditChunk(ctx: AgentContext, req: agentV1.ReEditChunkRequest, call: CallContext) {
   const principal = requirePrincipal(call);
-  return runReEdit(ctx, { principal, opts: call.forward(), log: call.log }, req);
+  return runReEdit(ctx, { principal, opts: call.forward(), log: call.log, deadline: call.deadline }, req);
 }

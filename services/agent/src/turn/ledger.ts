@@ -4,9 +4,17 @@
 // (ARCHITECTURE "One chat turn" 2.5; interface-spec Limits: 1 operation, 1 more per 25 sections).
 import { setTimeout as sleep } from "node:timers/promises";
 import type { billingV1, sessionsV1 } from "@redline/grpc-stubs";
-import { type CallOpts, type Logger, RemoteError, required, UnavailableError } from "@redline/service-kit";
-import { syncHoldExpiryMs } from "../config.js";
+import {
+  type CallOpts,
+  type Logger,
+  RedlineError,
+  RemoteError,
+  required,
+  UnavailableError,
+} from "@redline/service-kit";
+import { syncHoldExpiryMs, TURN_RECORD_WAIT_MS_DEFAULT } from "../config.js";
 import type { AgentContext } from "../context.js";
+import { type OwedRecord, queueTurnRecord } from "./record-outbox.js";
 
 /** Sections per extra billed operation (interface-spec Limits: 1 more per 25 sections). */
 const SECTIONS_PER_EXTRA_OP = 25;
@@ -51,9 +59,8 @@ const RELEASE_RETRY_DELAYS_MS = [1_000, 2_000, 4_000, 8_000, 15_000, 30_000];
  */
 export const SETTLE_PATIENCE_MS = 15_000;
 
-/** `call`, retried while its service is unavailable (UNAVAILABLE or a 503), for up to SETTLE_PATIENCE_MS. */
-async function withPatience<T>(call: () => Promise<T>): Promise<T> {
-  const giveUpAt = Date.now() + SETTLE_PATIENCE_MS;
+/** `call`, retried while its service is unavailable (UNAVAILABLE or a 503) until `giveUpAt` (ms; default SETTLE_PATIENCE_MS from now). */
+async function withPatience<T>(call: () => Promise<T>, giveUpAt = Date.now() + SETTLE_PATIENCE_MS): Promise<T> {
   for (let wait = 250; ; wait = Math.min(wait * 2, 2_000)) {
     try {
       return await call();
@@ -110,7 +117,7 @@ export async function release(
 }
 
 /** Settles the hold at `operations`, waiting out a restarting billing; the usage after it (errors propagate). */
-export async function settle(
+async function settle(
   ctx: AgentContext,
   opts: CallOpts,
   chargeKey: string,
@@ -121,25 +128,104 @@ export async function settle(
 }
 
 /**
- * Reserves 1 operation under `chargeKey` (429), runs `run`, and releases the hold when it
- * throws: nothing is billed for a failed turn. `run` settles through finishTurn or settle.
- * Sync turns only: the hold expires after syncHoldExpiryMs, so billing releases it should this
- * process die mid-turn (issue #10).
+ * Reserves 1 operation under `chargeKey` (429), runs `run` with the usage after the hold, and
+ * releases the hold when it throws: nothing is billed for a failed turn. `run` settles through
+ * finishSyncTurn or settle. Sync turns only: the hold expires after syncHoldExpiryMs, so billing
+ * releases it should this process die mid-turn (issue #10).
  */
 export async function withReservation<T>(
   ctx: AgentContext,
   actor: { opts: CallOpts; log: Logger },
   chargeKey: string,
-  run: () => Promise<T>,
+  run: (held: billingV1.Usage) => Promise<T>,
 ): Promise<T> {
-  await reserve(ctx, actor.opts, chargeKey, syncHoldExpiryMs(ctx.cfg));
+  const held = await reserve(ctx, actor.opts, chargeKey, syncHoldExpiryMs(ctx.cfg));
   try {
-    return await run();
+    return await run(held);
   } catch (err) {
-    await release(ctx, actor.opts, chargeKey, actor.log);
+    // A turn that committed is billed, whatever failed after: finishSyncTurn settles it itself.
+    if (!(err instanceof Object && committedFailures.has(err))) await release(ctx, actor.opts, chargeKey, actor.log);
     throw err;
   }
 }
+
+/** Errors of turns that had committed: withReservation leaves their hold to finishSyncTurn. */
+const committedFailures = new WeakSet<object>();
+
+/** Whether `err` says a service did not answer (down, restarting, frozen), as against refusing the call. */
+function transient(err: unknown): boolean {
+  if (err instanceof UnavailableError) return true;
+  return err instanceof RedlineError && (err.httpStatus === 503 || err.httpStatus === 504);
+}
+
+/** What finishSyncTurn answers: the usage (the hold's when the settle is still owed) and the turn's index. */
+export interface FinishedSyncTurn {
+  usage: billingV1.Usage;
+  /** The turn's index in its session; null when there is no record or it is still owed. */
+  turnIndex: number | null;
+  /** Whether the settle or the record was left to the record outbox. */
+  owed: boolean;
+}
+
+/**
+ * Finishes a committed sync turn (chat: settle and AppendTurn; re-edit: settle alone), waiting
+ * out a restarting service for up to cfg.turnRecordWaitMs (TURN_RECORD_WAIT_MS_DEFAULT), cut to
+ * 2 s before the caller's `deadline`. What did not answer by then goes to the record outbox
+ * (queueTurnRecord) and the turn is answered anyway: its edits are committed, and a 5xx would be
+ * retried into a second edit and a second charge. The usage is then the hold's (heldUsage: not yet
+ * a charge). A refusal (4xx) is thrown as before, the hold released; when even the outbox cannot
+ * be written (the agent's database down too), the first error is thrown and the hold settled at
+ * `operations` in the background (release), never freed.
+ */
+export async function finishSyncTurn(
+  ctx: AgentContext,
+  actor: { opts: CallOpts; log: Logger; deadline?: Date | null },
+  owed: OwedRecord,
+  held: billingV1.Usage,
+): Promise<FinishedSyncTurn> {
+  const now = Date.now();
+  const wait = ctx.cfg.turnRecordWaitMs ?? TURN_RECORD_WAIT_MS_DEFAULT;
+  const giveUpAt = Math.min(now + wait, actor.deadline ? actor.deadline.getTime() - DEADLINE_MARGIN_MS : Infinity);
+  // Each attempt is cut to what is left, so a frozen service costs the wait, not a 30 s call.
+  const opts = () => ({ ...actor.opts, timeoutMs: Math.max(MIN_CALL_MS, giveUpAt - Date.now()) });
+  const [settled, recorded] = await Promise.allSettled([
+    withPatience(
+      () => ctx.billing.settleOperations({ chargeKey: owed.chargeKey, operations: owed.operations }, opts()),
+      giveUpAt,
+    ),
+    owed.append
+      ? withPatience(() => ctx.sessions.appendTurn(owed.append as sessionsV1.AppendTurnRequest, opts()), giveUpAt)
+      : undefined,
+  ]);
+  if (settled.status === "fulfilled" && recorded.status === "fulfilled")
+    return { usage: required(settled.value.usage, "usage"), turnIndex: recorded.value?.turnIndex ?? null, owed: false };
+  const failures = [settled, recorded].flatMap((r) => (r.status === "rejected" ? [r.reason as unknown] : []));
+  const refused = failures.find((err) => !transient(err));
+  if (refused) throw refused;
+  try {
+    await queueTurnRecord(ctx.db, actor.opts, owed);
+  } catch (err) {
+    actor.log.error({ err, chargeKey: owed.chargeKey }, "the record outbox is unavailable; the turn's record is lost");
+    void release(ctx, actor.opts, owed.chargeKey, actor.log, owed.operations);
+    const first = failures[0];
+    if (first instanceof Object) committedFailures.add(first);
+    throw first;
+  }
+  actor.log.warn(
+    { chargeKey: owed.chargeKey, err: failures[0] },
+    "turn committed; its settle or record is owed to the record outbox",
+  );
+  return {
+    usage: settled.status === "fulfilled" ? required(settled.value.usage, "usage") : heldUsage(held),
+    turnIndex: recorded.status === "fulfilled" ? (recorded.value?.turnIndex ?? null) : null,
+    owed: true,
+  };
+}
+
+/** How long before the caller's deadline a committed turn stops waiting for its settle and record. */
+const DEADLINE_MARGIN_MS = 2_000;
+/** The shortest timeout a finishing call gets, even when the wait is spent. */
+const MIN_CALL_MS = 250;
 
 /** What finishing a turn settles and records. */
 export interface TurnRecord {
@@ -178,25 +264,25 @@ export async function finishTurn(
 ): Promise<{ usage: billingV1.Usage; turnIndex: number }> {
   const [usage, turn] = await Promise.all([
     settle(ctx, opts, record.chargeKey, record.operations),
-    withPatience(() =>
-      ctx.sessions.appendTurn(
-        {
-          turnKey: record.chargeKey,
-          sessionId: record.sessionId,
-          userMessage: record.userMessage,
-          aiMessage: record.reply,
-          checkpointVersionId: record.checkpointVersionId,
-          durableDocumentId: record.documentId,
-          versionId: record.versionId,
-          title: record.title,
-          attach: record.documentId ? record.attach : undefined,
-          remember: record.remember,
-          memoryKey: record.memoryKey,
-          memoryNoteSeen: record.memoryNoteSeen,
-        },
-        opts,
-      ),
-    ),
+    withPatience(() => ctx.sessions.appendTurn(appendRequestOf(record), opts)),
   ]);
   return { usage, turnIndex: turn.turnIndex };
+}
+
+/** The AppendTurn that records `record` (its turn key is the charge key: one per turn). */
+export function appendRequestOf(record: TurnRecord): sessionsV1.AppendTurnRequest {
+  return {
+    turnKey: record.chargeKey,
+    sessionId: record.sessionId,
+    userMessage: record.userMessage,
+    aiMessage: record.reply,
+    checkpointVersionId: record.checkpointVersionId,
+    durableDocumentId: record.documentId,
+    versionId: record.versionId,
+    title: record.title,
+    attach: record.documentId ? record.attach : undefined,
+    remember: record.remember,
+    memoryKey: record.memoryKey,
+    memoryNoteSeen: record.memoryNoteSeen,
+  };
 }

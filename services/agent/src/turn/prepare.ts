@@ -44,6 +44,8 @@ export interface TurnActor {
   log: Logger;
   /** Idempotency key of the turn's commit (jobs: a rerun after a crash must not commit twice). */
   commitKey?: string;
+  /** The caller's deadline (sync turns): finishing waits no longer than just before it. */
+  deadline?: Date | null;
 }
 
 /** A turn after its inputs are resolved and before the engine runs (nothing written yet but the session). */
