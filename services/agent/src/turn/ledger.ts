@@ -130,7 +130,7 @@ async function settle(
 /**
  * Reserves 1 operation under `chargeKey` (429), runs `run` with the usage after the hold, and
  * releases the hold when it throws: nothing is billed for a failed turn. `run` settles through
- * finishSyncTurn or settle. Sync turns only: the hold expires after syncHoldExpiryMs, so billing
+ * finishSyncTurn. Sync turns only: the hold expires after syncHoldExpiryMs, so billing
  * releases it should this process die mid-turn (issue #10).
  */
 export async function withReservation<T>(
@@ -163,8 +163,6 @@ export interface FinishedSyncTurn {
   usage: billingV1.Usage;
   /** The turn's index in its session; null when there is no record or it is still owed. */
   turnIndex: number | null;
-  /** Whether the settle or the record was left to the record outbox. */
-  owed: boolean;
 }
 
 /**
@@ -198,7 +196,7 @@ export async function finishSyncTurn(
       : undefined,
   ]);
   if (settled.status === "fulfilled" && recorded.status === "fulfilled")
-    return { usage: required(settled.value.usage, "usage"), turnIndex: recorded.value?.turnIndex ?? null, owed: false };
+    return { usage: required(settled.value.usage, "usage"), turnIndex: recorded.value?.turnIndex ?? null };
   const failures = [settled, recorded].flatMap((r) => (r.status === "rejected" ? [r.reason as unknown] : []));
   const refused = failures.find((err) => !transient(err));
   if (refused) throw refused;
@@ -218,7 +216,6 @@ export async function finishSyncTurn(
   return {
     usage: settled.status === "fulfilled" ? required(settled.value.usage, "usage") : heldUsage(held),
     turnIndex: recorded.status === "fulfilled" ? (recorded.value?.turnIndex ?? null) : null,
-    owed: true,
   };
 }
 
