@@ -14,6 +14,7 @@ import {
   type Logger,
   METRICS_PREFIX,
   type Principal,
+  RedlineError,
   SpanKind,
   traceparentOf,
   withSpan,
@@ -68,8 +69,9 @@ export async function queueTurnRecord(db: Knex, opts: CallOpts, owed: OwedRecord
 /**
  * One relay pass: claims up to CLAIM_BATCH rows that are due (FOR UPDATE SKIP LOCKED, so agents
  * share the work), settles and records each, deletes it once both landed, and schedules a row
- * that failed again with a doubling backoff (1 s to MAX_BACKOFF_SECONDS). Returns how many rows
- * it completed. Throws only when the database itself fails.
+ * that failed again with a doubling backoff (1 s to MAX_BACKOFF_SECONDS); a row a service refuses
+ * (a 4xx but 408 and 429) is dropped and logged. Returns how many rows it completed. Throws only when the database
+ * itself fails.
  */
 export async function relayTurnRecordsOnce(ctx: AgentContext): Promise<number> {
   const { rows } = await ctx.db.raw<{ rows: TurnRecordRow[] }>(
@@ -91,6 +93,13 @@ export async function relayTurnRecordsOnce(ctx: AgentContext): Promise<number> {
       done++;
       ctx.log.info({ chargeKey: row.charge_key, attempts: row.attempts }, "turn settled and recorded by the outbox");
     } catch (err) {
+      if (refused(err)) {
+        // No repeat can succeed (the session was deleted meanwhile): kept, the row would be
+        // retried and alerted on for ever. The turn's edits and charge stand; its messages do not.
+        await ctx.db(T.turnRecords).where({ charge_key: row.charge_key }).delete();
+        ctx.log.error({ err, chargeKey: row.charge_key }, "turn record refused; dropped from the outbox");
+        continue;
+      }
       const backoff = Math.min(MAX_BACKOFF_SECONDS, 2 ** Math.min(row.attempts - 1, 6));
       await ctx
         .db(T.turnRecords)
@@ -103,6 +112,13 @@ export async function relayTurnRecordsOnce(ctx: AgentContext): Promise<number> {
     }
   }
   return done;
+}
+
+/** Whether `err` is a service's refusal of the call (a 4xx but 408 and 429), which no repeat changes. */
+function refused(err: unknown): boolean {
+  if (!(err instanceof RedlineError)) return false;
+  const status = err.httpStatus;
+  return status >= 400 && status < 500 && status !== 408 && status !== 429;
 }
 
 /** Settles and records one owed turn, as the turn's principal and inside the turn's trace. */

@@ -1,0 +1,95 @@
+// The agent's record outbox (agent.turn_records; issue #10): what a committed sync turn still
+// owes when billing or sessions did not answer in time is settled and recorded by the relay, a
+// repeat of a turn that did land changes nothing, and a record a service refuses is dropped
+// rather than retried for ever. (The turn that queues a row: test/faults-turn-kill.test.ts.)
+import { setTimeout as sleep } from "node:timers/promises";
+import { sessionsV1 } from "@redline/grpc-stubs";
+import type { Principal } from "@redline/service-kit";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { principalOf, startStackWithKey } from "./support/file-stack.js";
+import type { TestStack } from "./support/stack.js";
+
+let stack: TestStack;
+let key: string;
+let principal: Principal;
+
+beforeAll(async () => {
+  ({ stack, key } = await startStackWithKey({ name: "record_outbox" }, "rosa"));
+  principal = await principalOf(stack, key);
+});
+afterAll(() => stack?.close());
+
+/** Queues an owed turn as finishSyncTurn does: its settle at `operations` and its AppendTurn. */
+async function owe(chargeKey: string, operations: number, append: sessionsV1.AppendTurnRequest): Promise<void> {
+  await stack.agentDb("agent.turn_records").insert({
+    charge_key: chargeKey,
+    operations,
+    append_request: JSON.stringify(sessionsV1.AppendTurnRequest.toJSON(append)),
+    principal: JSON.stringify(principal),
+    request_id: `req-${chargeKey}`,
+  });
+}
+
+/** A turn's AppendTurn in `sessionId`, keyed by `chargeKey`. */
+function appendOf(chargeKey: string, sessionId: string, userMessage: string, aiMessage: string) {
+  return sessionsV1.AppendTurnRequest.fromPartial({ turnKey: chargeKey, sessionId, userMessage, aiMessage });
+}
+
+async function owedKeys(): Promise<string[]> {
+  const rows = await stack.agentDb("agent.turn_records").select("charge_key");
+  return rows.map((r: { charge_key: string }) => r.charge_key);
+}
+
+async function until(what: string, probe: () => Promise<boolean>, timeoutMs = 15_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (await probe()) return;
+    await sleep(100);
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+async function history(sessionId: string): Promise<{ status: number; messages: [number, string, string][] }> {
+  const res = await stack.call("GET", `/v1/sessions/${sessionId}/history`, { key });
+  const body = (await res.json()) as { messages?: { turn_index: number; sender: string; content: string }[] };
+  return { status: res.status, messages: (body.messages ?? []).map((m) => [m.turn_index, m.sender, m.content]) };
+}
+
+const monthlyUsed = async () =>
+  ((await (await stack.call("GET", "/v1/usage", { key })).json()) as { monthly_used: number }).monthly_used;
+
+describe("record outbox relay", () => {
+  it("settles and records an owed turn once, and a repeat of it changes nothing", async () => {
+    const first = await stack.call("POST", "/v1/chat", { key, body: { message: "hello" } });
+    expect(first.status).toBe(200);
+    const sessionId = ((await first.json()) as { session_id: string }).session_id;
+    const before = await history(sessionId);
+    expect(before.messages).toHaveLength(2);
+    // The turn's hold, as its reserve left it; the owed settle bills it.
+    const chargeKey = "chat:outbox-owed-1";
+    await stack.billing.reserveOperations({ chargeKey, operations: 1, holdExpiryMs: 600_000 }, { principal });
+    const used = await monthlyUsed();
+    await owe(chargeKey, 1, appendOf(chargeKey, sessionId, "Late question", "Late answer"));
+    await until("the relay to finish the owed turn", async () => !(await owedKeys()).includes(chargeKey));
+    const expected = [...before.messages, [1, "user", "Late question"], [1, "ai", "Late answer"]];
+    expect((await history(sessionId)).messages).toEqual(expected);
+    // The hold was counted already; settling it at 1 keeps the month's figure.
+    expect(await monthlyUsed()).toBe(used);
+    const settled = await stack.billing.settleOperations({ chargeKey, operations: 1 }, { principal });
+    expect(settled.usage?.opsCharged).toBe(1);
+
+    // The same debt again (a frozen call that landed late, then its repeat): one turn, one charge.
+    await owe(chargeKey, 1, appendOf(chargeKey, sessionId, "Late question", "Late answer"));
+    await until("the relay to finish the repeat", async () => !(await owedKeys()).includes(chargeKey));
+    expect((await history(sessionId)).messages).toEqual(expected);
+    expect(await monthlyUsed()).toBe(used);
+  }, 60_000);
+
+  it("drops a record its service refuses (the session is gone) instead of retrying it for ever", async () => {
+    const chargeKey = "chat:outbox-refused-1";
+    const missing = "sess_00000000000000000000dead";
+    await owe(chargeKey, 0, appendOf(chargeKey, missing, "Lost question", "Lost answer"));
+    await until("the relay to drop the refused record", async () => !(await owedKeys()).includes(chargeKey));
+    expect((await history(missing)).status).toBe(404);
+  }, 60_000);
+});
