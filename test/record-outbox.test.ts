@@ -1,7 +1,8 @@
 // The agent's record outbox (agent.turn_records; issue #10): what a committed sync turn still
 // owes when billing or sessions did not answer in time is settled and recorded by the relay, a
-// repeat of a turn that did land changes nothing, and a record a service refuses is dropped
-// rather than retried for ever. (The turn that queues a row: test/faults-turn-kill.test.ts.)
+// repeat of a turn that did land changes nothing, a record a service refuses is dropped rather
+// than retried for ever, and the next turn on the session lands an owed record first, so the
+// history keeps the turns' order. (The turn that queues a row: test/faults-turn-kill.test.ts.)
 import { setTimeout as sleep } from "node:timers/promises";
 import { sessionsV1 } from "@redline/grpc-stubs";
 import type { Principal } from "@redline/service-kit";
@@ -9,21 +10,34 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { principalOf, startStackWithKey } from "./support/file-stack.js";
 import type { TestStack } from "./support/stack.js";
 
+/** The relay's period here (ms): short, so the tests need not wait for it. */
+const RELAY_MS = 200;
+
 let stack: TestStack;
 let key: string;
 let principal: Principal;
 
 beforeAll(async () => {
-  ({ stack, key } = await startStackWithKey({ name: "record_outbox" }, "rosa"));
+  ({ stack, key } = await startStackWithKey({ name: "record_outbox", turnRecordRelayMs: RELAY_MS }, "rosa"));
   principal = await principalOf(stack, key);
 });
 afterAll(() => stack?.close());
 
-/** Queues an owed turn as finishSyncTurn does: its settle at `operations` and its AppendTurn. */
-async function owe(chargeKey: string, operations: number, append: sessionsV1.AppendTurnRequest): Promise<void> {
+/**
+ * Queues an owed turn as finishSyncTurn does: its settle at `operations` and its AppendTurn; with
+ * `notBefore`, the relay's own passes leave it alone until then (a row in its backoff).
+ */
+async function owe(
+  chargeKey: string,
+  operations: number,
+  append: sessionsV1.AppendTurnRequest,
+  notBefore?: Date,
+): Promise<void> {
   await stack.agentDb("agent.turn_records").insert({
     charge_key: chargeKey,
+    session_id: append.sessionId,
     operations,
+    ...(notBefore ? { next_attempt_at: notBefore } : {}),
     append_request: JSON.stringify(sessionsV1.AppendTurnRequest.toJSON(append)),
     principal: JSON.stringify(principal),
     request_id: `req-${chargeKey}`,
@@ -91,5 +105,30 @@ describe("record outbox relay", () => {
     await owe(chargeKey, 0, appendOf(chargeKey, missing, "Lost question", "Lost answer"));
     await until("the relay to drop the refused record", async () => !(await owedKeys()).includes(chargeKey));
     expect((await history(missing)).status).toBe(404);
+  }, 60_000);
+
+  it("a turn on a session with an owed record lands that record first, so the history keeps the order", async () => {
+    const first = await stack.call("POST", "/v1/chat", { key, body: { message: "first" } });
+    const sessionId = ((await first.json()) as { session_id: string }).session_id;
+    const chargeKey = "chat:outbox-ordered-1";
+    // In its backoff for an hour: only the next turn on the session can land it now.
+    await owe(
+      chargeKey,
+      0,
+      appendOf(chargeKey, sessionId, "Owed question", "Owed answer"),
+      new Date(Date.now() + 3.6e6),
+    );
+    // The relay's passes tell every agent which sessions are owed a record.
+    await sleep(RELAY_MS * 5);
+    expect(await owedKeys()).toContain(chargeKey);
+    const next = await stack.call("POST", "/v1/chat", { key, body: { session_id: sessionId, message: "next" } });
+    expect(next.status, await next.clone().text()).toBe(200);
+    expect(await owedKeys()).not.toContain(chargeKey);
+    const turns = (await history(sessionId)).messages.filter(([, sender]) => sender === "user");
+    expect(turns).toEqual([
+      [0, "user", "first"],
+      [1, "user", "Owed question"],
+      [2, "user", "next"],
+    ]);
   }, 60_000);
 });

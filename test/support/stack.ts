@@ -30,6 +30,8 @@ export interface StackOptions {
   name?: string;
   /** The agent's job worker pool (short leases and retention in tests). */
   jobs?: Partial<JobsConfig>;
+  /** Period of the agent's record outbox relay, in ms (default 2 s). */
+  turnRecordRelayMs?: number;
   /** Comment heartbeat period of progress streams. */
   streamHeartbeatMs?: number;
   /** The gateway's REQUEST_TIMEOUT_MS and HEADERS_TIMEOUT_MS (slow-client tests make them short). */
@@ -108,6 +110,7 @@ export async function startTestStack(infra: StackInfra, opts: StackOptions = {})
     databaseUrl,
     natsUrl: infra.natsUrl,
     jobs: opts.jobs,
+    turnRecordRelayMs: opts.turnRecordRelayMs,
   });
   const gateway = await startGateway({
     host: "127.0.0.1",

@@ -56,6 +56,11 @@ export interface AgentContext extends Clients<(typeof CLIENTS)[number]> {
   instanceId: string;
   /** Jobs running on this instance, by id. */
   running: Map<string, RunningJob>;
+  /**
+   * Sessions with a turn record owed to the record outbox (turn/record-outbox.ts), as this
+   * instance last saw them: a turn on one of them lands the owed record first.
+   */
+  owedSessions: Set<string>;
   /** Wakes an idle worker (a job was created or released here); set by the worker pool. */
   wake(): void;
   /**
@@ -79,6 +84,7 @@ export async function createContext(cfg: AgentConfig, overrides: Partial<AgentCo
     jobsCfg: { ...DEFAULT_JOBS_CONFIG, ...cfg.jobs },
     instanceId: `agent-${randomBytes(6).toString("hex")}`,
     running: new Map(),
+    owedSessions: new Set(),
     wake: () => {},
     takeIdleWorker: () => null,
     ...overrides,

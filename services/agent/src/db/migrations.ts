@@ -76,6 +76,8 @@ export const migrations: Migration[] = [
       // time. Both are idempotent per charge key, so the relay repeats them until they land.
       await db.schema.withSchema(SCHEMA).createTable("turn_records", (t) => {
         t.text("charge_key").primary();
+        // The session the record belongs to: its next turn waits for it (record order is turn order).
+        t.text("session_id").nullable();
         t.integer("operations").notNullable();
         // sessions.v1 AppendTurnRequest as ts-proto JSON; null for a turn with no session record (re-edit).
         t.jsonb("append_request").nullable();
@@ -87,6 +89,7 @@ export const migrations: Migration[] = [
         t.timestamp("next_attempt_at", { useTz: true }).notNullable().defaultTo(db.fn.now());
         t.timestamp("created_at", { useTz: true }).notNullable().defaultTo(db.fn.now());
         t.index(["next_attempt_at"]);
+        t.index(["session_id"]);
       });
     },
     async down(db: Knex) {

@@ -141,6 +141,8 @@ export interface JobEventRow {
 /** A committed sync turn's settle and record still owed (the record outbox, turn/record-outbox.ts). */
 export interface TurnRecordRow {
   charge_key: string;
+  /** The session of the owed AppendTurn; null when there is none (re-edit). */
+  session_id: string | null;
   /** Operations the settle bills (0 releases the hold). */
   operations: number;
   /** sessions.v1 AppendTurnRequest.toJSON; null when the turn has no session record (re-edit). */

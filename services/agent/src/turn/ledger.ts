@@ -201,7 +201,7 @@ export async function finishSyncTurn(
   const refused = failures.find((err) => !transient(err));
   if (refused) throw refused;
   try {
-    await queueTurnRecord(ctx.db, actor.opts, owed);
+    await queueTurnRecord(ctx, actor.opts, owed);
   } catch (err) {
     actor.log.error({ err, chargeKey: owed.chargeKey }, "the record outbox is unavailable; the turn's record is lost");
     void release(ctx, actor.opts, owed.chargeKey, actor.log, owed.operations);

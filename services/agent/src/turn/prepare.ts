@@ -8,6 +8,7 @@ import type { AgentContext, HandedContext } from "../context.js";
 import type { TurnInput } from "../engines/index.js";
 import { sessionAttachments, turnFiles } from "./files.js";
 import { loadKey } from "./keys.js";
+import { landOwedRecords } from "./record-outbox.js";
 
 /** The document a turn works on, before anything is persisted. */
 export interface Target {
@@ -151,6 +152,8 @@ export async function prepareTurn(
   opts: { newSession?: boolean; context?: HandedContext } = {},
 ): Promise<PreparedTurn> {
   const callOpts = actor.opts;
+  // An earlier turn's record still owed goes first, so the history keeps the turns' order.
+  if (req.sessionId) await landOwedRecords(ctx, req.sessionId);
   const modelEngine = ctx.engine.name !== "offline";
   const historyLimit = turnHistoryLimit(ctx);
   const [context, loaded, attachments] = await Promise.allSettled([

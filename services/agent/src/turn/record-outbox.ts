@@ -10,13 +10,13 @@ import {
   type CallOpts,
   counter,
   gaugeOnScrape,
-  type Knex,
   type Logger,
   METRICS_PREFIX,
   type Principal,
   RedlineError,
   SpanKind,
   traceparentOf,
+  UnavailableError,
   withSpan,
 } from "@redline/service-kit";
 import { TURN_RECORD_RELAY_MS_DEFAULT } from "../config.js";
@@ -48,14 +48,21 @@ const relayed = counter(
 
 /**
  * Keeps `owed` for the relay, with the principal, request id and trace of `opts` (the turn's own
- * calls). A second write of the same charge key is a no-op. Throws when the agent's database
- * cannot take it (the caller then has nothing durable to answer on).
+ * calls), and marks its session owed (a turn on it lands the record first: landOwedRecords). A
+ * second write of the same charge key is a no-op. Throws when the agent's database cannot take it
+ * (the caller then has nothing durable to answer on).
  */
-export async function queueTurnRecord(db: Knex, opts: CallOpts, owed: OwedRecord): Promise<void> {
+export async function queueTurnRecord(
+  ctx: Pick<AgentContext, "db" | "owedSessions">,
+  opts: CallOpts,
+  owed: OwedRecord,
+): Promise<void> {
   if (!opts.principal) throw new Error("a turn record needs the turn's principal");
-  await db(T.turnRecords)
+  await ctx
+    .db(T.turnRecords)
     .insert({
       charge_key: owed.chargeKey,
+      session_id: owed.append?.sessionId ?? null,
       operations: owed.operations,
       append_request: owed.append ? JSON.stringify(sessionsV1.AppendTurnRequest.toJSON(owed.append)) : null,
       principal: JSON.stringify(opts.principal),
@@ -64,26 +71,69 @@ export async function queueTurnRecord(db: Knex, opts: CallOpts, owed: OwedRecord
     })
     .onConflict("charge_key")
     .ignore();
+  if (owed.append) ctx.owedSessions.add(owed.append.sessionId);
 }
 
 /**
- * One relay pass: claims up to CLAIM_BATCH rows that are due (FOR UPDATE SKIP LOCKED, so agents
- * share the work), settles and records each, deletes it once both landed, and schedules a row
- * that failed again with a doubling backoff (1 s to MAX_BACKOFF_SECONDS); a row a service refuses
- * (a 4xx but 408 and 429) is dropped and logged. Returns how many rows it completed. Throws only when the database
- * itself fails.
+ * Lands what is owed for `sessionId` before a turn on it runs (prepareTurn), so its record takes
+ * its place in the history ahead of the new turn's: a Set lookup when nothing is owed there, as
+ * on almost every turn. UnavailableError (503, Retry-After 2) while a record is still owed (its
+ * service still away, or another agent's relay holding it).
  */
-export async function relayTurnRecordsOnce(ctx: AgentContext): Promise<number> {
+export async function landOwedRecords(ctx: AgentContext, sessionId: string): Promise<void> {
+  if (!ctx.owedSessions.has(sessionId)) return;
+  await finishRows(ctx, await claim(ctx, "session_id = ?", [sessionId]));
+  const [{ n }] = await ctx.db(T.turnRecords).where({ session_id: sessionId }).count<{ n: string }[]>({ n: "*" });
+  if (Number(n) === 0) {
+    ctx.owedSessions.delete(sessionId);
+    return;
+  }
+  throw new UnavailableError("This session's previous turn is still being recorded; retry shortly", {
+    retryAfterSeconds: 2,
+  });
+}
+
+/**
+ * Claims the rows matching `where` (a SQL condition with `bindings`), oldest first, at most
+ * CLAIM_BATCH: FOR UPDATE SKIP LOCKED, so agents share the work, and each claimed row is left
+ * alone for CLAIM_LEASE_SECONDS (a relay that died mid-row is taken over after).
+ */
+async function claim(ctx: AgentContext, where: string, bindings: readonly unknown[]): Promise<TurnRecordRow[]> {
   const { rows } = await ctx.db.raw<{ rows: TurnRecordRow[] }>(
     `update ${T.turnRecords}
         set next_attempt_at = now() + make_interval(secs => ?), attempts = attempts + 1
       where charge_key in (select charge_key from ${T.turnRecords}
-                            where next_attempt_at <= now()
+                            where ${where}
                             order by created_at
                             limit ? for update skip locked)
       returning *`,
-    [CLAIM_LEASE_SECONDS, CLAIM_BATCH],
+    [CLAIM_LEASE_SECONDS, ...bindings, CLAIM_BATCH],
   );
+  // RETURNING does not keep the subquery's order.
+  return rows.sort((a, b) => a.created_at.getTime() - b.created_at.getTime());
+}
+
+/**
+ * One relay pass: reads which sessions are owed a record (ctx.owedSessions, also those another
+ * agent queued), then claims up to CLAIM_BATCH rows that are due and finishes them (finishRows).
+ * Returns how many rows it completed. Throws only when the database itself fails.
+ */
+export async function relayTurnRecordsOnce(ctx: AgentContext): Promise<number> {
+  const { rows: owed } = await ctx.db.raw<{ rows: { session_id: string | null; due: boolean }[] }>(
+    `select session_id, bool_or(next_attempt_at <= now()) as due from ${T.turnRecords} group by session_id`,
+  );
+  ctx.owedSessions.clear();
+  for (const row of owed) if (row.session_id !== null) ctx.owedSessions.add(row.session_id);
+  if (!owed.some((row) => row.due)) return 0;
+  return finishRows(ctx, await claim(ctx, "next_attempt_at <= now()", []));
+}
+
+/**
+ * Settles and records each claimed row in turn, deleting it once both landed; a row that failed
+ * again waits a doubling backoff (1 s to MAX_BACKOFF_SECONDS), and a row a service refuses (a 4xx
+ * but 408 and 429) is dropped and logged. Returns how many rows it completed.
+ */
+async function finishRows(ctx: AgentContext, rows: TurnRecordRow[]): Promise<number> {
   let done = 0;
   for (const row of rows) {
     try {
