@@ -131,4 +131,26 @@ describe("record outbox relay", () => {
       [2, "user", "next"],
     ]);
   }, 60_000);
+
+  it("never records a session's later owed turn before an earlier one still in its backoff", async () => {
+    const first = await stack.call("POST", "/v1/chat", { key, body: { message: "first" } });
+    const sessionId = ((await first.json()) as { session_id: string }).session_id;
+    const [older, newer] = ["chat:outbox-older-1", "chat:outbox-newer-1"];
+    await owe(older, 0, appendOf(older, sessionId, "Older question", "Older answer"), new Date(Date.now() + 3.6e6));
+    await owe(newer, 0, appendOf(newer, sessionId, "Newer question", "Newer answer"));
+    // Due, the newer one still waits behind the older one in the relay's passes.
+    await sleep(RELAY_MS * 5);
+    expect((await owedKeys()).filter((k) => k === older || k === newer).sort()).toEqual([newer, older]);
+    expect((await history(sessionId)).messages).toHaveLength(2);
+    // The next turn lands both, oldest first.
+    const next = await stack.call("POST", "/v1/chat", { key, body: { session_id: sessionId, message: "next" } });
+    expect(next.status, await next.clone().text()).toBe(200);
+    const turns = (await history(sessionId)).messages.filter(([, sender]) => sender === "user");
+    expect(turns).toEqual([
+      [0, "user", "first"],
+      [1, "user", "Older question"],
+      [2, "user", "Newer question"],
+      [3, "user", "next"],
+    ]);
+  }, 60_000);
 });

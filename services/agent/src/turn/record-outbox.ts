@@ -82,7 +82,7 @@ export async function queueTurnRecord(
  */
 export async function landOwedRecords(ctx: AgentContext, sessionId: string): Promise<void> {
   if (!ctx.owedSessions.has(sessionId)) return;
-  await finishRows(ctx, await claim(ctx, "session_id = ?", [sessionId]));
+  await finishRows(ctx, await claim(ctx, "r.session_id = ?", [sessionId]));
   const [{ n }] = await ctx.db(T.turnRecords).where({ session_id: sessionId }).count<{ n: string }[]>({ n: "*" });
   if (Number(n) === 0) {
     ctx.owedSessions.delete(sessionId);
@@ -94,17 +94,17 @@ export async function landOwedRecords(ctx: AgentContext, sessionId: string): Pro
 }
 
 /**
- * Claims the rows matching `where` (a SQL condition with `bindings`), oldest first, at most
- * CLAIM_BATCH: FOR UPDATE SKIP LOCKED, so agents share the work, and each claimed row is left
- * alone for CLAIM_LEASE_SECONDS (a relay that died mid-row is taken over after).
+ * Claims the rows matching `where` (a SQL condition on the row `r`, with `bindings`), oldest
+ * first, at most CLAIM_BATCH: FOR UPDATE SKIP LOCKED, so agents share the work, and each claimed
+ * row is left alone for CLAIM_LEASE_SECONDS (a relay that died mid-row is taken over after).
  */
 async function claim(ctx: AgentContext, where: string, bindings: readonly unknown[]): Promise<TurnRecordRow[]> {
   const { rows } = await ctx.db.raw<{ rows: TurnRecordRow[] }>(
     `update ${T.turnRecords}
         set next_attempt_at = now() + make_interval(secs => ?), attempts = attempts + 1
-      where charge_key in (select charge_key from ${T.turnRecords}
+      where charge_key in (select r.charge_key from ${T.turnRecords} r
                             where ${where}
-                            order by created_at
+                            order by r.created_at
                             limit ? for update skip locked)
       returning *`,
     [CLAIM_LEASE_SECONDS, ...bindings, CLAIM_BATCH],
@@ -112,6 +112,13 @@ async function claim(ctx: AgentContext, where: string, bindings: readonly unknow
   // RETURNING does not keep the subquery's order.
   return rows.sort((a, b) => a.created_at.getTime() - b.created_at.getTime());
 }
+
+/**
+ * A row the relay's pass takes: due, and the oldest owed of its session (a later one recorded
+ * first would take the older turn's place in the history).
+ */
+const DUE = `r.next_attempt_at <= now()
+  and not exists (select 1 from ${T.turnRecords} o where o.session_id = r.session_id and o.created_at < r.created_at)`;
 
 /**
  * One relay pass: reads which sessions are owed a record (ctx.owedSessions, also those another
@@ -125,17 +132,36 @@ export async function relayTurnRecordsOnce(ctx: AgentContext): Promise<number> {
   ctx.owedSessions.clear();
   for (const row of owed) if (row.session_id !== null) ctx.owedSessions.add(row.session_id);
   if (!owed.some((row) => row.due)) return 0;
-  return finishRows(ctx, await claim(ctx, "next_attempt_at <= now()", []));
+  return finishRows(ctx, await claim(ctx, DUE, []));
 }
 
 /**
- * Settles and records each claimed row in turn, deleting it once both landed; a row that failed
- * again waits a doubling backoff (1 s to MAX_BACKOFF_SECONDS), and a row a service refuses (a 4xx
- * but 408 and 429) is dropped and logged. Returns how many rows it completed.
+ * Settles and records each claimed row in turn (oldest first), deleting it once both landed; a
+ * row that failed again waits a doubling backoff (1 s to MAX_BACKOFF_SECONDS), and the later rows
+ * of its session wait with it, unattempted; a row a service refuses (a 4xx but 408 and 429) is
+ * dropped and logged. Returns how many rows it completed.
  */
 async function finishRows(ctx: AgentContext, rows: TurnRecordRow[]): Promise<number> {
   let done = 0;
+  /** Sessions whose older record failed in this pass, with its backoff (s): their later ones wait with it. */
+  const blocked = new Map<string, number>();
+  const retryIn = (row: TurnRecordRow, seconds: number, attempted: boolean, err?: unknown) =>
+    ctx
+      .db(T.turnRecords)
+      .where({ charge_key: row.charge_key })
+      .update({
+        ...(attempted ? { last_error: err instanceof Error ? err.message.slice(0, 500) : String(err) } : {}),
+        // A row handed back unattempted keeps its count of attempts.
+        attempts: attempted ? row.attempts : row.attempts - 1,
+        next_attempt_at: ctx.db.raw("now() + make_interval(secs => ?)", [seconds]),
+      });
   for (const row of rows) {
+    const waiting = row.session_id === null ? undefined : blocked.get(row.session_id);
+    if (waiting !== undefined) {
+      // Recorded before the older turn, it would take that turn's place in the history.
+      await retryIn(row, waiting, false);
+      continue;
+    }
     try {
       await relayOne(ctx, row);
       await ctx.db(T.turnRecords).where({ charge_key: row.charge_key }).delete();
@@ -151,13 +177,8 @@ async function finishRows(ctx: AgentContext, rows: TurnRecordRow[]): Promise<num
         continue;
       }
       const backoff = Math.min(MAX_BACKOFF_SECONDS, 2 ** Math.min(row.attempts - 1, 6));
-      await ctx
-        .db(T.turnRecords)
-        .where({ charge_key: row.charge_key })
-        .update({
-          last_error: err instanceof Error ? err.message.slice(0, 500) : String(err),
-          next_attempt_at: ctx.db.raw("now() + make_interval(secs => ?)", [backoff]),
-        });
+      await retryIn(row, backoff, true, err);
+      if (row.session_id !== null) blocked.set(row.session_id, backoff);
       ctx.log.warn({ err, chargeKey: row.charge_key, attempts: row.attempts }, "turn record still owed");
     }
   }
