@@ -205,13 +205,17 @@ describe("metrics", () => {
     expect(text).toContain("# TYPE redline_http_throttled_total counter");
   });
 
-  it("agent: job outcomes, queue depth and the oldest runnable job's age", async () => {
+  it("agent: job outcomes, queue depth, the oldest runnable job's age and the record outbox", async () => {
     const samples = await scrape("agent");
     expect(total(samples, "redline_jobs_completed_total", { status: "completed" })).toBeGreaterThanOrEqual(1);
     expect(series(samples, "redline_jobs_queue_depth")).toHaveLength(1);
     expect(total(samples, "redline_jobs_queue_depth")).toBeGreaterThanOrEqual(0);
     expect(series(samples, "redline_jobs_oldest_runnable_age_seconds")).toHaveLength(1);
     expect(total(samples, "redline_jobs_oldest_runnable_age_seconds")).toBeGreaterThanOrEqual(0);
+    // Every turn here was recorded in time: nothing owed.
+    expect(series(samples, "redline_turn_records_owed")).toHaveLength(1);
+    expect(total(samples, "redline_turn_records_owed")).toBe(0);
+    expect(total(samples, "redline_turn_records_oldest_age_seconds")).toBe(0);
   });
 
   it("documents: outbox lag; billing: reservations; ingest: conversion and export durations", async () => {

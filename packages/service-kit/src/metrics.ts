@@ -128,6 +128,43 @@ export function gaugeOnScrape<L extends string>(
   };
 }
 
+/** A gauge's name and help text. */
+export interface GaugeName {
+  name: string;
+  help: string;
+}
+
+/**
+ * A backlog's two scrape-time gauges, fed by one `query` (a row count and the age in seconds of
+ * the oldest, null when none): `count`, and `age` (0 when none). The scrape reads them one after
+ * the other, within milliseconds, so they share the query's answer until the next tick. Returns
+ * the function removing both.
+ */
+export function backlogGaugesOnScrape(
+  query: () => Promise<{ count: number; age: number | null }>,
+  count: GaugeName,
+  age: GaugeName,
+): () => void {
+  let pending: Promise<{ count: number; age: number }> | undefined;
+  const read = () => {
+    pending ??= query()
+      .then((r) => ({ count: r.count, age: Math.max(0, r.age ?? 0) }))
+      .finally(() => {
+        setImmediate(() => {
+          pending = undefined;
+        });
+      });
+    return pending;
+  };
+  const stops = [
+    gaugeOnScrape(count.name, count.help, [], async (add) => add({}, (await read()).count)),
+    gaugeOnScrape(age.name, age.help, [], async (add) => add({}, (await read()).age)),
+  ];
+  return () => {
+    for (const stop of stops) stop();
+  };
+}
+
 const GRPC_CODE_NAMES: Record<number, string> = Object.fromEntries(
   Object.entries(GrpcStatus)
     .filter(([, v]) => typeof v === "number")

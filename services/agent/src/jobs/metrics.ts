@@ -1,6 +1,6 @@
 // The job queue's metrics: depth and oldest runnable job computed on scrape (one indexed query per
 // scrape, nothing per job), and job outcomes counted as each terminal status is written.
-import { counter, gaugeOnScrape, type Knex, METRICS_PREFIX } from "@redline/service-kit";
+import { backlogGaugesOnScrape, counter, type Knex, METRICS_PREFIX } from "@redline/service-kit";
 import { T } from "../db/tables.js";
 
 /** The statuses a job ends in: the only values of redline_jobs_completed_total{status}. */
@@ -23,40 +23,24 @@ export function countJobOutcome(status: string | undefined): void {
  * redline_jobs_oldest_runnable_age_seconds (0 when none). Returns the function that stops it.
  */
 export function observeJobQueue(db: Knex): () => void {
-  // One query feeds both gauges: the scrape reads them one after the other, within milliseconds.
-  let pending: Promise<{ depth: number; age: number }> | undefined;
-  const read = () => {
-    pending ??= db
-      .raw<{ rows: { depth: number; age: number | null }[] }>(
-        `select count(*)::int as depth, extract(epoch from now() - min(created_at))::float8 as age
-           from ${T.jobs}
-          where not cancel_requested
-            and ((status = 'pending' and (lease_expires_at is null or lease_expires_at < now()))
-                 or (status = 'in_progress' and lease_expires_at < now()))`,
-      )
-      .then((res) => ({ depth: res.rows[0]?.depth ?? 0, age: Math.max(0, res.rows[0]?.age ?? 0) }))
-      .finally(() => {
-        setImmediate(() => {
-          pending = undefined;
-        });
-      });
-    return pending;
-  };
-  const stops = [
-    gaugeOnScrape(
-      `${METRICS_PREFIX}jobs_queue_depth`,
-      "Async jobs waiting for a worker (pending, or in progress with a lapsed lease).",
-      [],
-      async (add) => add({}, (await read()).depth),
-    ),
-    gaugeOnScrape(
-      `${METRICS_PREFIX}jobs_oldest_runnable_age_seconds`,
-      "Age of the oldest job waiting for a worker; 0 when none waits.",
-      [],
-      async (add) => add({}, (await read()).age),
-    ),
-  ];
-  return () => {
-    for (const stop of stops) stop();
-  };
+  return backlogGaugesOnScrape(
+    async () =>
+      (
+        await db.raw<{ rows: { count: number; age: number | null }[] }>(
+          `select count(*)::int as count, extract(epoch from now() - min(created_at))::float8 as age
+             from ${T.jobs}
+            where not cancel_requested
+              and ((status = 'pending' and (lease_expires_at is null or lease_expires_at < now()))
+                   or (status = 'in_progress' and lease_expires_at < now()))`,
+        )
+      ).rows[0] ?? { count: 0, age: null },
+    {
+      name: `${METRICS_PREFIX}jobs_queue_depth`,
+      help: "Async jobs waiting for a worker (pending, or in progress with a lapsed lease).",
+    },
+    {
+      name: `${METRICS_PREFIX}jobs_oldest_runnable_age_seconds`,
+      help: "Age of the oldest job waiting for a worker; 0 when none waits.",
+    },
+  );
 }

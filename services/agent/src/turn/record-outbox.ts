@@ -7,9 +7,9 @@
 
 import { sessionsV1 } from "@redline/grpc-stubs";
 import {
+  backlogGaugesOnScrape,
   type CallOpts,
   counter,
-  gaugeOnScrape,
   type Logger,
   METRICS_PREFIX,
   type Principal,
@@ -237,39 +237,26 @@ export function startTurnRecordRelay(ctx: AgentContext, log: Logger, periodMs = 
     timer.unref();
   };
   schedule();
-  let owed: Promise<{ count: number; age: number }> | undefined;
-  // One query feeds both gauges, as the job queue's do.
-  const read = () => {
-    owed ??= ctx.db
-      .raw<{ rows: { count: number; age: number | null }[] }>(
-        `select count(*)::int as count, extract(epoch from now() - min(created_at))::float8 as age from ${T.turnRecords}`,
-      )
-      .then((res) => ({ count: res.rows[0]?.count ?? 0, age: Math.max(0, res.rows[0]?.age ?? 0) }))
-      .finally(() => {
-        setImmediate(() => {
-          owed = undefined;
-        });
-      });
-    return owed;
-  };
-  const stopGauges = [
-    gaugeOnScrape(
-      `${METRICS_PREFIX}turn_records_owed`,
-      "Committed sync turns whose settle or session record is still owed (the agent's record outbox).",
-      [],
-      async (add) => add({}, (await read()).count),
-    ),
-    gaugeOnScrape(
-      `${METRICS_PREFIX}turn_records_oldest_age_seconds`,
-      "Age of the oldest owed turn record; 0 when none is owed.",
-      [],
-      async (add) => add({}, (await read()).age),
-    ),
-  ];
+  const stopGauges = backlogGaugesOnScrape(
+    async () =>
+      (
+        await ctx.db.raw<{ rows: { count: number; age: number | null }[] }>(
+          `select count(*)::int as count, extract(epoch from now() - min(created_at))::float8 as age from ${T.turnRecords}`,
+        )
+      ).rows[0] ?? { count: 0, age: null },
+    {
+      name: `${METRICS_PREFIX}turn_records_owed`,
+      help: "Committed sync turns whose settle or session record is still owed (the agent's record outbox).",
+    },
+    {
+      name: `${METRICS_PREFIX}turn_records_oldest_age_seconds`,
+      help: "Age of the oldest owed turn record; 0 when none is owed.",
+    },
+  );
   return async () => {
     stopped = true;
     clearTimeout(timer);
-    for (const stop of stopGauges) stop();
+    stopGauges();
     await running;
   };
 }
