@@ -1,5 +1,6 @@
 // Row types and table names of the agent schema (snake_case, as stored).
 import type { ChunkOperation } from "@redline/html-chunks";
+import type { Principal } from "@redline/service-kit";
 import { SCHEMA } from "./migrations.js";
 
 /** Qualified table names. */
@@ -147,7 +148,7 @@ export interface TurnRecordRow {
   operations: number;
   /** sessions.v1 AppendTurnRequest.toJSON; null when the turn has no session record (re-edit). */
   append_request: unknown | null;
-  principal: { userId: string; organizationId: string; ownerId: string; plan: string; userName?: string };
+  principal: Principal;
   request_id: string;
   /** W3C traceparent of the turn's span: the relay's work joins the turn's trace. */
   traceparent: string | null;

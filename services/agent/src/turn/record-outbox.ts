@@ -12,7 +12,6 @@ import {
   counter,
   type Logger,
   METRICS_PREFIX,
-  type Principal,
   RedlineError,
   SpanKind,
   traceparentOf,
@@ -199,7 +198,7 @@ async function relayOne(ctx: AgentContext, row: TurnRecordRow): Promise<void> {
     { kind: SpanKind.INTERNAL, traceparent: row.traceparent, attributes: { "redline.charge_key": row.charge_key } },
     async (_span, trace) => {
       const opts: CallOpts = {
-        principal: row.principal as Principal,
+        principal: row.principal,
         requestId: row.request_id || undefined,
         timeoutMs: RELAY_CALL_TIMEOUT_MS,
         trace,
