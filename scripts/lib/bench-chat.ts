@@ -449,6 +449,7 @@ function observabilityFigures(run: ObservabilityRun) {
   };
 }
 
+/** `x` (a percentage) signed, one decimal: "+3.1 %". */
 function sign(x: number): string {
   return `${x >= 0 ? "+" : ""}${x.toFixed(1)} %`;
 }
@@ -456,7 +457,7 @@ function sign(x: number): string {
 /**
  * (o) on the deployed shape: a `pnpm start` stack (a process per service) whose every service
  * process loads recording-switch.mjs, so each block's setting is switched in the same six
- * processes; spans go over OTLP/HTTP to `sinkUrl`; CPU is the six processes' (every thread).
+ * processes; spans go over OTLP/HTTP to `sink`; CPU is the six processes' (every thread).
  */
 async function observabilityDeployed(
   infra: LocalInfra,
@@ -510,7 +511,13 @@ function switchRequest(socketPath: string, path: string): Promise<{ tracing: boo
       res.on("end", () => {
         const text = Buffer.concat(chunks).toString("utf8");
         if (res.statusCode !== 200) reject(new Error(`recording switch ${socketPath}: ${res.statusCode} ${text}`));
-        else resolve(JSON.parse(text));
+        else {
+          try {
+            resolve(JSON.parse(text));
+          } catch (err) {
+            reject(err);
+          }
+        }
       });
     });
     req.on("error", reject);
@@ -531,11 +538,12 @@ function switchRequest(socketPath: string, path: string): Promise<{ tracing: boo
  * Kubernetes run them, switched through recording-switch.mjs. Beside it, every service in the
  * bench's own process (the test stack), the earlier design: there the SDK's code stays hot in one
  * process, while in the deployed shape each process runs its one to three spans a turn between
- * the others' work, with cold caches, and a span costs two to three times as much (the same SDK functions, each slower in the profile). What runs
- * whether requests come or not (prom-client's collectors, the span exporter's timer) is measured
- * apart, as the CPU per second three idle process stacks burn (both on, neither, neither again);
- * the difference as a share of one core is added to the verdict, an upper bound of what it takes
- * from a turn. The verdict needs the latency noise floor under 1.5 %.
+ * the others' work, with cold caches, and a span costs two to three times as much (the same SDK
+ * functions, each slower in the profile). What runs whether requests come or not (prom-client's
+ * collectors, the span exporter's timer) is measured apart, as the CPU per second three idle
+ * process stacks burn (both on, neither, neither again); the difference as a share of one core
+ * is added to the verdict, an upper bound of what it takes from a turn. The verdict needs the
+ * latency noise floor under 1.5 %.
  */
 export async function benchObservabilityOverhead(
   results: BenchResult[],
@@ -580,7 +588,7 @@ export async function benchObservabilityOverhead(
 
 /**
  * (o) with every service in the bench's process (the test stack), tracing set up here and
- * exporting to `sinkUrl`; CPU is this process's.
+ * exporting to `sink`; CPU is this process's.
  */
 async function observabilityInProcess(
   infra: LocalInfra,
