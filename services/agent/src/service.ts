@@ -22,10 +22,10 @@ export interface RunningAgentService extends RunningService {
 
 /**
  * Migrates the `agent` schema (unless `opts.migrate` is false), connects NATS, starts the job
- * worker pool and the record outbox's relay (turn/record-outbox.ts) and serves AgentService, JobsService, RevertService and Health (Postgres and
- * NATS). close() reports NOT_SERVING and stops the pool at once (it stops claiming and hands
- * its running jobs back, so another agent continues them), drains the RPCs in flight, then
- * releases the context.
+ * worker pool and the record outbox's relay (turn/record-outbox.ts) and serves AgentService,
+ * JobsService, RevertService and Health (Postgres and NATS). close() reports NOT_SERVING and
+ * stops the pool at once (it stops claiming and hands its running jobs back, so another agent
+ * continues them), drains the RPCs in flight, then stops the relay and releases the context.
  */
 export async function startAgentService(
   cfg: AgentConfig,

@@ -212,9 +212,9 @@ async function relayOne(ctx: AgentContext, row: TurnRecordRow): Promise<void> {
 
 /**
  * Runs relayTurnRecordsOnce `periodMs` (default TURN_RECORD_RELAY_MS_DEFAULT) after the end of
- * the last pass until the returned stop (which waits for a pass under way) is called, and reports redline_turn_records_owed and
- * redline_turn_records_oldest_age_seconds on scrape. A pass that fails (the database down) is
- * logged and the next one tries again.
+ * the last pass until the returned stop (which waits for a pass under way) is called, and
+ * reports redline_turn_records_owed and redline_turn_records_oldest_age_seconds on scrape. A
+ * pass that fails (the database down) is logged and the next one tries again.
  */
 export function startTurnRecordRelay(ctx: AgentContext, log: Logger, periodMs = TURN_RECORD_RELAY_MS_DEFAULT) {
   let stopped = false;
