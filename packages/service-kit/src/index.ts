@@ -9,6 +9,7 @@ export * from "./messaging.js";
 export * from "./metrics.js";
 export * from "./migrations.js";
 export * from "./object-store.js";
+export * from "./periodic.js";
 export * from "./principal.js";
 export * from "./rpc.js";
 export * from "./serve.js";

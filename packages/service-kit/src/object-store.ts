@@ -19,6 +19,8 @@ export interface ObjectStore {
   ensureBucket(): Promise<void>;
   put(key: string, body: Buffer, contentType: string): Promise<void>;
   get(key: string): Promise<Buffer>;
+  /** Deletes one object; a key already gone is not an error (S3's DeleteObject answers 204 alike). */
+  remove(key: string): Promise<void>;
   /** A PUT link valid `ttlSeconds` (at most 604800) for one object: a bearer credential to write it until then. */
   presignUpload(key: string, ttlSeconds: number): Promise<string>;
   /**
@@ -87,6 +89,9 @@ export function createObjectStore(cfg: S3Config, opts: { publicEndpoint?: string
       } catch (err) {
         return storeFailure(err);
       }
+    },
+    async remove(key) {
+      await client.removeObject(cfg.bucket, key).catch(storeFailure);
     },
     presignUpload(key, ttlSeconds) {
       return signer.presignedPutObject(cfg.bucket, key, ttlSeconds);

@@ -1,6 +1,14 @@
 // The billing service as a library: tests, the bench and main.ts start it from a config.
 import { billingV1 } from "@redline/grpc-stubs";
-import { migrateLatest, pingDb, type RunningService, type StartOptions, serveService } from "@redline/service-kit";
+import {
+  migrateLatest,
+  type Periodic,
+  pingDb,
+  type RunningService,
+  type StartOptions,
+  serveService,
+  startPeriodic,
+} from "@redline/service-kit";
 import { releaseExpiredHolds } from "./commands/quota.js";
 import type { BillingConfig } from "./config.js";
 import { type BillingContext, closeContext, createContext } from "./context.js";
@@ -37,27 +45,9 @@ export const DEFAULT_HOLD_SWEEP_MS = 30_000;
  * because a stale hold counts against the quota (and refuses reservations) whether or not anyone
  * reads the usage. Several billing instances may sweep at once: settling is guarded per key.
  */
-function startHoldSweep(ctx: BillingContext, periodMs: number): { stop: () => Promise<void> } {
-  let running: Promise<void> | undefined;
-  const timer = setInterval(() => {
-    if (running) return; // the last sweep is still going: skip a tick rather than queue one
-    running = (async () => {
-      try {
-        const released = await releaseExpiredHolds(ctx.db, ctx.clock.now());
-        if (released > 0) ctx.log.info({ released }, "released expired holds");
-      } catch (err) {
-        // Postgres restarting: the next tick tries again.
-        ctx.log.warn({ err }, "releasing expired holds failed");
-      }
-    })().finally(() => {
-      running = undefined;
-    });
-  }, periodMs);
-  timer.unref();
-  return {
-    stop: async () => {
-      clearInterval(timer);
-      await running;
-    },
-  };
+function startHoldSweep(ctx: BillingContext, periodMs: number): Periodic {
+  return startPeriodic("releasing expired holds", periodMs, ctx.log, async () => {
+    const released = await releaseExpiredHolds(ctx.db, ctx.clock.now());
+    if (released > 0) ctx.log.info({ released }, "released expired holds");
+  });
 }
