@@ -33,6 +33,7 @@ describe("loadConfig", () => {
         MAIL_FROM: "Docs <docs@example.com>",
         REDLINE_DATA_DIR: "/data",
         EMAIL_EXPORTS_PER_HOUR: "5",
+        FILE_SWEEP_MS: "60000",
         BILLING_ADDR: "billing:7000",
       }),
     ).toEqual({
@@ -56,6 +57,7 @@ describe("loadConfig", () => {
       },
       s3PublicEndpoint: "https://files.example.com",
       emailExportsPerHour: 5,
+      fileSweepMs: 60_000,
       mail: { smtpUrl: "smtp://mail:25", sinkDir: join("/data", "mail"), from: "Docs <docs@example.com>" },
     });
   });
@@ -66,5 +68,6 @@ describe("loadConfig", () => {
     );
     expect(() => loadConfig({ MAX_UPLOAD_MB: "lots" })).toThrow('MAX_UPLOAD_MB must be a positive number, got "lots"');
     expect(() => loadConfig({ CONVERTER_WORKERS: "0" })).toThrow(/CONVERTER_WORKERS/);
+    expect(() => loadConfig({ FILE_SWEEP_MS: "0.5" })).toThrow('FILE_SWEEP_MS must be an integer >= 1, got "0.5"');
   });
 });

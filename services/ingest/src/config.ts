@@ -51,6 +51,8 @@ export interface IngestConfig {
   mail?: MailConfig;
   /** Email exports one account (owner) may request per hour, counted in Postgres (default 20). */
   emailExportsPerHour?: number;
+  /** Period of the expired-file sweep (commands/retention.ts), in ms; default 10 minutes (FILE_SWEEP_MS). */
+  fileSweepMs?: number;
   /**
    * Billing, asked for the caller's email on file when an email export names no recipient;
    * without it such an export answers 503.
@@ -78,8 +80,9 @@ type Env = Record<string, string | undefined>;
  * without both, exports and conversions still work and the stored-file RPCs answer 503),
  * S3_PUBLIC_ENDPOINT (pre-signed URLs' host, default S3_ENDPOINT), SMTP_URL (unset: messages
  * are written as .eml files to $REDLINE_DATA_DIR/mail, default .redline/mail), MAIL_FROM,
- * EMAIL_EXPORTS_PER_HOUR (20 per account, an integer >= 1), BILLING_ADDR (the email on file of
- * an export without recipient) and LOG_LEVEL (info).
+ * EMAIL_EXPORTS_PER_HOUR (20 per account, an integer >= 1), FILE_SWEEP_MS (600000, the period
+ * of the expired-file sweep, an integer >= 1), BILLING_ADDR (the email on file of an export
+ * without recipient) and LOG_LEVEL (info).
  * Throws an Error naming the variable when a number is malformed or out of range.
  */
 export function loadConfig(env: Env): IngestConfig {
@@ -105,6 +108,7 @@ export function loadConfig(env: Env): IngestConfig {
     (n) => Number.isInteger(n) && n >= 1,
     "an integer >= 1",
   );
+  const fileSweepMs = numberVar(env, "FILE_SWEEP_MS", (n) => Number.isInteger(n) && n >= 1, "an integer >= 1");
   const workers = numberVar(env, "CONVERTER_WORKERS", (n) => Number.isInteger(n) && n > 0, "a positive integer");
   const addrs = readAddrs(env);
   return {
@@ -134,6 +138,7 @@ export function loadConfig(env: Env): IngestConfig {
     }),
     ...(env.S3_PUBLIC_ENDPOINT && { s3PublicEndpoint: env.S3_PUBLIC_ENDPOINT }),
     ...(emailPerHour !== undefined && { emailExportsPerHour: emailPerHour }),
+    ...(fileSweepMs !== undefined && { fileSweepMs }),
     mail: {
       ...(env.SMTP_URL && { smtpUrl: env.SMTP_URL }),
       sinkDir: join(env.REDLINE_DATA_DIR || ".redline", "mail"),

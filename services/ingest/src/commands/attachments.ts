@@ -5,6 +5,7 @@
 import { InputError, NotFoundError, UnsupportedMediaTypeError } from "@redline/service-kit";
 import type { IngestContext } from "../context.js";
 import * as store from "../db/store/attachments.js";
+import { markAttachmentsRemoved } from "../db/store/retention.js";
 import type { AttachmentRow } from "../db/tables.js";
 import { CONTENT_TYPE_BY_EXTENSION, extensionOf, SUPPORTED_EXTENSIONS, type SupportedExtension } from "../formats.js";
 import { checkSize, newId, requireStorage } from "./shared.js";
@@ -96,12 +97,18 @@ export async function getAttachment(ctx: IngestContext, ownerId: string, id: str
   return row;
 }
 
-/** Soft-deletes (cancels processing), drops its text and bytes; returns the row as it was. */
+/**
+ * Soft-deletes (cancels processing), drops its text and bytes; returns the row as it was. A store
+ * that refuses the removal leaves the bytes to the expired-file sweep (commands/retention.ts).
+ */
 export async function deleteAttachment(ctx: IngestContext, ownerId: string, id: string): Promise<AttachmentRow> {
   const { db, store: objects } = requireStorage(ctx);
   const row = await getAttachment(ctx, ownerId, id);
   await db.transaction((tx) => store.softDeleteAttachment(tx, row.id));
-  await objects.client.removeObject(objects.bucket, row.object_key).catch(() => undefined);
+  await objects
+    .remove(row.object_key)
+    .then(() => markAttachmentsRemoved(db, [row.id]))
+    .catch((err: unknown) => ctx.log.warn({ err, attachmentId: row.id }, "attachment bytes left to the sweep"));
   return row;
 }
 

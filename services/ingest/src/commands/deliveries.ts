@@ -134,10 +134,13 @@ async function deliver(
   source?: ingestFilesV1.ExportSource,
 ): Promise<void> {
   const { db } = requireStorage(ctx);
+  // Recorded on failure too, so the expired-file sweep removes a file whose mail failed.
+  let stored = "";
   try {
     // The original (export in place) is read here, off the request's path.
     const file = await exportForCaller(ctx, { ownerId }, await withSource(ctx, ownerId, job, source), true);
     const { key, url } = await storeAndSign(ctx, id, file, filename, EMAIL_LINK_TTL_SECONDS);
+    stored = key;
     const expires = new Date(Date.now() + EMAIL_LINK_TTL_SECONDS * 1000).toUTCString();
     await ctx.mailer.send({
       to: recipient,
@@ -149,6 +152,6 @@ async function deliver(
   } catch (err) {
     ctx.log.error({ err, exportId: id }, "email export failed");
     const error = err instanceof Error ? err.message.slice(0, 500) : String(err);
-    await updateExportStatus(db, id, { status: "failed", error }).catch(() => undefined);
+    await updateExportStatus(db, id, { status: "failed", error, object_key: stored }).catch(() => undefined);
   }
 }

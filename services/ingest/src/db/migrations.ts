@@ -140,4 +140,43 @@ export const migrations: Migration[] = [
       await db.schema.withSchema(SCHEMA).dropTableIfExists("document_sources");
     },
   },
+  {
+    name: "20261210T0900_file_retention",
+    // The expired-file sweep (commands/retention.ts) removes expired upload slots' objects with
+    // their rows, and records when it removed a stored export's or a deleted attachment's object.
+    async up(db: Knex) {
+      const s = () => db.schema.withSchema(SCHEMA);
+      await s().alterTable("exports", (t) => {
+        t.timestamp("object_removed_at", { useTz: true }).nullable();
+      });
+      await s().alterTable("attachments", (t) => {
+        t.timestamp("object_removed_at", { useTz: true }).nullable();
+      });
+      await s().alterTable("uploads", (t) => {
+        t.index(["expires_at"], "uploads_expires");
+      });
+      // Each pass reads only the rows whose object is still stored: a few days' worth, however
+      // long the tables grow.
+      await db.raw(
+        `create index exports_objects_stored on ${SCHEMA}.exports (created_at) where object_key <> '' and object_removed_at is null`,
+      );
+      await db.raw(
+        `create index attachments_deleted_objects_stored on ${SCHEMA}.attachments (deleted_at) where deleted_at is not null and object_removed_at is null`,
+      );
+    },
+    async down(db: Knex) {
+      await db.raw(`drop index if exists ${SCHEMA}.exports_objects_stored`);
+      await db.raw(`drop index if exists ${SCHEMA}.attachments_deleted_objects_stored`);
+      const s = () => db.schema.withSchema(SCHEMA);
+      await s().alterTable("uploads", (t) => {
+        t.dropIndex(["expires_at"], "uploads_expires");
+      });
+      await s().alterTable("attachments", (t) => {
+        t.dropColumn("object_removed_at");
+      });
+      await s().alterTable("exports", (t) => {
+        t.dropColumn("object_removed_at");
+      });
+    },
+  },
 ];

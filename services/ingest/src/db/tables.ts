@@ -39,6 +39,8 @@ export interface AttachmentRow {
   created_at: Date;
   updated_at: Date;
   deleted_at: Date | null;
+  /** When the attachment's bytes left the object store after its deletion; null until then. */
+  object_removed_at: Date | null;
 }
 
 /** ingest.templates. */
@@ -69,6 +71,8 @@ export interface ExportRow {
   error: string;
   created_at: Date;
   updated_at: Date;
+  /** When the expired-file sweep removed the stored object; null while it is stored (or never was). */
+  object_removed_at: Date | null;
 }
 
 /** ingest.document_sources: a loaded document's original file and its chunk map (object store keys). */

@@ -10,11 +10,11 @@ export async function insertExport(db: Knex | Knex.Transaction, row: NewExport):
   await db<ExportRow>("exports").insert(row);
 }
 
-/** Sets an export's outcome: sent (with its stored object) or failed (with the error). */
+/** Sets an export's outcome: sent (with its stored object) or failed (with the error, and the object stored before it failed, or ""). */
 export async function updateExportStatus(
   db: Knex,
   id: string,
-  change: { status: "sent"; object_key: string } | { status: "failed"; error: string },
+  change: { status: "sent"; object_key: string } | { status: "failed"; error: string; object_key: string },
 ): Promise<void> {
   await db<ExportRow>("exports")
     .where({ id })
