@@ -190,6 +190,9 @@ describe("exports", () => {
       .update({ updated_at: ingestDb.raw("now() - ?::interval", [`${7 * 24 * HOUR_S + HOUR_S + 60} seconds`]) });
     expect((await sweep()).email).toBe(1);
     expect(await isStored(failed.object_key)).toBe(false);
+    expect((await ingestDb("exports").where({ id }).first()).object_removed_at).toBeInstanceOf(Date);
+    // Removed once: a later pass neither finds nor counts it again.
+    expect((await sweep()).email).toBe(0);
   });
 });
 

@@ -39,17 +39,21 @@ export async function expiredExports(
   limit: number,
 ): Promise<(ExpiredObject & { kind: "download" | "email" })[]> {
   const grace = seconds(graceSeconds);
-  return db("exports")
-    .where("object_key", "<>", "")
-    .whereNull("object_removed_at")
-    .whereRaw(
-      `(kind = 'download' and created_at + ?::interval < now() - ?::interval)
-        or (kind = 'email' and updated_at + ?::interval < now() - ?::interval)`,
-      [seconds(link.downloadSeconds), grace, seconds(link.emailSeconds), grace],
-    )
-    .orderBy("created_at")
-    .limit(limit)
-    .select("id", "object_key", "kind");
+  return (
+    db("exports")
+      .where("object_key", "<>", "")
+      .whereNull("object_removed_at")
+      // Parenthesized whole: knex adds a raw condition after "and" as written, and "and" binds
+      // tighter than "or".
+      .whereRaw(
+        `((kind = 'download' and created_at + ?::interval < now() - ?::interval)
+        or (kind = 'email' and updated_at + ?::interval < now() - ?::interval))`,
+        [seconds(link.downloadSeconds), grace, seconds(link.emailSeconds), grace],
+      )
+      .orderBy("created_at")
+      .limit(limit)
+      .select("id", "object_key", "kind")
+  );
 }
 
 /** Records that these exports' files were removed. */
