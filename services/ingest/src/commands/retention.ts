@@ -40,14 +40,14 @@ export interface RemovedFiles {
 }
 
 /**
- * Removes `rows`' objects one by one, then `record`s the ids of those removed, also when a removal
+ * Removes `rows`' objects one by one, then `record`s the rows of those removed, also when a removal
  * failed part-way (the error is rethrown after): a row never says "removed" before its object is.
  */
 async function removeObjects<R extends ExpiredObject>(
   store: ObjectStore,
   rows: R[],
-  record: (ids: string[]) => Promise<void>,
-): Promise<R[]> {
+  record: (removed: R[]) => Promise<void>,
+): Promise<void> {
   const removed: R[] = [];
   try {
     for (const row of rows) {
@@ -55,9 +55,8 @@ async function removeObjects<R extends ExpiredObject>(
       removed.push(row);
     }
   } finally {
-    await record(removed.map((r) => r.id));
+    await record(removed);
   }
-  return removed;
 }
 
 /**
@@ -70,6 +69,11 @@ async function removeObjects<R extends ExpiredObject>(
 export async function removeExpiredFiles(storage: FilesStorage): Promise<RemovedFiles> {
   const { db, store } = storage;
   const counts: RemovedFiles = { upload: 0, download: 0, email: 0, attachment: 0 };
+  // Counted as removed, so a pass the store cuts short still shows what it did.
+  const tally = (kind: keyof RemovedFiles, n: number) => {
+    counts[kind] += n;
+    if (n > 0) removedFiles.inc({ kind }, n);
+  };
   const drain = async <R extends ExpiredObject>(
     due: () => Promise<R[]>,
     record: (ids: string[]) => Promise<void>,
@@ -77,16 +81,17 @@ export async function removeExpiredFiles(storage: FilesStorage): Promise<Removed
   ) => {
     for (;;) {
       const rows = await due();
-      count(await removeObjects(store, rows, record));
+      await removeObjects(store, rows, async (removed) => {
+        await record(removed.map((r) => r.id));
+        count(removed);
+      });
       if (rows.length < BATCH) return;
     }
   };
   await drain(
     () => expiredUploads(db, EXPIRED_FILE_GRACE_SECONDS, BATCH),
     (ids) => deleteUploads(db, ids),
-    (removed) => {
-      counts.upload += removed.length;
-    },
+    (removed) => tally("upload", removed.length),
   );
   await drain(
     () =>
@@ -98,17 +103,14 @@ export async function removeExpiredFiles(storage: FilesStorage): Promise<Removed
       ),
     (ids) => markExportsRemoved(db, ids),
     (removed) => {
-      for (const row of removed) counts[row.kind]++;
+      for (const row of removed) tally(row.kind, 1);
     },
   );
   await drain(
     () => deletedAttachmentObjects(db, BATCH),
     (ids) => markAttachmentsRemoved(db, ids),
-    (removed) => {
-      counts.attachment += removed.length;
-    },
+    (removed) => tally("attachment", removed.length),
   );
-  for (const [kind, n] of Object.entries(counts)) if (n > 0) removedFiles.inc({ kind }, n);
   return counts;
 }
 
