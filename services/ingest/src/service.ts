@@ -1,6 +1,13 @@
 // The ingest service as a library: start from a config, close. main.ts is the thin shell.
 import { ingestFilesV1, ingestV1 } from "@redline/grpc-stubs";
-import { type HealthCheck, pingDb, type RunningService, type StartOptions, serveService } from "@redline/service-kit";
+import {
+  type HealthCheck,
+  type Periodic,
+  pingDb,
+  type RunningService,
+  type StartOptions,
+  serveService,
+} from "@redline/service-kit";
 import { DEFAULT_FILE_SWEEP_MS, startFileSweep } from "./commands/retention.js";
 import type { IngestConfig } from "./config.js";
 import { closeContext, createContext, type IngestContext } from "./context.js";
@@ -20,18 +27,18 @@ function healthChecks(ctx: IngestContext): Record<string, HealthCheck> {
  * fact 8; unshown-parts.md uploads, attachments, templates, export). With databaseUrl and s3 it
  * migrates the `ingest` schema (unless `opts.migrate` is false) and ensures the bucket first;
  * attachments left pending by an earlier process are resumed, and the expired-file sweep runs
- * every `cfg.fileSweepMs` (commands/retention.ts). Conversions run in a pool of worker processes; PDF export uses one
- * warm Chromium launched on first use. close() stops all of it.
+ * every `cfg.fileSweepMs` (commands/retention.ts). Conversions run in a pool of worker processes;
+ * PDF export uses one warm Chromium launched on first use. close() stops all of it.
  */
 export async function startIngestService(cfg: IngestConfig, opts: StartOptions = {}): Promise<RunningService> {
   const ctx = await createContext(cfg, opts);
   let running: RunningService;
+  let sweep: Periodic | null = null;
   try {
     const rpc = {
       dir: new URL("./rpc/", import.meta.url),
       definitions: [ingestV1.IngestServiceService, ingestFilesV1.FilesServiceService],
     };
-    const sweep = ctx.storage && startFileSweep(ctx, ctx.storage, cfg.fileSweepMs ?? DEFAULT_FILE_SWEEP_MS);
     const release = async () => {
       await sweep?.stop();
       await closeContext(ctx);
@@ -47,5 +54,7 @@ export async function startIngestService(cfg: IngestConfig, opts: StartOptions =
     throw err;
   }
   await ctx.attachments.resume();
+  // Started once serving, so a failed start leaves no timer behind.
+  sweep = ctx.storage && startFileSweep(ctx, ctx.storage, cfg.fileSweepMs ?? DEFAULT_FILE_SWEEP_MS);
   return running;
 }
