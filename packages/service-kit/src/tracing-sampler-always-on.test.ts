@@ -4,21 +4,22 @@
 // provider is the only one.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type OtlpReceiver, startOtlpReceiver } from "../../../test/support/otlp-receiver.js";
-import { initTracing, startServerSpan, type Tracing, traceparentOf } from "./tracing.js";
+import { initTracing, readTracingEnv, startServerSpan, type Tracing, traceparentOf } from "./tracing.js";
 
 let tracing: Tracing;
 let receiver: OtlpReceiver;
 
 beforeAll(async () => {
   receiver = await startOtlpReceiver();
-  process.env.OTEL_TRACES_SAMPLER = "always_on";
-  tracing = initTracing("sampler-always-on-test", { tracesUrl: `${receiver.url}/v1/traces` });
+  tracing = initTracing(
+    "sampler-always-on-test",
+    readTracingEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_TRACES_SAMPLER: "always_on" }),
+  );
 });
 
 afterAll(async () => {
   await tracing?.shutdown();
   await receiver?.close();
-  delete process.env.OTEL_TRACES_SAMPLER;
 });
 
 describe("OTEL_TRACES_SAMPLER=always_on", () => {

@@ -5,23 +5,34 @@
 import { Metadata } from "@grpc/grpc-js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type OtlpReceiver, startOtlpReceiver } from "../../../test/support/otlp-receiver.js";
-import { initTracing, rpcClientSpan, startServerSpan, type Tracing, traceparentOf, withSpan } from "./tracing.js";
+import {
+  initTracing,
+  readTracingEnv,
+  rpcClientSpan,
+  startServerSpan,
+  type Tracing,
+  traceparentOf,
+  withSpan,
+} from "./tracing.js";
 
 let tracing: Tracing;
 let receiver: OtlpReceiver;
 
 beforeAll(async () => {
   receiver = await startOtlpReceiver();
-  process.env.OTEL_TRACES_SAMPLER = "parentbased_traceidratio";
-  process.env.OTEL_TRACES_SAMPLER_ARG = "0";
-  tracing = initTracing("sampler-test", { tracesUrl: `${receiver.url}/v1/traces` });
+  tracing = initTracing(
+    "sampler-test",
+    readTracingEnv({
+      OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+      OTEL_TRACES_SAMPLER: "parentbased_traceidratio",
+      OTEL_TRACES_SAMPLER_ARG: "0",
+    }),
+  );
 });
 
 afterAll(async () => {
   await tracing?.shutdown();
   await receiver?.close();
-  delete process.env.OTEL_TRACES_SAMPLER;
-  delete process.env.OTEL_TRACES_SAMPLER_ARG;
 });
 
 describe("OTEL_TRACES_SAMPLER", () => {

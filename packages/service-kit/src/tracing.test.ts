@@ -29,6 +29,7 @@ describe("readTracingEnv", () => {
       tracesUrl: "http://collector:4318/v1/traces",
       serviceName: undefined,
       rpcClientSpans: "errors",
+      sampler: { name: "parentbased_always_on", ratio: 1 },
     });
     expect(
       readTracingEnv({
@@ -36,7 +37,36 @@ describe("readTracingEnv", () => {
         OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: "http://traces:9999/custom",
         OTEL_SERVICE_NAME: "redline-edge",
       }),
-    ).toEqual({ tracesUrl: "http://traces:9999/custom", serviceName: "redline-edge", rpcClientSpans: "errors" });
+    ).toEqual({
+      tracesUrl: "http://traces:9999/custom",
+      serviceName: "redline-edge",
+      rpcClientSpans: "errors",
+      sampler: { name: "parentbased_always_on", ratio: 1 },
+    });
+  });
+
+  it("reads OTEL_TRACES_SAMPLER and its ratio, and names either when malformed (the SDK would record every turn instead)", () => {
+    const on = { OTEL_EXPORTER_OTLP_ENDPOINT: "http://collector:4318" };
+    const sampler = (extra: Record<string, string>) => readTracingEnv({ ...on, ...extra })?.sampler;
+    expect(sampler({ OTEL_TRACES_SAMPLER: " ParentBased_TraceIdRatio ", OTEL_TRACES_SAMPLER_ARG: "0.1" })).toEqual({
+      name: "parentbased_traceidratio",
+      ratio: 0.1,
+    });
+    expect(sampler({ OTEL_TRACES_SAMPLER: "traceidratio" })).toEqual({ name: "traceidratio", ratio: 1 });
+    // The argument belongs to the ratio samplers alone, as in the SDK.
+    expect(sampler({ OTEL_TRACES_SAMPLER: "always_off", OTEL_TRACES_SAMPLER_ARG: "lots" })).toEqual({
+      name: "always_off",
+      ratio: 1,
+    });
+    expect(() => sampler({ OTEL_TRACES_SAMPLER: "parentbased_traceid_ratio" })).toThrow(
+      "OTEL_TRACES_SAMPLER must be one of parentbased_always_on, parentbased_always_off, parentbased_traceidratio, always_on, always_off, traceidratio; got parentbased_traceid_ratio",
+    );
+    for (const arg of ["1.5", "-0.1", "a tenth"])
+      expect(() => sampler({ OTEL_TRACES_SAMPLER: "parentbased_traceidratio", OTEL_TRACES_SAMPLER_ARG: arg })).toThrow(
+        `OTEL_TRACES_SAMPLER_ARG must be a number from 0 to 1; got ${arg}`,
+      );
+    // Tracing off: the sampler is never read, so it cannot stop a service from starting.
+    expect(readTracingEnv({ OTEL_TRACES_SAMPLER: "nonsense" })).toBeUndefined();
   });
 });
 

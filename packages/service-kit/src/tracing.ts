@@ -47,6 +47,24 @@ export type TraceContext = Context;
  */
 export type RpcClientSpans = "all" | "errors";
 
+/** The OTel SDK's sampler names (OTEL_TRACES_SAMPLER), each the SDK's own sampler class. */
+export const SAMPLERS = [
+  "parentbased_always_on",
+  "parentbased_always_off",
+  "parentbased_traceidratio",
+  "always_on",
+  "always_off",
+  "traceidratio",
+] as const;
+export type SamplerName = (typeof SAMPLERS)[number];
+
+/** Which turns are recorded: OTEL_TRACES_SAMPLER and, for the ratio samplers, OTEL_TRACES_SAMPLER_ARG. */
+export interface SamplerConfig {
+  name: SamplerName;
+  /** Share of new traces recorded, 0 to 1 (the ratio samplers only; 1 for the others). */
+  ratio: number;
+}
+
 /** Tracing settings from the OTEL_* variables (readTracingEnv); absent = tracing off. */
 export interface TracingConfig {
   /** Full URL spans are POSTed to (…/v1/traces). */
@@ -55,6 +73,8 @@ export interface TracingConfig {
   serviceName?: string;
   /** TRACE_RPC_CLIENT_SPANS; default "errors". */
   rpcClientSpans?: RpcClientSpans;
+  /** Default parentbased_always_on, ratio 1 (the OTel default). */
+  sampler?: SamplerConfig;
 }
 
 type Env = Record<string, string | undefined>;
@@ -62,8 +82,12 @@ type Env = Record<string, string | undefined>;
 /**
  * Standard OTel env semantics: OTEL_EXPORTER_OTLP_TRACES_ENDPOINT is used as is, else
  * OTEL_EXPORTER_OTLP_ENDPOINT (a base URL) with `/v1/traces` appended; OTEL_SERVICE_NAME
- * overrides the service name; TRACE_RPC_CLIENT_SPANS is `errors` (default) or `all`. Undefined
- * (tracing off) when neither endpoint is set. Throws on any other TRACE_RPC_CLIENT_SPANS.
+ * overrides the service name; OTEL_TRACES_SAMPLER (one of SAMPLERS, default
+ * parentbased_always_on) with OTEL_TRACES_SAMPLER_ARG (the ratio samplers' share, 0 to 1,
+ * default 1); TRACE_RPC_CLIENT_SPANS is `errors` (default) or `all`. Undefined (tracing off)
+ * when neither endpoint is set. Throws naming the variable on any other TRACE_RPC_CLIENT_SPANS,
+ * and, with tracing on, on a sampler or ratio outside those: the SDK would fall back to
+ * recording every turn without a word.
  */
 export function readTracingEnv(env: Env): TracingConfig | undefined {
   const signal = env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT?.trim();
@@ -73,7 +97,25 @@ export function readTracingEnv(env: Env): TracingConfig | undefined {
   if (clientSpans !== "errors" && clientSpans !== "all")
     throw new Error(`TRACE_RPC_CLIENT_SPANS must be errors or all; got ${env.TRACE_RPC_CLIENT_SPANS}`);
   if (!tracesUrl) return undefined;
-  return { tracesUrl, serviceName: env.OTEL_SERVICE_NAME?.trim() || undefined, rpcClientSpans: clientSpans };
+  return {
+    tracesUrl,
+    serviceName: env.OTEL_SERVICE_NAME?.trim() || undefined,
+    rpcClientSpans: clientSpans,
+    sampler: readSamplerEnv(env),
+  };
+}
+
+/** OTEL_TRACES_SAMPLER and OTEL_TRACES_SAMPLER_ARG (see readTracingEnv). */
+function readSamplerEnv(env: Env): SamplerConfig {
+  const name = (env.OTEL_TRACES_SAMPLER?.trim() || "parentbased_always_on").toLowerCase();
+  if (!(SAMPLERS as readonly string[]).includes(name))
+    throw new Error(`OTEL_TRACES_SAMPLER must be one of ${SAMPLERS.join(", ")}; got ${env.OTEL_TRACES_SAMPLER}`);
+  if (!name.endsWith("traceidratio")) return { name: name as SamplerName, ratio: 1 };
+  const arg = env.OTEL_TRACES_SAMPLER_ARG?.trim();
+  const ratio = arg ? Number(arg) : 1;
+  if (!Number.isFinite(ratio) || ratio < 0 || ratio > 1)
+    throw new Error(`OTEL_TRACES_SAMPLER_ARG must be a number from 0 to 1; got ${env.OTEL_TRACES_SAMPLER_ARG}`);
+  return { name: name as SamplerName, ratio };
 }
 
 /** The process's tracing: flush exports what is batched; shutdown flushes and stops exporting. */
@@ -97,8 +139,8 @@ let propagator: TextMapPropagator | undefined;
 let everyClientSpan = false;
 /**
  * Whether this process's sampler leaves a span unrecorded whenever its parent was sampled out:
- * every OTEL_TRACES_SAMPLER but always_on and traceidratio, which decide span by span. Then no
- * span is started under such a parent at all (see unsampledSpanOf).
+ * the parentbased_* samplers and always_off (always_on and traceidratio decide span by span).
+ * Then no span is started under such a parent at all (see unsampledSpanOf).
  */
 let parentDecides = true;
 
@@ -119,24 +161,23 @@ export function initTracing(service: string, cfg: TracingConfig | undefined): Tr
   const { resourceFromAttributes } = sdkRequire(
     "@opentelemetry/resources",
   ) as typeof import("@opentelemetry/resources");
-  const { BasicTracerProvider, BatchSpanProcessor } = sdkRequire(
-    "@opentelemetry/sdk-trace-base",
-  ) as typeof import("@opentelemetry/sdk-trace-base");
+  const sdk = sdkRequire("@opentelemetry/sdk-trace-base") as typeof import("@opentelemetry/sdk-trace-base");
   const { ATTR_SERVICE_NAME } = sdkRequire(
     "@opentelemetry/semantic-conventions",
   ) as typeof import("@opentelemetry/semantic-conventions");
-  const provider = new BasicTracerProvider({
+  const sampling = cfg.sampler ?? { name: "parentbased_always_on", ratio: 1 };
+  const provider = new sdk.BasicTracerProvider({
     resource: resourceFromAttributes({ [ATTR_SERVICE_NAME]: cfg.serviceName ?? `redline-${service}` }),
-    spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter({ url: cfg.tracesUrl }))],
+    // Built here from the config, so the SDK never reads OTEL_TRACES_SAMPLER on its own.
+    sampler: samplerOf(sdk, sampling),
+    spanProcessors: [new sdk.BatchSpanProcessor(new OTLPTraceExporter({ url: cfg.tracesUrl }))],
   });
   trace.setGlobalTracerProvider(provider);
   tracer = provider.getTracer("redline");
   propagator = new W3CTraceContextPropagator();
   propagation.setGlobalPropagator(propagator);
   everyClientSpan = cfg.rpcClientSpans === "all";
-  // The SDK reads the same variable (an unknown value falls back to parentbased_always_on).
-  const sampler = process.env.OTEL_TRACES_SAMPLER?.trim().toLowerCase();
-  parentDecides = sampler !== "always_on" && sampler !== "traceidratio";
+  parentDecides = sampling.name.startsWith("parentbased_") || sampling.name === "always_off";
   enabled = true;
   current = {
     enabled: true,
@@ -144,6 +185,16 @@ export function initTracing(service: string, cfg: TracingConfig | undefined): Tr
     shutdown: () => provider.shutdown(),
   };
   return current;
+}
+
+/** The SDK's sampler for `cfg`: a ParentBasedSampler around the root's choice for parentbased_*. */
+function samplerOf(sdk: typeof import("@opentelemetry/sdk-trace-base"), cfg: SamplerConfig) {
+  const root = cfg.name.endsWith("always_on")
+    ? new sdk.AlwaysOnSampler()
+    : cfg.name.endsWith("always_off")
+      ? new sdk.AlwaysOffSampler()
+      : new sdk.TraceIdRatioBasedSampler(cfg.ratio);
+  return cfg.name.startsWith("parentbased_") ? new sdk.ParentBasedSampler({ root }) : root;
 }
 
 /** Whether spans are being recorded in this process. */
