@@ -19,6 +19,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { killAndAwaitRestart, servicePid } from "../scripts/lib/kill-faults.js";
 import { freeStackEnv, type RunningStack, startStack } from "../scripts/lib/stack.js";
 import { delayed, type ScriptedOpenAi, startScriptedOpenAi } from "./support/scripted-openai.js";
+import { until } from "./support/until.js";
 
 /** The AI cap and the sync hold's expiry of the agents here (ms): short, so the test sees the sweep. */
 const AI_TIMEOUT_MS = 4_000;
@@ -107,14 +108,9 @@ async function chat(body: unknown): Promise<Answer> {
 
 const monthlyUsed = async () => Number((await call("GET", "/v1/usage")).body.monthly_used);
 
-async function until(what: string, probe: () => Promise<boolean>, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (await probe()) return;
-    await sleep(100);
-  }
-  throw new Error(`timed out waiting for ${what}:\n${stackLog.slice(-15).join("\n")}`);
-}
+/** until() naming the stack's last log lines on a timeout. */
+const untilLogged = (what: string, probe: () => Promise<boolean>, timeoutMs: number) =>
+  until(what, probe, timeoutMs, () => stackLog.slice(-15).join("\n"));
 
 describe("kill -9 mid-turn", () => {
   it("agent killed mid sync chat: the hold expires and is released, no operation charged", async () => {
@@ -123,7 +119,7 @@ describe("kill -9 mid-turn", () => {
     m.push(delayed(60_000, { content: "never delivered" }));
     const used = await monthlyUsed();
     const pending = call("POST", "/v1/chat", { message: "Say hello", session_id: "turn-kill-agent" });
-    await until("the agent to call the model", async () => m.requests.length > before, 30_000);
+    await untilLogged("the agent to call the model", async () => m.requests.length > before, 30_000);
     // The turn holds its operation while the model works.
     expect(await monthlyUsed()).toBe(used + 1);
     const restart = await killAndAwaitRestart(stack as RunningStack, "agent");
@@ -131,7 +127,11 @@ describe("kill -9 mid-turn", () => {
     expect([502, 503, 504]).toContain(answer.status);
     expect(restart.newPid, "agent not restarted").not.toBeNull();
     // No agent will settle the lost turn: billing's sweep releases its hold once it expires.
-    await until("the hold to be released", async () => (await monthlyUsed()) === used, SYNC_HOLD_EXPIRY_MS + 20_000);
+    await untilLogged(
+      "the hold to be released",
+      async () => (await monthlyUsed()) === used,
+      SYNC_HOLD_EXPIRY_MS + 20_000,
+    );
     const usage = (await call("GET", "/v1/usage")).body;
     const held = (usage.recent_charges ?? []).filter((c: { state: string }) => c.state === "reserved");
     expect(held).toEqual([]);
@@ -154,14 +154,14 @@ describe("kill -9 mid-turn", () => {
     // down or restarting, so the turn's AppendTurn meets an unavailable sessions and is retried.
     m.push(delayed(1_500, { content: "Second answer." }));
     const pending = call("POST", "/v1/chat", { message: "Second", session_id: sid });
-    await until("the agent to call the model", async () => m.requests.length > before, 30_000);
+    await untilLogged("the agent to call the model", async () => m.requests.length > before, 30_000);
     const restart = await killAndAwaitRestart(stack as RunningStack, "sessions");
     expect(restart.newPid, "sessions not restarted").not.toBeNull();
     const answer = await pending;
     expect(answer.status, JSON.stringify(answer.body)).toBe(200);
     expect(answer.body.response).toBe("Second answer.");
     // Recorded while the turn waited, or by the record outbox when the restart outlasted the wait.
-    await until("the turn to be recorded", async () => (await historyOf(sid)).length >= 4, 20_000);
+    await untilLogged("the turn to be recorded", async () => (await historyOf(sid)).length >= 4, 20_000);
     expect(await historyOf(sid)).toEqual([
       [0, "user", "First"],
       [0, "ai", "First answer."],
@@ -183,7 +183,7 @@ describe("kill -9 mid-turn", () => {
     m.push(delayed(1_000, { content: "Second answer." }));
     const started = Date.now();
     const pending = call("POST", "/v1/chat", { message: "Second", session_id: sid });
-    await until("the agent to call the model", async () => m.requests.length > before, 30_000);
+    await untilLogged("the agent to call the model", async () => m.requests.length > before, 30_000);
     const pid = servicePid(stack as RunningStack, "sessions");
     process.kill(pid, "SIGSTOP");
     let charged = 0;
@@ -204,7 +204,7 @@ describe("kill -9 mid-turn", () => {
     } finally {
       process.kill(pid, "SIGCONT");
     }
-    await until("the outbox to record the turn", async () => (await historyOf(sid)).length >= 4, 30_000);
+    await untilLogged("the outbox to record the turn", async () => (await historyOf(sid)).length >= 4, 30_000);
     const expected = [
       [0, "user", "First"],
       [0, "ai", "First answer."],
@@ -212,7 +212,7 @@ describe("kill -9 mid-turn", () => {
       [1, "ai", "Second answer."],
     ];
     expect(await historyOf(sid)).toEqual(expected);
-    await until(
+    await untilLogged(
       "the outbox to empty",
       async () => (await (agentDb as Knex)("agent.turn_records").count<{ n: string }[]>({ n: "*" }))[0].n === "0",
       10_000,

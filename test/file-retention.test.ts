@@ -11,6 +11,7 @@ import { removeExpiredFiles } from "../services/ingest/src/commands/retention.js
 import { startIngestService } from "../services/ingest/src/service.js";
 import type { TestInfra } from "./global-setup.js";
 import { startTestStack, type TestStack } from "./support/stack.js";
+import { until } from "./support/until.js";
 
 const HOUR_S = 3600;
 let infra: TestInfra;
@@ -63,14 +64,6 @@ const expireUpload = (id: string, seconds: number) =>
 
 /** A pass of the sweep over the stack's storage. */
 const sweep = () => removeExpiredFiles({ db: ingestDb, store });
-
-async function until(what: string, check: () => Promise<boolean>, ms = 30_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
 
 describe("upload slots", () => {
   it("removes a slot's object and row an hour after the slot expired, and keeps a slot within that hour", async () => {
@@ -175,7 +168,11 @@ describe("exports", () => {
     });
     expect(res.status).toBe(202);
     const { job_id: id } = (await res.json()) as { job_id: string };
-    await until("the mail to fail", async () => (await ingestDb("exports").where({ id }).first())?.status === "failed");
+    await until(
+      "the mail to fail",
+      async () => (await ingestDb("exports").where({ id }).first())?.status === "failed",
+      30_000,
+    );
     const failed = await ingestDb("exports").where({ id }).first();
     expect(failed.object_key).toMatch(/^exports\/exp_/);
     expect(await isStored(failed.object_key)).toBe(true);
@@ -238,10 +235,11 @@ describe("the sweep's timer", () => {
       fileSweepMs: 100,
     });
     try {
-      await until("the sweep to remove the expired upload", async () => !(await isStored(old.objectKey)));
+      await until("the sweep to remove the expired upload", async () => !(await isStored(old.objectKey)), 30_000);
       await until(
         "the slot's row to go",
         async () => (await ingestDb("uploads").where({ id: old.id }).first()) === undefined,
+        30_000,
       );
     } finally {
       await ingest.close();

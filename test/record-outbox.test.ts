@@ -9,6 +9,7 @@ import type { Principal } from "@redline/service-kit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { principalOf, startStackWithKey } from "./support/file-stack.js";
 import type { TestStack } from "./support/stack.js";
+import { until } from "./support/until.js";
 
 /** The relay's period here (ms): short, so the tests need not wait for it. */
 const RELAY_MS = 200;
@@ -52,15 +53,6 @@ function appendOf(chargeKey: string, sessionId: string, userMessage: string, aiM
 async function owedKeys(): Promise<string[]> {
   const rows = await stack.agentDb("agent.turn_records").select("charge_key");
   return rows.map((r: { charge_key: string }) => r.charge_key);
-}
-
-async function until(what: string, probe: () => Promise<boolean>, timeoutMs = 15_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (await probe()) return;
-    await sleep(100);
-  }
-  throw new Error(`timed out waiting for ${what}`);
 }
 
 async function history(sessionId: string): Promise<{ status: number; messages: [number, string, string][] }> {
