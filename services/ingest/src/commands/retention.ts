@@ -1,10 +1,10 @@
-// The expired-file sweep (README, "Data retention"): a stored file that no link or row can reach
+// The expired-file sweep (README, Security model, "Retention"): a stored file that no link or row can reach
 // any more leaves the object store. An upload slot's object goes an hour after its 300 s PUT link
 // expired (the slot answers 404 from then on), a download's file an hour after its 15-minute
 // link, a mailed export's an hour after its 7-day link, and a deleted attachment's bytes as soon
 // as the sweep sees them (deleteAttachment removes them at once; this catches a removal the store
 // refused). The hour lets a read or a download that began before the expiry finish.
-import { counter, METRICS_PREFIX, type ObjectStore, type Periodic, startPeriodic } from "@redline/service-kit";
+import { counter, METRICS_PREFIX, type Periodic, startPeriodic } from "@redline/service-kit";
 import type { IngestContext } from "../context.js";
 import {
   deletedAttachmentObjects,
@@ -40,26 +40,6 @@ export interface RemovedFiles {
 }
 
 /**
- * Removes `rows`' objects one by one, then `record`s the rows of those removed, also when a removal
- * failed part-way (the error is rethrown after): a row never says "removed" before its object is.
- */
-async function removeObjects<R extends ExpiredObject>(
-  store: ObjectStore,
-  rows: R[],
-  record: (removed: R[]) => Promise<void>,
-): Promise<void> {
-  const removed: R[] = [];
-  try {
-    for (const row of rows) {
-      await store.remove(row.object_key);
-      removed.push(row);
-    }
-  } finally {
-    await record(removed);
-  }
-}
-
-/**
  * One pass of the sweep over `storage`: removes every object due (see the file's head) and records
  * it (an upload slot's row is dropped; an export or attachment row gets object_removed_at).
  * Throws the store's error (UnavailableError when it cannot be reached) or Postgres's after
@@ -69,29 +49,35 @@ async function removeObjects<R extends ExpiredObject>(
 export async function removeExpiredFiles(storage: FilesStorage): Promise<RemovedFiles> {
   const { db, store } = storage;
   const counts: RemovedFiles = { upload: 0, download: 0, email: 0, attachment: 0 };
-  // Counted as removed, so a pass the store cuts short still shows what it did.
-  const tally = (kind: keyof RemovedFiles, n: number) => {
-    counts[kind] += n;
-    if (n > 0) removedFiles.inc({ kind }, n);
-  };
   const drain = async <R extends ExpiredObject>(
     due: () => Promise<R[]>,
     record: (ids: string[]) => Promise<void>,
-    count: (removed: R[]) => void,
+    kindOf: (row: R) => keyof RemovedFiles,
   ) => {
     for (;;) {
       const rows = await due();
-      await removeObjects(store, rows, async (removed) => {
+      const removed: R[] = [];
+      try {
+        for (const row of rows) {
+          await store.remove(row.object_key);
+          removed.push(row);
+        }
+      } finally {
+        // A row says "removed" only after its object is; what a pass the store cut short did
+        // remove is still recorded and counted.
         await record(removed.map((r) => r.id));
-        count(removed);
-      });
+        for (const row of removed) {
+          counts[kindOf(row)]++;
+          removedFiles.inc({ kind: kindOf(row) });
+        }
+      }
       if (rows.length < BATCH) return;
     }
   };
   await drain(
     () => expiredUploads(db, EXPIRED_FILE_GRACE_SECONDS, BATCH),
     (ids) => deleteUploads(db, ids),
-    (removed) => tally("upload", removed.length),
+    () => "upload",
   );
   await drain(
     () =>
@@ -102,14 +88,12 @@ export async function removeExpiredFiles(storage: FilesStorage): Promise<Removed
         BATCH,
       ),
     (ids) => markExportsRemoved(db, ids),
-    (removed) => {
-      for (const row of removed) tally(row.kind, 1);
-    },
+    (row) => row.kind,
   );
   await drain(
     () => deletedAttachmentObjects(db, BATCH),
     (ids) => markAttachmentsRemoved(db, ids),
-    (removed) => tally("attachment", removed.length),
+    () => "attachment",
   );
   return counts;
 }
