@@ -2,9 +2,12 @@
 // chunk are reported (409 or concurrent_merges) and resolved by re-edit, doc-events deliver
 // other sessions' commits in id order, and a randomized run of concurrent saves and AI edits
 // loses no acknowledged write, keeps the stored versions consistent and every event stream whole.
+import { documentsLibraryV1 } from "@redline/grpc-stubs";
+import { createRpcClient } from "@redline/service-kit";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { type Body, createSavedDocument, jsonCall } from "./support/documents-client.js";
+import { principalOf } from "./support/file-stack.js";
 import { type ScriptedOpenAi, scriptedEngine, startScriptedOpenAi } from "./support/scripted-openai.js";
 import { startTestStack, type TestStack } from "./support/stack.js";
 
@@ -113,6 +116,78 @@ describe("saves across sessions", () => {
     });
     expect(redo.status).toBe(200);
     expect(redo.body.html).toContain("Globex pays within 45 days.");
+  });
+});
+
+describe("a save whose answer was lost before the session recorded it", () => {
+  /**
+   * A session whose save reached documents but whose slot still records the version before it,
+   * as when sessions dies between documents' commit and its own record (faults-kill saw this):
+   * the save is made straight on documents in the session's name. Returns the saved version.
+   */
+  async function lostSave(a: { sessionId: string; documentId: string; versionId: string }, html: string) {
+    const library = createRpcClient(documentsLibraryV1.DocumentLibraryServiceService, stack.addrs.documents);
+    try {
+      const principal = await principalOf(stack, key);
+      const input = { documentId: a.documentId, html, baseVersionId: a.versionId, sessionId: a.sessionId };
+      const saved = await library.saveDocument({ ...input, baseIsLastSeen: false }, { principal });
+      return saved.document?.versionId ?? "";
+    } finally {
+      library.close();
+    }
+  }
+
+  it("lets the session's next save start from its own save: no 409 against itself, slot recorded", async () => {
+    const a = await createSavedDocument(stack, key, "<h1>Terms</h1><p>One.</p><p>Two.</p>");
+    const [, one] = chunkIds(a.html);
+    const lost = await lostSave(a, appendToChunk(a.html, one, " first"));
+    const slot = () =>
+      stack.sessionsDb("sessions.roster").where({ session_id: a.sessionId, slot_id: a.slotId }).first();
+    expect((await slot()).last_seen_version_id).toBe(a.versionId);
+    expect(await stack.documentsDb("documents.versions").where({ id: lost }).first()).toMatchObject({
+      session_id: a.sessionId,
+      writer: "save",
+    });
+
+    // The editor still holds what it sent, and edits the same chunk on: before, every such save
+    // was a 409 naming the session's own change, for as long as the slot's record stayed behind.
+    const next = await save(stack, key, a.sessionId, a.slotId, appendToChunk(a.html, one, " first, second"));
+    expect(next.status).toBe(200);
+    expect(next.body).toMatchObject({ changed_chunk_ids: [one], merged: false });
+    expect(next.body.html).toContain("One. first, second</p>");
+    expect((await slot()).last_seen_version_id).toBe(next.body.version_id);
+    // The client's own word on its base is kept: from the version before its lost save, its
+    // edit of that chunk clashes with the one it made since.
+    const stale = await save(stack, key, a.sessionId, a.slotId, appendToChunk(a.html, one, " other"), a.versionId);
+    expect(stale.status).toBe(409);
+    expect(stale.body).toMatchObject({ code: "chunk_conflict", chunk_ids: [one] });
+  });
+
+  it("still merges around, and refuses, what other sessions changed since the session's own save", async () => {
+    const a = await createSavedDocument(stack, key, "<h1>Terms</h1><p>One.</p><p>Two.</p><p>Three.</p>");
+    const b = await jsonCall(stack, "POST", "/v1/sessions/init", key, { document_ids: [a.documentId] });
+    const [, one, two, three] = chunkIds(a.html);
+    const mine = appendToChunk(a.html, one, " A");
+    const lost = await lostSave(a, mine);
+    const theirs = await save(stack, key, b.body.session_id, a.documentId, appendToChunk(mine, two, " B"), lost);
+    expect(theirs.status).toBe(200);
+
+    // Disjoint: B's chunk is merged around and kept.
+    const merged = await save(stack, key, a.sessionId, a.slotId, appendToChunk(mine, three, " A again"));
+    expect(merged.status).toBe(200);
+    expect(merged.body).toMatchObject({ changed_chunk_ids: [three], merged: true });
+    expect(merged.body.html).toContain("Two. B</p>");
+    expect(merged.body.html).toContain("Three. A again</p>");
+
+    // The same chunk as B, from a slot whose record missed a save again: a 409 naming B's chunk.
+    const current = { ...a, versionId: merged.body.version_id };
+    const lostAgain = await lostSave(current, appendToChunk(merged.body.html, one, " A2"));
+    const bHtml = (await headHtml(stack, key, a.documentId)).html;
+    const bAgain = await save(stack, key, b.body.session_id, a.documentId, appendToChunk(bHtml, two, " B2"), lostAgain);
+    expect(bAgain.status).toBe(200);
+    const clash = await save(stack, key, a.sessionId, a.slotId, appendToChunk(merged.body.html, two, " A on two"));
+    expect(clash.status).toBe(409);
+    expect(clash.body).toMatchObject({ code: "chunk_conflict", chunk_ids: [two] });
   });
 });
 

@@ -294,6 +294,7 @@ async function writeVersion(
     summary,
     idempotencyKey: input.idempotencyKey,
     author: input.author ?? UNATTRIBUTED,
+    writer: input.writer ?? "chat",
     traceparent: input.traceparent,
     head: countsAfter(doc, plan.changes),
     payload: { kind: input.eventKind ?? "edit", chunk_ids: chunkIds, summary },

@@ -5,7 +5,7 @@ import type { Knex } from "@redline/service-kit";
 import { updateHead } from "../db/store/documents.js";
 import { appendDocumentUpdated } from "../db/store/outbox.js";
 import { insertVersion } from "../db/store/versions.js";
-import type { DocumentRow, VersionAuthor, VersionRow } from "../db/tables.js";
+import type { DocumentRow, VersionAuthor, VersionRow, VersionWriter } from "../db/tables.js";
 
 /** A version to write on top of `doc`'s head. */
 export interface NewVersion {
@@ -17,6 +17,8 @@ export interface NewVersion {
   idempotencyKey?: string | null;
   /** Who made it (see authorOf). */
   author: VersionAuthor;
+  /** The commit kind that wrote it (commits only). */
+  writer?: VersionWriter;
   /** The writing RPC's span (traceparentOf(call.trace)), kept on the outbox row for the relay's publish. */
   traceparent?: string | null;
   /** The head's counts after this version (and title/page setup when they change with it). */
@@ -43,6 +45,7 @@ export async function recordVersion(trx: Knex.Transaction, doc: DocumentRow, v: 
     idempotency_key: v.idempotencyKey || null,
     author: v.author.name,
     author_kind: v.author.kind,
+    writer: v.writer ?? null,
   });
   const row = await updateHead(trx, doc.id, { versionId, seq, ...v.head });
   const event = {

@@ -5,8 +5,8 @@ import { type ChunkOperation, type ChunkRecord, chunkHtml, partOf } from "@redli
 import { InputError, type Knex, NotFoundError } from "@redline/service-kit";
 import { findDocument } from "../db/store/documents.js";
 import { chunkRecordsAt } from "../db/store/revisions.js";
-import { findVersion } from "../db/store/versions.js";
-import type { DocumentRow, VersionAuthor } from "../db/tables.js";
+import { findVersion, latestSaveBy } from "../db/store/versions.js";
+import type { DocumentRow, VersionAuthor, VersionRow } from "../db/tables.js";
 import { commitOperations } from "./commit.js";
 import { getDocument, SNAPSHOT } from "./read.js";
 
@@ -93,7 +93,10 @@ export interface SaveResult {
  * `baseVersionId` (head when empty): chunks the save changed against its base are committed on
  * head; when another session changed one of the same chunks since the base, ConflictError 409
  * `chunk_conflict` names them, records the conflicts and writes nothing. A save that changes
- * nothing writes nothing. NotFoundError for another owner's id.
+ * nothing writes nothing. With `baseIsLastSeen` the base is the session's last-seen record, and
+ * the session's own newest save since then is the base instead (unshown-parts.md, endpoint 11:
+ * the session has seen what it saved, even when the answer was lost before the record moved).
+ * InputError when the base is not a version of the document; NotFoundError for another owner's id.
  */
 export async function saveDocument(
   db: Knex,
@@ -103,22 +106,27 @@ export async function saveDocument(
     html: string;
     baseVersionId: string;
     sessionId: string;
+    /** `baseVersionId` is the session's last-seen record, not the client's word. */
+    baseIsLastSeen?: boolean;
     author?: VersionAuthor;
     /** The saving RPC's span (traceparentOf(call.trace)), for the event's publish. */
     traceparent?: string | null;
   },
 ): Promise<SaveResult> {
   // The base is read in one snapshot: head's version id and the live chunks belong together.
-  const { doc, seq, base } = await db.transaction(async (trx) => {
+  const { doc, seq, baseVersionId, base } = await db.transaction(async (trx) => {
     const found = await findDocument(trx, ownerId, input.documentId);
     if (!found) throw new NotFoundError("Document not found");
-    let baseSeq: number | undefined;
+    let version: VersionRow | undefined;
     if (input.baseVersionId && input.baseVersionId !== found.head_version_id) {
-      const version = await findVersion(trx, found.id, input.baseVersionId);
+      version = await findVersion(trx, found.id, input.baseVersionId);
       if (!version) throw new InputError("base_version_id is not a version of this document");
-      baseSeq = version.seq;
+      if (input.baseIsLastSeen) version = (await latestSaveBy(trx, found.id, input.sessionId, version.seq)) ?? version;
     }
-    return { doc: found, seq: baseSeq, base: await chunkRecordsAt(trx, found.id, baseSeq) };
+    // A base that turned out to be head saves on head (no merge).
+    const older = version && version.id !== found.head_version_id ? version : undefined;
+    const baseVersionId = older?.id ?? found.head_version_id;
+    return { doc: found, seq: older?.seq, baseVersionId, base: await chunkRecordsAt(trx, found.id, older?.seq) };
   }, SNAPSHOT);
   const next = saveChunks(input.html, base);
   const ops = diffChunks(base, next);
@@ -129,7 +137,7 @@ export async function saveDocument(
   }
   const result = await commitOperations(db, ownerId, {
     documentId: doc.id,
-    baseVersionId: input.baseVersionId || doc.head_version_id,
+    baseVersionId,
     sessionId: input.sessionId,
     operations: ops,
     summary: "saved by the user",

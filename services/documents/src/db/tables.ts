@@ -49,8 +49,13 @@ export interface VersionRow {
   author: string;
   /** "ai", "user", or "unknown" (written before authors were recorded). */
   author_kind: VersionAuthorKind;
+  /** The commit kind that wrote it ("save" or "chat"); null for loads, replaces and older versions. */
+  writer?: VersionWriter | null;
   created_at: Date;
 }
+
+/** Which kind of commit wrote a version: a human save or a chat turn's edit. */
+export type VersionWriter = "save" | "chat";
 
 /** Who made a version. */
 export type VersionAuthorKind = "ai" | "user" | "unknown";

@@ -33,7 +33,8 @@ export interface SlotSaved {
 /**
  * Saves HTML into a slot: a blank tab's first save creates its durable document and attaches it
  * to the slot; later saves merge at chunk level against `baseVersionId` (default: the version the
- * slot last saw), then the slot records the new version. 409 chunk_conflict comes from documents.
+ * slot last saw, or this session's own later save), then the slot records the new version. 409
+ * chunk_conflict comes from documents.
  */
 async function saveInto(
   deps: Deps,
@@ -59,9 +60,12 @@ async function saveInto(
       created: true,
     };
   }
+  // Without the client's base, the slot's record is the base; documents starts from this
+  // session's own newer save when the record missed one (its answer lost before markSeen).
+  const baseIsLastSeen = !input.baseVersionId;
   const baseVersionId = input.baseVersionId || entry.last_seen_version_id;
   const saved = await deps.library.saveDocument(
-    { documentId: entry.document_id, html: input.html, baseVersionId, sessionId },
+    { documentId: entry.document_id, html: input.html, baseVersionId, sessionId, baseIsLastSeen },
     fwd,
   );
   const meta = required(saved.document, "SaveDocumentResponse.document");
