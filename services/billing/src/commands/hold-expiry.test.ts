@@ -1,6 +1,7 @@
 // Expiring holds on a real database (issue #10): a sync chat turn whose agent died leaves a hold
 // that the sweep releases after its expiry, back to the buckets it came from (monthly and
-// promotion grants); a settle after the release (or a release after a settle) changes nothing.
+// promotion grants); a turn whose settle comes after the release is still billed, once, and a
+// release after a settle changes nothing.
 import type { Knex, Principal } from "@redline/service-kit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { TABLES } from "../db/tables.js";
@@ -45,17 +46,55 @@ describe("releaseExpiredHolds", () => {
     await releaseExpiredHolds(db, at(EXPIRY_MS - 1));
     expect(await chargeOf(p, "chat:lost")).toEqual({ ops: 1, state: "reserved" });
     expect(await releaseExpiredHolds(db, at(EXPIRY_MS))).toBeGreaterThanOrEqual(1);
-    expect(await chargeOf(p, "chat:lost")).toEqual({ ops: 0, state: "settled" });
+    expect(await chargeOf(p, "chat:lost")).toEqual({ ops: 0, state: "expired" });
     expect((await getUsage(db, p, NOW)).monthlyUsed).toBe(2);
   });
 
-  it("a settle after the release does not charge again, and a second sweep changes nothing", async () => {
+  it("bills a turn whose settle comes after the release once, however often it or the sweep repeats", async () => {
     const p = await account();
     await hold(p, "chat:late");
+    await hold(p, "chat:died");
     await releaseExpiredHolds(db, at(EXPIRY_MS + 1));
-    expect(await settle(p, "chat:late", 1, at(EXPIRY_MS + 2))).toMatchObject({ monthlyUsed: 0, opsCharged: 0 });
-    await releaseExpiredHolds(db, at(EXPIRY_MS + 3));
     expect((await getUsage(db, p, NOW)).monthlyUsed).toBe(0);
+    // The turn ran: its settle was owed past the expiry (billing down, say), and still bills it.
+    expect(await settle(p, "chat:late", 1, at(EXPIRY_MS + 2))).toMatchObject({ monthlyUsed: 1, opsCharged: 1 });
+    expect(await chargeOf(p, "chat:late")).toEqual({ ops: 1, state: "settled" });
+    // Retries of that settle, concurrent or later, and another sweep charge nothing more.
+    await Promise.all([1, 2, 3].map((i) => settle(p, "chat:late", 1, at(EXPIRY_MS + 2 + i))));
+    await releaseExpiredHolds(db, at(EXPIRY_MS + 10));
+    // A turn that died settles at 0 (or never): released, never billed.
+    expect(await settle(p, "chat:died", 0, at(EXPIRY_MS + 11))).toMatchObject({ monthlyUsed: 1, opsCharged: 0 });
+    expect(await chargeOf(p, "chat:died")).toEqual({ ops: 0, state: "expired" });
+    expect((await getUsage(db, p, NOW)).monthlyUsed).toBe(1);
+  });
+
+  it("bills a late settle from a promotion grant first, and within a hard-stop plan's limit", async () => {
+    const p = await account();
+    const code = await createPromotion(
+      db,
+      { name: "Late", ops: 1, expiresAt: at(30 * 24 * 3600 * 1000), maxRedemptions: null },
+      NOW,
+    );
+    await redeemPromotion(db, p, code, NOW);
+    await hold(p, "chat:late-promo", 3);
+    await releaseExpiredHolds(db, at(EXPIRY_MS));
+    expect((await getUsage(db, p, NOW)).promotions[0].opsRemaining).toBe(1);
+    const late = await settle(p, "chat:late-promo", 3, at(EXPIRY_MS + 1));
+    expect(late).toMatchObject({ opsCharged: 3, monthlyUsed: 2 });
+    // The grant is spent: the usage lists live grants only.
+    expect(late.promotions).toEqual([]);
+
+    // Free is a hard-stop plan: a late settle past the limit bills only what is left of it.
+    const full = await account();
+    const { monthlyLimit } = await getUsage(db, full, NOW);
+    await hold(full, "chat:late-full", 2);
+    await reserveOperations(db, full, { chargeKey: "fill", ops: monthlyLimit - 2, now: NOW });
+    await releaseExpiredHolds(db, at(EXPIRY_MS));
+    await reserveOperations(db, full, { chargeKey: "fill-more", ops: 1, now: at(EXPIRY_MS) });
+    expect(await settle(full, "chat:late-full", 2, at(EXPIRY_MS + 1))).toMatchObject({
+      opsCharged: 1,
+      monthlyUsed: monthlyLimit,
+    });
   });
 
   it("leaves a hold settled before its expiry billed, and holds without an expiry alone", async () => {

@@ -275,16 +275,26 @@ async function settleMonthly(
  * Settles a reservation that touches promotion grants, under row locks (charge, its usage row,
  * the live grants): a smaller final count returns operations to the monthly bucket first, then
  * to the grants in reverse order of use; a larger one takes from live grants, then monthly
- * (capped at the limit on hard-stop plans, as a plain settle is).
+ * (capped at the limit on hard-stop plans, as a plain settle is). A hold the sweep released
+ * (expired, 0 operations) is charged `final` afresh the same way. `end` is the state written:
+ * "expired" for the sweep's release.
  */
-async function settleAcrossBuckets(db: Knex, ref: ChargeRef, final: number, now: Date): Promise<UsageView> {
+async function settleAcrossBuckets(
+  db: Knex,
+  ref: ChargeRef,
+  final: number,
+  now: Date,
+  end: "settled" | "expired" = "settled",
+): Promise<UsageView> {
   return db.transaction(async (trx) => {
     // Grants before the charge and its usage row: the order reserveAcrossBuckets takes them in
     // (grants, then usage), so a settle and a reservation of the same owner queue, never deadlock.
     const grants = await liveGrants(trx, ref.ownerId, now, true);
     const seen = await readCharge(trx, ref, now, true);
     const cycle = cycleOf(seen, now);
-    if (seen.state !== "reserved" || seen.ops === null || seen.charge_period === null) {
+    // A released hold still charges a turn that settles late (its settle waited out the expiry).
+    const open = seen.state === "reserved" || (seen.state === "expired" && final > 0 && end === "settled");
+    if (!open || seen.ops === null || seen.charge_period === null) {
       return view(seen.charge_used ?? currentUsed(seen, cycle), cycle, seen.state ? seenCharge(seen) : NOTHING, grants);
     }
     const reserved = seen.ops;
@@ -323,7 +333,7 @@ async function settleAcrossBuckets(db: Knex, ref: ChargeRef, final: number, now:
     const used = await bumpUsage(trx, ref.ownerId, seen.charge_period, monthlyDelta, null);
     await adjustGrants(trx, returned, 1);
     await adjustGrants(trx, taken, -1);
-    await markSettled(trx, ref, ops, parts);
+    await markSettled(trx, ref, ops, parts, end);
     const after = afterParts(afterParts(grants, taken, -1), returned, 1);
     const bucket =
       parts.length > 0 ? "promotion" : seen.bucket_used === "promotion" ? "monthly" : (seen.bucket_used ?? "monthly");
@@ -337,6 +347,8 @@ async function settleAcrossBuckets(db: Knex, ref: ChargeRef, final: number, now:
  * and operations go back to (or come from) the buckets as in reserveOperations. Idempotent: a
  * settled key returns its usage unchanged; unknown keys return usage unbilled. Monthly-only
  * charges: two round trips, redone under row locks only when a concurrent write broke the guard.
+ * A hold the sweep released at its expiry is charged by a later settle of more than 0: the turn
+ * ran (its settle was owed past the expiry, e.g. while billing was down), so it is billed once.
  */
 export async function settleOperations(
   db: Knex,
@@ -351,9 +363,10 @@ export async function settleOperations(
   if (seen.state === null || seen.ops === null) {
     return view(currentUsed(seen, cycle), cycle, NOTHING, await grantsIf(db, seen, ref.ownerId, now));
   }
-  if (seen.state === "settled") {
+  if (seen.state === "settled" || (seen.state === "expired" && final === 0)) {
     return view(seen.charge_used ?? 0, cycle, seenCharge(seen), await grantsIf(db, seen, ref.ownerId, now));
   }
+  if (seen.state === "expired") return settleAcrossBuckets(db, ref, final, now);
   const touchesGrants = (seen.grant_parts ?? []).length > 0 || (final > seen.ops && seen.promo_left > 0);
   if (!touchesGrants) {
     const optimistic = await settleMonthly(db, ref, seen, cycle, final);
@@ -365,14 +378,15 @@ export async function settleOperations(
 
 /**
  * Releases up to `limit` expired holds (issue #10: a sync chat turn whose agent died mid-turn):
- * each is settled at 0, so its operations return to the buckets they came from as any refund
- * does. Safe beside the agent's own settle and other sweeps: settling is guarded per charge key,
- * so whichever comes first wins and the other changes nothing. Returns the holds released.
+ * each is settled at 0 and marked expired, so its operations return to the buckets they came
+ * from as any refund does, and a settle that comes later still bills the turn. Safe beside the
+ * agent's own settle and other sweeps: both take the charge's row lock and act only on what they
+ * find, so a hold settled first is left alone. Returns the holds released.
  */
 export async function releaseExpiredHolds(db: Knex, now: Date, limit = 100): Promise<number> {
   let released = 0;
   for (const ref of await expiredHolds(db, now, limit)) {
-    await settleOperations(db, { ownerId: ref.ownerId }, { chargeKey: ref.chargeKey, ops: 0, now });
+    await settleAcrossBuckets(db, ref, 0, now, "expired");
     released++;
   }
   return released;

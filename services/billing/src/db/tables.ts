@@ -68,7 +68,11 @@ export interface ChargeRow {
   charge_key: string;
   period_start: string;
   ops: number;
-  state: "reserved" | "settled";
+  /**
+   * reserved (a hold), settled (billed at `ops`), or expired: a hold the sweep released at its
+   * expiry, billed nothing unless the turn's late settle still charges it.
+   */
+  state: "reserved" | "settled" | "expired";
   created_at: Date;
   /** Operations each promotion grant paid; the rest came from the period's usage. */
   grant_parts: GrantPart[];

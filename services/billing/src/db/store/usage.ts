@@ -146,11 +146,17 @@ export async function insertCharge(
   });
 }
 
-/** Marks a charge settled at `ops`, with the grants that paid it now. */
-export async function markSettled(db: Db, ref: ChargeRef, ops: number, grantParts: GrantPart[]): Promise<void> {
+/** Marks a charge settled at `ops` (or expired, released by the sweep), with the grants that paid it now. */
+export async function markSettled(
+  db: Db,
+  ref: ChargeRef,
+  ops: number,
+  grantParts: GrantPart[],
+  state: "settled" | "expired" = "settled",
+): Promise<void> {
   await db(TABLES.charges)
     .where({ owner_id: ref.ownerId, charge_key: ref.chargeKey })
-    .update({ ops, state: "settled", grant_parts: JSON.stringify(grantParts) });
+    .update({ ops, state, grant_parts: JSON.stringify(grantParts) });
 }
 
 /** The owner's latest charges that hold or billed operations, newest first. */
