@@ -137,10 +137,11 @@ describe("a save whose answer was lost before the session recorded it", () => {
     }
   }
 
-  it("lets the session's next save start from its own save: no 409 against itself, slot recorded", async () => {
+  it("takes the session's next save over its own: no 409 against itself, slot recorded", async () => {
     const a = await createSavedDocument(stack, key, "<h1>Terms</h1><p>One.</p><p>Two.</p>");
-    const [, one] = chunkIds(a.html);
-    const lost = await lostSave(a, appendToChunk(a.html, one, " first"));
+    const [, one, two] = chunkIds(a.html);
+    const sent = appendToChunk(appendToChunk(a.html, one, " first"), two, " too");
+    const lost = await lostSave(a, sent);
     const slot = () =>
       stack.sessionsDb("sessions.roster").where({ session_id: a.sessionId, slot_id: a.slotId }).first();
     expect((await slot()).last_seen_version_id).toBe(a.versionId);
@@ -151,10 +152,18 @@ describe("a save whose answer was lost before the session recorded it", () => {
 
     // The editor still holds what it sent, and edits the same chunk on: before, every such save
     // was a 409 naming the session's own change, for as long as the slot's record stayed behind.
-    const next = await save(stack, key, a.sessionId, a.slotId, appendToChunk(a.html, one, " first, second"));
+    const next = await save(stack, key, a.sessionId, a.slotId, appendToChunk(sent, one, ", second"));
     expect(next.status).toBe(200);
-    expect(next.body).toMatchObject({ changed_chunk_ids: [one], merged: false });
+    expect(next.body.merged).toBe(true);
     expect(next.body.html).toContain("One. first, second</p>");
+    expect(next.body.html).toContain("Two. too</p>");
+    // Only the chunk edited since is written again: the other already reads as sent.
+    const written = await stack
+      .documentsDb("documents.chunk_revisions as c")
+      .join("documents.versions as v", (j) => j.on("v.document_id", "c.document_id").andOn("v.seq", "c.valid_from"))
+      .where("v.id", next.body.version_id)
+      .pluck("c.chunk_id");
+    expect(written).toEqual([one]);
     expect((await slot()).last_seen_version_id).toBe(next.body.version_id);
     // The client's own word on its base is kept: from the version before its lost save, its
     // edit of that chunk clashes with the one it made since.
@@ -179,15 +188,20 @@ describe("a save whose answer was lost before the session recorded it", () => {
     expect(merged.body.html).toContain("Two. B</p>");
     expect(merged.body.html).toContain("Three. A again</p>");
 
-    // The same chunk as B, from a slot whose record missed a save again: a 409 naming B's chunk.
+    // The same chunk as B, from a slot whose record missed a save again: a 409 naming B's chunk
+    // alone (the session's own chunk would have taken its word), and nothing written.
     const current = { ...a, versionId: merged.body.version_id };
-    const lostAgain = await lostSave(current, appendToChunk(merged.body.html, one, " A2"));
+    const sentAgain = appendToChunk(merged.body.html, one, " A2");
+    const lostAgain = await lostSave(current, sentAgain);
     const bHtml = (await headHtml(stack, key, a.documentId)).html;
     const bAgain = await save(stack, key, b.body.session_id, a.documentId, appendToChunk(bHtml, two, " B2"), lostAgain);
     expect(bAgain.status).toBe(200);
-    const clash = await save(stack, key, a.sessionId, a.slotId, appendToChunk(merged.body.html, two, " A on two"));
+    const before = await headHtml(stack, key, a.documentId);
+    const both = appendToChunk(appendToChunk(sentAgain, one, ", more"), two, " A on two");
+    const clash = await save(stack, key, a.sessionId, a.slotId, both);
     expect(clash.status).toBe(409);
     expect(clash.body).toMatchObject({ code: "chunk_conflict", chunk_ids: [two] });
+    expect(await headHtml(stack, key, a.documentId)).toEqual(before);
   });
 });
 

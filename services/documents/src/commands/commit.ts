@@ -8,6 +8,7 @@ import { findDocument } from "../db/store/documents.js";
 import {
   chunkRecordsAt,
   chunksAtSeq,
+  chunksChangedOnlyBySaves,
   chunksChangedSince,
   closeRevisions,
   insertRevisions,
@@ -52,8 +53,14 @@ export interface CommitInput {
   returnChunks: boolean;
   /** Apply what merges and record the clashing operations as conflicts instead of refusing all. */
   recordConflicts?: boolean;
-  /** Who wrote, for conflict records: "chat" (default) or "save". */
+  /** Who wrote, for conflict records and the version: "chat" (default) or "save". */
   writer?: "chat" | "save";
+  /**
+   * The base is the session's last-seen record, which may have missed the session's own saves
+   * (a save whose answer was lost): a chunk changed since the base only by this session's saves
+   * takes this write's word instead of clashing. Other sessions' changes merge or clash as ever.
+   */
+  supersedeOwnSaves?: boolean;
   /** `payload.kind` of the outbox event (default "edit"). */
   eventKind?: string;
   /** A second commit with the same key on this document writes nothing (replayed). */
@@ -194,7 +201,10 @@ async function mergeOntoHead(
     return { operations: input.operations, merged: false, mergedChunkIds: [], conflicts: [] };
   const base = await findVersion(trx, doc.id, input.baseVersionId);
   if (!base) throw new InputError("base_version_id is not a version of this document");
-  const changed = await chunksChangedSince(trx, doc.id, base.seq);
+  const [changed, own] = await Promise.all([
+    chunksChangedSince(trx, doc.id, base.seq),
+    input.supersedeOwnSaves ? chunksChangedOnlyBySaves(trx, doc.id, base.seq, input.sessionId) : new Set<string>(),
+  ]);
   const touched = [
     ...new Set(
       input.operations.filter((op) => op.kind !== "insert" && changed.has(op.chunkId)).map((op) => op.chunkId),
@@ -202,18 +212,20 @@ async function mergeOntoHead(
   ];
   const { operations, conflicts } =
     touched.length > 0
-      ? await threeWay(trx, ownerId, doc, base, input, touched)
+      ? await threeWay(trx, ownerId, doc, base, input, touched, own)
       : { operations: input.operations, conflicts: [] };
   if (conflicts.length > 0 && !input.recordConflicts) throw new PendingConflicts(conflicts, doc.head_version_id);
   const clashing = new Set(conflicts.map((c) => c.chunk_id));
-  const mergedChunkIds = [...changed].filter((id) => !clashing.has(id)).slice(0, MAX_MERGED_LISTED);
+  const mergedChunkIds = [...changed].filter((id) => !clashing.has(id) && !own.has(id)).slice(0, MAX_MERGED_LISTED);
   return { operations, merged: true, mergedChunkIds, conflicts };
 }
 
 /**
  * The three-way check of the chunks both sides touched. Both making the same change (the
  * writer's last word is head's HTML, or both deleted it) is no conflict: those operations are
- * dropped. Every other touched chunk is a conflict, and the writer's operations on it are left out.
+ * dropped. A chunk in `own` (changed since the base only by the writer's session's saves) still
+ * at head takes the writer's operations. Every other touched chunk is a conflict, and the
+ * writer's operations on it are left out.
  */
 async function threeWay(
   trx: Knex.Transaction,
@@ -222,6 +234,7 @@ async function threeWay(
   base: VersionRow,
   input: CommitInput,
   touched: string[],
+  own: Set<string>,
 ): Promise<{ operations: ChunkOperation[]; conflicts: NewConflict[] }> {
   const [atBase, atHead] = await Promise.all([
     chunksAtSeq(trx, doc.id, base.seq, touched),
@@ -238,7 +251,9 @@ async function threeWay(
       return last?.kind === "replace" && headHtml.get(id) === last.html;
     }),
   );
-  const clashing = new Set(touched.filter((id) => !converged.has(id)));
+  // The session's later word on its own chunk; one its save deleted cannot be edited, so clashes.
+  const superseded = (id: string) => own.has(id) && headHtml.has(id);
+  const clashing = new Set(touched.filter((id) => !converged.has(id) && !superseded(id)));
   const conflicts = [...clashing].map((id): NewConflict => {
     // The writer's last word on the chunk: its final replace, or "" when it deleted it.
     const last = lastOp.get(id);

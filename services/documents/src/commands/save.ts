@@ -5,8 +5,8 @@ import { type ChunkOperation, type ChunkRecord, chunkHtml, partOf } from "@redli
 import { InputError, type Knex, NotFoundError } from "@redline/service-kit";
 import { findDocument } from "../db/store/documents.js";
 import { chunkRecordsAt } from "../db/store/revisions.js";
-import { findVersion, latestSaveBy } from "../db/store/versions.js";
-import type { DocumentRow, VersionAuthor, VersionRow } from "../db/tables.js";
+import { findVersion } from "../db/store/versions.js";
+import type { DocumentRow, VersionAuthor } from "../db/tables.js";
 import { commitOperations } from "./commit.js";
 import { getDocument, SNAPSHOT } from "./read.js";
 
@@ -94,8 +94,8 @@ export interface SaveResult {
  * head; when another session changed one of the same chunks since the base, ConflictError 409
  * `chunk_conflict` names them, records the conflicts and writes nothing. A save that changes
  * nothing writes nothing. With `baseIsLastSeen` the base is the session's last-seen record, and
- * the session's own newest save since then is the base instead (unshown-parts.md, endpoint 11:
- * the session has seen what it saved, even when the answer was lost before the record moved).
+ * the session's own saves since it do not clash with this one (commitOperations'
+ * `supersedeOwnSaves`): the record may have missed a save whose answer was lost.
  * InputError when the base is not a version of the document; NotFoundError for another owner's id.
  */
 export async function saveDocument(
@@ -114,19 +114,16 @@ export async function saveDocument(
   },
 ): Promise<SaveResult> {
   // The base is read in one snapshot: head's version id and the live chunks belong together.
-  const { doc, seq, baseVersionId, base } = await db.transaction(async (trx) => {
+  const { doc, seq, base } = await db.transaction(async (trx) => {
     const found = await findDocument(trx, ownerId, input.documentId);
     if (!found) throw new NotFoundError("Document not found");
-    let version: VersionRow | undefined;
+    let baseSeq: number | undefined;
     if (input.baseVersionId && input.baseVersionId !== found.head_version_id) {
-      version = await findVersion(trx, found.id, input.baseVersionId);
+      const version = await findVersion(trx, found.id, input.baseVersionId);
       if (!version) throw new InputError("base_version_id is not a version of this document");
-      if (input.baseIsLastSeen) version = (await latestSaveBy(trx, found.id, input.sessionId, version.seq)) ?? version;
+      baseSeq = version.seq;
     }
-    // A base that turned out to be head saves on head (no merge).
-    const older = version && version.id !== found.head_version_id ? version : undefined;
-    const baseVersionId = older?.id ?? found.head_version_id;
-    return { doc: found, seq: older?.seq, baseVersionId, base: await chunkRecordsAt(trx, found.id, older?.seq) };
+    return { doc: found, seq: baseSeq, base: await chunkRecordsAt(trx, found.id, baseSeq) };
   }, SNAPSHOT);
   const next = saveChunks(input.html, base);
   const ops = diffChunks(base, next);
@@ -137,9 +134,10 @@ export async function saveDocument(
   }
   const result = await commitOperations(db, ownerId, {
     documentId: doc.id,
-    baseVersionId,
+    baseVersionId: input.baseVersionId || doc.head_version_id,
     sessionId: input.sessionId,
     operations: ops,
+    supersedeOwnSaves: input.baseIsLastSeen,
     summary: "saved by the user",
     // Saved on head itself, the new head is exactly the saved chunks: no read back needed.
     returnChunks: seq !== undefined,
@@ -156,7 +154,8 @@ export async function saveDocument(
   }
   return {
     row: result.row,
-    changedChunkIds: [...new Set(ops.map((op) => op.chunkId))],
+    // What the commit wrote: an operation the three-way check found already at head is not a change.
+    changedChunkIds: [...new Set(result.changes.map((c) => c.chunkId))],
     merged: result.merged,
     chunks,
   };

@@ -33,8 +33,8 @@ export interface SlotSaved {
 /**
  * Saves HTML into a slot: a blank tab's first save creates its durable document and attaches it
  * to the slot; later saves merge at chunk level against `baseVersionId` (default: the version the
- * slot last saw, or this session's own later save), then the slot records the new version. 409
- * chunk_conflict comes from documents.
+ * slot last saw, where this session's own later saves do not clash), then the slot records the
+ * new version. 409 chunk_conflict comes from documents.
  */
 async function saveInto(
   deps: Deps,
@@ -60,8 +60,8 @@ async function saveInto(
       created: true,
     };
   }
-  // Without the client's base, the slot's record is the base; documents starts from this
-  // session's own newer save when the record missed one (its answer lost before markSeen).
+  // Without the client's base, the slot's record is the base, which misses a save whose answer
+  // was lost before markSeen: documents lets this session's own saves since it not clash.
   const baseIsLastSeen = !input.baseVersionId;
   const baseVersionId = input.baseVersionId || entry.last_seen_version_id;
   const saved = await deps.library.saveDocument(

@@ -1,6 +1,6 @@
 // SQL of documents.chunk_revisions: a row per revision of a chunk, live for valid_from <= seq < valid_to.
 import type { ChunkRecord } from "@redline/html-chunks";
-import { type ChunkRevisionRow, type Db, TABLES as T } from "../tables.js";
+import { type ChunkRevisionRow, type Db, TABLES as T, type VersionRow } from "../tables.js";
 
 /** Rows per unnest() insert of chunk revisions: bounds one statement's size, not its parameters. */
 const UNNEST_BATCH = 20_000;
@@ -56,6 +56,40 @@ export async function chunksChangedSince(db: Db, documentId: string, seq: number
     .distinct("chunk_id")
     .where({ document_id: documentId })
     .andWhere((w) => w.where("valid_from", ">", seq).orWhere("valid_to", ">", seq));
+  return new Set(rows.map((r) => r.chunk_id));
+}
+
+/**
+ * Of the chunks changed after version `seq`, those whose every change since was made by a save
+ * of `sessionId` (none when no such save is among those versions, the common case: one read).
+ */
+export async function chunksChangedOnlyBySaves(
+  db: Db,
+  documentId: string,
+  seq: number,
+  sessionId: string,
+): Promise<Set<string>> {
+  const versions = await db<VersionRow>(T.versions)
+    .select("seq", "session_id", "writer")
+    .where({ document_id: documentId })
+    .andWhere("seq", ">", seq);
+  const own = versions.filter((v) => v.session_id === sessionId && v.writer === "save").map((v) => v.seq);
+  if (own.length === 0) return new Set();
+  const others = versions.filter((v) => !(v.session_id === sessionId && v.writer === "save")).map((v) => v.seq);
+  const [byOwn, byOthers] = await Promise.all([
+    chunksChangedAt(db, documentId, own),
+    chunksChangedAt(db, documentId, others),
+  ]);
+  return new Set([...byOwn].filter((id) => !byOthers.has(id)));
+}
+
+/** Chunk ids that got a revision or were closed at one of the versions `seqs`. */
+async function chunksChangedAt(db: Db, documentId: string, seqs: number[]): Promise<Set<string>> {
+  if (seqs.length === 0) return new Set();
+  const rows = await db<ChunkRevisionRow>(T.chunks)
+    .distinct("chunk_id")
+    .where({ document_id: documentId })
+    .andWhere((w) => w.whereRaw("valid_from = any(?::int[])", [seqs]).orWhereRaw("valid_to = any(?::int[])", [seqs]));
   return new Set(rows.map((r) => r.chunk_id));
 }
 

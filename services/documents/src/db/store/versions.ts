@@ -18,21 +18,6 @@ export function findVersionByKey(db: Db, documentId: string, idempotencyKey: str
   return db<VersionRow>(T.versions).where({ document_id: documentId, idempotency_key: idempotencyKey }).first();
 }
 
-/** The newest version after `afterSeq` that `sessionId` wrote by a save, or undefined. */
-export function latestSaveBy(
-  db: Db,
-  documentId: string,
-  sessionId: string,
-  afterSeq: number,
-): Promise<VersionRow | undefined> {
-  // Walks (document_id, seq) back from head to the base: the versions since a base are few.
-  return db<VersionRow>(T.versions)
-    .where({ document_id: documentId, session_id: sessionId, writer: "save" })
-    .andWhere("seq", ">", afterSeq)
-    .orderBy("seq", "desc")
-    .first();
-}
-
 /** A version row with the number of chunks it inserted, changed or deleted. */
 export type VersionWithChanges = VersionRow & { chunks_changed: number };
 
