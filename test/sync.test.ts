@@ -2,7 +2,7 @@
 // chunk are reported (409 or concurrent_merges) and resolved by re-edit, doc-events deliver
 // other sessions' commits in id order, and a randomized run of concurrent saves and AI edits
 // loses no acknowledged write, keeps the stored versions consistent and every event stream whole.
-import { documentsLibraryV1 } from "@redline/grpc-stubs";
+import { documentsLibraryV1, documentsV1 } from "@redline/grpc-stubs";
 import { createRpcClient } from "@redline/service-kit";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
@@ -136,6 +136,44 @@ describe("a save whose answer was lost before the session recorded it", () => {
       library.close();
     }
   }
+
+  it("creates a blank tab's document once when its first save is retried after the create", async () => {
+    const init = await jsonCall(stack, "POST", "/v1/sessions/init", key, {});
+    const sid = init.body.session_id as string;
+    const blank = await jsonCall(stack, "POST", `/v1/sessions/${sid}/documents/blank`, key, { title: "Once only" });
+    const slotId = blank.body.document.document_id as string;
+    const slotRow = await stack.sessionsDb("sessions.roster").where({ session_id: sid, slot_id: slotId }).first();
+    // What documents holds when sessions died between its create and the slot's attach: the
+    // document made under the key sessions gives that slot's first save.
+    const documents = createRpcClient(documentsV1.DocumentsServiceService, stack.addrs.documents);
+    const idempotencyKey = `first-save:${sid}:${slotId}:${slotRow.opened_at.toISOString()}`;
+    const first = await documents
+      .createDocument(
+        { html: "<p>Draft one.</p>", title: "Once only", sessionId: sid, idempotencyKey },
+        { principal: await principalOf(stack, key) },
+      )
+      .finally(() => documents.close());
+    const before = (await jsonCall(stack, "GET", "/v1/documents", key)).body.documents.length;
+
+    // The client retries with what its editor holds by now.
+    const retried = await save(stack, key, sid, slotId, "<p>Draft one.</p><p>And two.</p>");
+    expect(retried.status).toBe(200);
+    expect(retried.body).toMatchObject({ created: true, durable_document_id: first.document?.documentId });
+    expect(retried.body.html).toContain("And two.");
+    expect(retried.body.changed_chunk_ids).toEqual(chunkIds(retried.body.html));
+    expect((await jsonCall(stack, "GET", "/v1/documents", key)).body.documents.length).toBe(before);
+    const slot = await stack.sessionsDb("sessions.roster").where({ session_id: sid, slot_id: slotId }).first();
+    expect(slot).toMatchObject({
+      document_id: first.document?.documentId,
+      last_seen_version_id: retried.body.version_id,
+    });
+
+    // Another blank tab's first save makes a document of its own.
+    const other = await jsonCall(stack, "POST", `/v1/sessions/${sid}/documents/blank`, key, {});
+    const second = await save(stack, key, sid, other.body.document.document_id, "<p>Draft one.</p>");
+    expect(second.body).toMatchObject({ created: true });
+    expect(second.body.durable_document_id).not.toBe(first.document?.documentId);
+  });
 
   it("takes the session's next save over its own: no 409 against itself, slot recorded", async () => {
     const a = await createSavedDocument(stack, key, "<h1>Terms</h1><p>One.</p><p>Two.</p>");

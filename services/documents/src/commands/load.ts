@@ -90,7 +90,7 @@ export async function createDocument(
     /** The writing RPC's span (traceparentOf(call.trace)), for the event's publish. */
     traceparent?: string | null;
   },
-): Promise<DocumentView> {
+): Promise<DocumentView & { replayed: boolean }> {
   const chunks = loadChunks(input.html, input.keepParts);
   const id = input.idempotencyKey ? idempotentDocumentId(ownerId, input.idempotencyKey) : randomUUID();
   const versionId = randomUUID();
@@ -110,12 +110,12 @@ export async function createDocument(
     source: validSource(input.source),
     traceparent: input.traceparent,
   });
-  if (row) return { row, chunks, versionId };
+  if (row) return { row, chunks, versionId, replayed: false };
   // Nothing was written: the id exists. A random id colliding is not a replay.
   if (!input.idempotencyKey) throw new Error("document id collision");
   // A replay: read it in a fresh snapshot (a concurrent first call may have committed after the
   // insert's snapshot was taken). The id embeds the owner, so it is never another owner's.
-  return getDocument(db, ownerId, { documentId: id, includeChunks: true });
+  return { ...(await getDocument(db, ownerId, { documentId: id, includeChunks: true })), replayed: true };
 }
 
 /**

@@ -5,7 +5,7 @@ import type { DocumentsRpc } from "./call.js";
 
 /**
  * CreateDocument: stores raw HTML (sanitized, chunked) as a new document at version 1 with a
- * `document_created` event; an idempotency key makes a retry answer the first copy.
+ * `document_created` event; an idempotency key makes a retry answer the first copy (`replayed`).
  */
 export const createDocument: DocumentsRpc<"createDocument"> = async (ctx, req, call) => {
   const { pageSetup, ...rest } = req;
@@ -16,5 +16,5 @@ export const createDocument: DocumentsRpc<"createDocument"> = async (ctx, req, c
     traceparent: traceparentOf(call.trace),
   });
   ctx.relay.kick();
-  return { document: documentMeta(view.row, view.versionId), chunks: view.chunks };
+  return { document: documentMeta(view.row, view.versionId), chunks: view.chunks, replayed: view.replayed };
 };

@@ -43,41 +43,75 @@ async function saveInto(
   entry: RosterRow,
   input: { html: string; baseVersionId: string },
 ): Promise<SlotSaved> {
+  if (!entry.document_id) return createFromSlot(deps, ownerId, fwd, entry, input.html);
+  return (await saveOnto(deps, ownerId, fwd, entry, entry.document_id, input)).saved;
+}
+
+/** A blank tab's first save: its durable document, created once however often the save is retried. */
+async function createFromSlot(
+  deps: Deps,
+  ownerId: string,
+  fwd: CallOpts,
+  entry: RosterRow,
+  html: string,
+): Promise<SlotSaved> {
   const sessionId = entry.session_id;
-  if (!entry.document_id) {
-    const title = entry.title === "Untitled document" ? "" : entry.title;
-    const created = await deps.documents.createDocument({ html: input.html, title, sessionId }, fwd);
-    const meta = required(created.document, "CreateDocumentResponse.document");
-    const attach = { durableDocumentId: meta.documentId, title: meta.title, versionId: meta.versionId };
-    await attachDocument(deps.db, ownerId, { sessionId, ...attach, focus: false, slotId: entry.slot_id });
-    const changed = created.chunks.map((c) => c.chunkId);
-    return {
-      durableId: meta.documentId,
-      versionId: meta.versionId,
-      changed,
-      merged: false,
-      html: chunksHtml(created.chunks),
-      created: true,
-    };
+  const title = entry.title === "Untitled document" ? "" : entry.title;
+  // Keyed to this slot (its opening time tells a re-created session's slot apart): a save retried
+  // after sessions died between the create and the attach gets that document, not a second copy.
+  const idempotencyKey = `first-save:${sessionId}:${entry.slot_id}:${entry.opened_at.toISOString()}`;
+  const created = await deps.documents.createDocument({ html, title, sessionId, idempotencyKey }, fwd);
+  const meta = required(created.document, "CreateDocumentResponse.document");
+  const attach = { durableDocumentId: meta.documentId, title: meta.title, versionId: meta.versionId };
+  const slot = await attachDocument(deps.db, ownerId, { sessionId, ...attach, focus: false, slotId: entry.slot_id });
+  if (created.replayed) {
+    // The retry's HTML may have moved on from the first attempt's: saved on top. To the client
+    // this save still created the document, so every chunk is new to it.
+    const again = await saveOnto(deps, ownerId, fwd, slot, meta.documentId, { html, baseVersionId: meta.versionId });
+    return { ...again.saved, changed: again.chunkIds, created: true };
   }
+  const changed = created.chunks.map((c) => c.chunkId);
+  return {
+    durableId: meta.documentId,
+    versionId: meta.versionId,
+    changed,
+    merged: false,
+    html: chunksHtml(created.chunks),
+    created: true,
+  };
+}
+
+/** A save onto the slot's durable document (saveInto), with the chunk ids of the new head. */
+async function saveOnto(
+  deps: Deps,
+  ownerId: string,
+  fwd: CallOpts,
+  entry: RosterRow,
+  documentId: string,
+  input: { html: string; baseVersionId: string },
+): Promise<{ saved: SlotSaved; chunkIds: string[] }> {
+  const sessionId = entry.session_id;
   // Without the client's base, the slot's record is the base, which misses a save whose answer
   // was lost before markSeen: documents lets this session's own saves since it not clash.
   const baseIsLastSeen = !input.baseVersionId;
   const baseVersionId = input.baseVersionId || entry.last_seen_version_id;
   const saved = await deps.library.saveDocument(
-    { documentId: entry.document_id, html: input.html, baseVersionId, sessionId, baseIsLastSeen },
+    { documentId, html: input.html, baseVersionId, sessionId, baseIsLastSeen },
     fwd,
   );
   const meta = required(saved.document, "SaveDocumentResponse.document");
   await markSeen(deps.db, ownerId, { sessionId, slotId: entry.slot_id, versionId: meta.versionId, title: meta.title });
   const { changedChunkIds: changed, merged } = saved;
   return {
-    durableId: meta.documentId,
-    versionId: meta.versionId,
-    changed,
-    merged,
-    html: chunksHtml(saved.chunks),
-    created: false,
+    saved: {
+      durableId: meta.documentId,
+      versionId: meta.versionId,
+      changed,
+      merged,
+      html: chunksHtml(saved.chunks),
+      created: false,
+    },
+    chunkIds: saved.chunks.map((c) => c.chunkId),
   };
 }
 
