@@ -127,8 +127,34 @@ export async function terminate(pid: number, sig: NodeJS.Signals, graceMs: numbe
   if (!(await waitForExit(pid, 5_000))) throw new Error(`process ${pid} did not exit after SIGKILL`);
 }
 
-/** A free TCP port on 127.0.0.1 (listen on port 0, read it, close). Racy by nature: retry on EADDRINUSE. */
-export function freePort(): Promise<number> {
+/** The lowest port the kernel hands out as a source port (ip_local_port_range; 32768 when unknown). */
+function ephemeralLow(): number {
+  try {
+    const low = Number(readFileSync("/proc/sys/net/ipv4/ip_local_port_range", "utf8").trim().split(/\s+/)[0]);
+    return Number.isInteger(low) && low > 0 ? low : 32_768;
+  } catch {
+    return 32_768;
+  }
+}
+
+/** Where freePort draws from: above the well-known services, below the kernel's source ports. */
+const PICK_FROM = 10_000;
+const PICK_BELOW = ephemeralLow();
+/** Ports this process handed out: never handed out twice, even once released again. */
+const handedOut = new Set<number>();
+
+/** Binds `port` on 127.0.0.1 and releases it: true when nothing held it. */
+function canListen(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const server = net.createServer();
+    server.unref();
+    server.once("error", () => resolve(false));
+    server.listen(port, "127.0.0.1", () => server.close(() => resolve(true)));
+  });
+}
+
+/** Listens on port 0, reads the port the kernel chose, and closes. */
+function kernelPort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = net.createServer();
     server.unref();
@@ -139,6 +165,23 @@ export function freePort(): Promise<number> {
       server.close(() => (port ? resolve(port) : reject(new Error("could not allocate a free port"))));
     });
   });
+}
+
+/**
+ * A free TCP port on 127.0.0.1 for a server started later. Racy by nature (free now, bound
+ * later), so it is drawn at random from below the kernel's source-port range: a port there
+ * cannot be taken meanwhile by an outgoing connection, nor handed to another process's
+ * listen(0). In CI one such port was held for good and a service never bound. Falls back to
+ * the kernel's choice when that range is empty or full.
+ */
+export async function freePort(): Promise<number> {
+  for (let attempt = 0; attempt < 64 && PICK_BELOW > PICK_FROM; attempt++) {
+    const port = PICK_FROM + Math.floor(Math.random() * (PICK_BELOW - PICK_FROM));
+    if (handedOut.has(port) || !(await canListen(port))) continue;
+    handedOut.add(port);
+    return port;
+  }
+  return kernelPort();
 }
 
 /** True when something accepts TCP connections on host:port (within `timeoutMs`). */
