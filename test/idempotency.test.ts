@@ -2,8 +2,9 @@
 // the first response and is charged once; the same key with another body is a 422; keys are
 // per owner; a duplicate sent while the first still runs gets 409 or the same answer, never a
 // second run. Usage is read from billing (the system of record), not from the replayed body.
-import { requestHash } from "@redline/gateway";
-import { billingV1 } from "@redline/grpc-stubs";
+import { requestHash, retryKeyOf } from "@redline/gateway";
+import { billingV1, documentsV1 } from "@redline/grpc-stubs";
+import { createRpcClient } from "@redline/service-kit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { principalOf, startStackWithKey } from "./support/file-stack.js";
 import { sampleContract } from "./support/fixtures.js";
@@ -231,6 +232,42 @@ describe("uploads with Idempotency-Key", () => {
     const retry = await post("/v1/documents/upload-base64", k, "b64-1", body);
     expect(retry.text).toBe(first.text);
     expect(retry.headers.get("idempotent-replayed")).toBe("true");
+  });
+  it("finds the document a first attempt stored before its 5xx, instead of storing a second", async () => {
+    const k = await stack.createKey("idem-upload-5xx");
+    const principal = await principalOf(stack, k);
+    const file_base64 = Buffer.from("# Retried\n\nOnce.").toString("base64");
+    const body = { filename: "r.md", file_base64, session_id: "retried", open_mode: "new_tab" };
+    // What a first attempt leaves when sessions died between storing the document and opening it
+    // (the answer a 5xx, so the key is released and the retry runs again): the document, stored
+    // under the key sessions derives from the request's.
+    const retryKey = retryKeyOf("r-1", requestHash("POST", "/v1/documents/upload-base64", {}, body));
+    const documents = createRpcClient(documentsV1.DocumentsServiceService, stack.addrs.documents);
+    const stored = { html: "<h1>Retried</h1><p>Once.</p>", title: "Retried", sessionId: "retried" };
+    const first = await documents
+      .createDocument({ ...stored, idempotencyKey: `upload:${retryKey}` }, { principal })
+      .finally(() => documents.close());
+    const count = async () =>
+      Number(
+        (
+          await stack
+            .documentsDb("documents")
+            .where({ owner_id: principal.ownerId })
+            .count<{ count: string }[]>("* as count")
+        )[0].count,
+      );
+    const retry = await post("/v1/documents/upload-base64", k, "r-1", body);
+    expect(retry.status).toBe(200);
+    expect(retry.headers.get("idempotent-replayed")).toBeNull();
+    expect(JSON.parse(retry.text)).toMatchObject({
+      durable_document_id: first.document?.documentId,
+      roster: [expect.objectContaining({ durable_document_id: first.document?.documentId })],
+    });
+    expect(await count()).toBe(1);
+    // Without a key, or under another one, each upload stores its own.
+    expect((await post("/v1/documents/upload-base64", k, undefined, body)).status).toBe(200);
+    expect((await post("/v1/documents/upload-base64", k, "r-2", body)).status).toBe(200);
+    expect(await count()).toBe(3);
   });
 });
 

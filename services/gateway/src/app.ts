@@ -35,6 +35,7 @@ function handler(route: Route, ctx: GatewayContext): RequestHandler {
         log: state.log,
         principal: state.principal,
         sourceAddress: req.socket.remoteAddress ?? "",
+        retryKey: state.retryKey,
         rpc: (timeoutMs = DEFAULT_RPC_TIMEOUT_MS) => ({
           principal: state.principal ?? undefined,
           requestId: state.requestId,

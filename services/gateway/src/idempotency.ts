@@ -97,6 +97,15 @@ function replayableHeaders(res: Response): Record<string, string> {
   return out;
 }
 
+/**
+ * A key for the writes a request makes downstream, the same for every retry of that request: the
+ * client's Idempotency-Key with the request's hash (a key reused for another body differs). A
+ * retry runs again when the first answer was a 5xx, after a write it made may have landed.
+ */
+export function retryKeyOf(idempotencyKey: string, requestHash: string): string {
+  return createHash("sha256").update(idempotencyKey).update("\n").update(requestHash).digest("hex");
+}
+
 /** True when `idempotency` will act on the request: the feature is on and the header is sent. */
 export function carriesIdempotencyKey(cfg: GatewayConfig, req: Request): boolean {
   return cfg.idempotency !== false && req.get("idempotency-key") !== undefined;
@@ -177,6 +186,7 @@ export function idempotency(ctx: GatewayContext, cfg: GatewayConfig): RequestHan
           ),
         );
       case billingV1.IdempotencyOutcome.IDEMPOTENCY_OUTCOME_STARTED:
+        state.retryKey = retryKeyOf(key, hash);
         break;
       default:
         throw new Error(`contract: unknown idempotency outcome ${begun.outcome}`);

@@ -10,7 +10,7 @@ export {
   type RateLimitsConfig,
 } from "./config.js";
 export { createContext, type GatewayContext, SERVICE_NAMES, type ServiceName } from "./context.js";
-export { requestHash } from "./idempotency.js";
+export { requestHash, retryKeyOf } from "./idempotency.js";
 export { createJobEventFeed, type JobEventFeed, type JobEventListener } from "./job-events.js";
 export { buildOpenApi } from "./openapi.js";
 export { type RunningGateway, startGateway } from "./service.js";

@@ -16,6 +16,11 @@ export interface RequestState {
   principal: Principal | null;
   /** The API key's id (never the key), for logs. */
   keyId?: string;
+  /**
+   * Set by the idempotency middleware once it claimed the request's Idempotency-Key: the same for
+   * every retry of this exact request (retryKeyOf), for the writes it makes downstream.
+   */
+  retryKey?: string;
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;

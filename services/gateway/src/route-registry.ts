@@ -27,6 +27,8 @@ export interface RouteCall {
   principal: Principal | null;
   /** The peer address of the connection (the unit of per-source limits such as agent sign-ups). */
   sourceAddress: string;
+  /** The same for every retry of this request with its Idempotency-Key (retryKeyOf); else undefined. */
+  retryKey?: string;
   /** Call options carrying the principal and request id, with a deadline (default 10 s). */
   rpc(timeoutMs?: number): CallOpts;
 }

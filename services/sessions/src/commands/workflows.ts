@@ -261,18 +261,21 @@ export interface StoreAndAttachInput {
   keepParts: boolean;
   /** The original file the HTML was converted from (ingest kept it); undefined when none. */
   source?: commonSourceV1.SourceRef;
+  /** A new document is created once per key (a client's retried upload). */
+  idempotencyKey?: string;
 }
 
 /** Stores the content: a new version of the focused document for `replace`, else a new document; its slot. */
 async function storeUpload(deps: Deps, fwd: CallOpts, view: SessionView, input: StoreAndAttachInput) {
   const sessionId = view.row.id;
   const focused = view.roster.find((e) => e.focused) ?? view.roster[0];
-  const { html, title, pageSetup, keepParts, source } = input;
+  const { html, title, pageSetup, keepParts, source, idempotencyKey } = input;
   if (input.openMode === "replace" && focused?.document_id) {
     const replace = { documentId: focused.document_id, html, sessionId, pageSetup, title, keepParts, source };
     return { stored: await deps.documents.replaceDocument(replace, fwd), slotId: focused.slot_id };
   }
-  const stored = await deps.documents.createDocument({ html, title, pageSetup, sessionId, keepParts, source }, fwd);
+  const create = { html, title, pageSetup, sessionId, keepParts, source, idempotencyKey };
+  const stored = await deps.documents.createDocument(create, fwd);
   // A blank (or missing) focused tab gets the new document in its slot.
   return { stored, slotId: input.openMode === "replace" && focused ? focused.slot_id : "" };
 }

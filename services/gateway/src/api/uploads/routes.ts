@@ -50,6 +50,8 @@ export async function loadIntoSession(
       keepParts: converted.partsFromFile,
       returnHtml,
       source: converted.source,
+      // A retry after a 5xx that followed the create finds that document instead of making another.
+      idempotencyKey: call.retryKey ? `upload:${call.retryKey}` : undefined,
     },
     call.rpc(CONVERT_TIMEOUT_MS),
   );
