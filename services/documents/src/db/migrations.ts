@@ -182,8 +182,8 @@ export const migrations: Migration[] = [
     name: "20261211T0900_version_writers",
     async up(db: Knex) {
       // Which kind of commit wrote a version ("save" or "chat"; null for loads, replaces and
-      // versions written before this): a save based on the session's last-seen record starts
-      // from the session's own newest save, whose answer may have been lost.
+      // versions written before this): a save based on the session's last-seen record does not
+      // clash with the session's own saves since, one of which may have lost its answer.
       await db.schema.withSchema(SCHEMA).alterTable("versions", (t) => {
         t.text("writer").nullable();
       });
