@@ -175,6 +175,25 @@ describe("a save whose answer was lost before the session recorded it", () => {
     expect(second.body.durable_document_id).not.toBe(first.document?.documentId);
   });
 
+  it("adds a retried save's new paragraphs once, with or without its base", async () => {
+    const a = await createSavedDocument(stack, key, "<h1>Terms</h1><p>One.</p>");
+    const sent = `${a.html}\n<p>Added once.</p><p>Added once.</p>`;
+    await lostSave(a, sent);
+    const count = (html: string) => html.split("Added once.").length - 1;
+    // The slot's record missed the first attempt; so does the client's own base.
+    const retried = await save(stack, key, a.sessionId, a.slotId, sent);
+    expect(retried.status).toBe(200);
+    expect(count(retried.body.html)).toBe(2);
+    const withBase = await save(stack, key, a.sessionId, a.slotId, sent, a.versionId);
+    expect(withBase.status).toBe(200);
+    expect(count(withBase.body.html)).toBe(2);
+    // A different new paragraph from the same base is a paragraph of its own.
+    const other = await save(stack, key, a.sessionId, a.slotId, `${a.html}\n<p>Another.</p>`, a.versionId);
+    expect(other.status).toBe(200);
+    expect(count(other.body.html)).toBe(2);
+    expect(other.body.html).toContain("Another.");
+  });
+
   it("takes the session's next save over its own: no 409 against itself, slot recorded", async () => {
     const a = await createSavedDocument(stack, key, "<h1>Terms</h1><p>One.</p><p>Two.</p>");
     const [, one, two] = chunkIds(a.html);

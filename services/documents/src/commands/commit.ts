@@ -205,11 +205,9 @@ async function mergeOntoHead(
     chunksChangedSince(trx, doc.id, base.seq),
     input.supersedeOwnSaves ? chunksChangedOnlyBySaves(trx, doc.id, base.seq, input.sessionId) : new Set<string>(),
   ]);
-  const touched = [
-    ...new Set(
-      input.operations.filter((op) => op.kind !== "insert" && changed.has(op.chunkId)).map((op) => op.chunkId),
-    ),
-  ];
+  // An insert touches only a chunk whose own id changed since the base: a save's new chunk ids
+  // are seeded per session and base, so a retried save names the chunks its first attempt added.
+  const touched = [...new Set(input.operations.filter((op) => changed.has(op.chunkId)).map((op) => op.chunkId))];
   const { operations, conflicts } =
     touched.length > 0
       ? await threeWay(trx, ownerId, doc, base, input, touched, own)
@@ -222,10 +220,11 @@ async function mergeOntoHead(
 
 /**
  * The three-way check of the chunks both sides touched. Both making the same change (the
- * writer's last word is head's HTML, or both deleted it) is no conflict: those operations are
- * dropped. A chunk in `own` (changed since the base only by the writer's session's saves) still
- * at head takes the writer's operations. Every other touched chunk is a conflict, and the
- * writer's operations on it are left out.
+ * writer's last word is head's HTML, or both deleted it, or both added the same new chunk) is no
+ * conflict: those operations are dropped. A chunk in `own` (changed since the base only by the
+ * writer's session's saves) takes the writer's operations, a new chunk head already has as an
+ * edit of it. Every other touched chunk is a conflict, and the writer's operations on it are
+ * left out.
  */
 async function threeWay(
   trx: Knex.Transaction,
@@ -244,15 +243,19 @@ async function threeWay(
   const headHtml = new Map(atHead.map((r) => [r.chunk_id, r.html]));
   // The writer's last word on each chunk (one pass: a save may touch every chunk).
   const lastOp = new Map(input.operations.map((op) => [op.chunkId, op]));
+  // A chunk the base did not have: the writer adds it (a move's insert names a base chunk).
+  const fresh = (id: string) => !baseHtml.has(id);
   const converged = new Set(
     touched.filter((id) => {
       const last = lastOp.get(id);
       if (last?.kind === "delete") return !headHtml.has(id);
+      if (last?.kind === "insert") return fresh(id) && headHtml.get(id) === last.html;
       return last?.kind === "replace" && headHtml.get(id) === last.html;
     }),
   );
-  // The session's later word on its own chunk; one its save deleted cannot be edited, so clashes.
-  const superseded = (id: string) => own.has(id) && headHtml.has(id);
+  // The session's later word on its own chunk; one its save deleted cannot be edited (clashes),
+  // but one it added and deleted may be added again.
+  const superseded = (id: string) => own.has(id) && (headHtml.has(id) || fresh(id));
   const clashing = new Set(touched.filter((id) => !converged.has(id) && !superseded(id)));
   const conflicts = [...clashing].map((id): NewConflict => {
     // The writer's last word on the chunk: its final replace, or "" when it deleted it.
@@ -271,9 +274,14 @@ async function threeWay(
       head_version_id: doc.head_version_id,
     };
   });
-  const operations = input.operations.filter(
-    (op) => (op.kind === "insert" || !converged.has(op.chunkId)) && !clashing.has(op.chunkId),
-  );
+  const operations = input.operations.flatMap((op): ChunkOperation[] => {
+    if (clashing.has(op.chunkId) || (converged.has(op.chunkId) && (op.kind !== "insert" || fresh(op.chunkId))))
+      return [];
+    // A new chunk head already has (the session's own earlier save added it) is edited in place.
+    if (op.kind === "insert" && fresh(op.chunkId) && headHtml.has(op.chunkId))
+      return [{ kind: "replace", chunkId: op.chunkId, html: op.html, explanation: op.explanation }];
+    return [op];
+  });
   return { operations, conflicts };
 }
 

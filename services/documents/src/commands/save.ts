@@ -1,7 +1,8 @@
 // A human save (endpoint 11): the edited HTML is diffed against its base version chunk by chunk
 // and committed as the operations that differ, so a save merges with other sessions' commits
 // exactly like an AI edit does, and writes only the chunks it changed.
-import { type ChunkOperation, type ChunkRecord, chunkHtml, partOf } from "@redline/html-chunks";
+import { createHash } from "node:crypto";
+import { type ChunkOperation, type ChunkRecord, chunkHtml, partOf, seededChunkIds } from "@redline/html-chunks";
 import { InputError, type Knex, NotFoundError } from "@redline/service-kit";
 import { findDocument } from "../db/store/documents.js";
 import { chunkRecordsAt } from "../db/store/revisions.js";
@@ -71,13 +72,37 @@ export function diffChunks(base: ChunkRecord[], next: ChunkRecord[]): ChunkOpera
  * duplicate) is minted afresh, and a chunk keeps a `data-part` only when the base chunk of that
  * id carries the same one; new chunks are always in the flow.
  */
-export function saveChunks(html: string, base: ChunkRecord[]): ChunkRecord[] {
+export function saveChunks(html: string, base: ChunkRecord[], seed?: string): ChunkRecord[] {
   const parts = new Map<string, string>();
   for (const c of base) {
     const part = partOf(c.html);
     if (part !== undefined) parts.set(c.chunkId, part);
   }
-  return chunkHtml(html, { knownIds: new Set(base.map((c) => c.chunkId)), parts }).chunks;
+  const known = new Set(base.map((c) => c.chunkId));
+  const chunks = chunkHtml(html, { knownIds: known, parts }).chunks;
+  return seed === undefined ? chunks : reseedNewIds(chunks, known, seed);
+}
+
+/**
+ * Gives each chunk not in `known` an id derived from `seed`, its HTML and how often that HTML
+ * came before it: the same new paragraph sent again from the same base gets the same id, and
+ * two different ones never share one. A derived id already taken keeps the minted one.
+ */
+function reseedNewIds(chunks: ChunkRecord[], known: ReadonlySet<string>, seed: string): ChunkRecord[] {
+  const taken = new Set(chunks.map((c) => c.chunkId));
+  const occurrences = new Map<string, number>();
+  return chunks.map((c) => {
+    if (known.has(c.chunkId)) return c;
+    const attribute = `data-chunk-id="${c.chunkId}"`;
+    const body = c.html.replace(attribute, 'data-chunk-id=""');
+    const n = occurrences.get(body) ?? 0;
+    occurrences.set(body, n + 1);
+    const digest = createHash("sha256").update(body).digest("hex");
+    const id = seededChunkIds(`${seed}:${digest}:${n}`)();
+    if (taken.has(id)) return c;
+    taken.add(id);
+    return { chunkId: id, html: c.html.replace(attribute, `data-chunk-id="${id}"`) };
+  });
 }
 
 /** What a save did: the row after it, the chunks it changed, whether it merged, and head's chunks. */
@@ -125,7 +150,10 @@ export async function saveDocument(
     }
     return { doc: found, seq: baseSeq, base: await chunkRecordsAt(trx, found.id, baseSeq) };
   }, SNAPSHOT);
-  const next = saveChunks(input.html, base);
+  const baseVersionId = input.baseVersionId || doc.head_version_id;
+  // New chunks get ids seeded by session, base and content: a save retried after its answer was
+  // lost names the chunks its first attempt added, and the commit finds them, not adds twice.
+  const next = saveChunks(input.html, base, `save:${doc.id}:${baseVersionId}:${input.sessionId}`);
   const ops = diffChunks(base, next);
   if (ops.length === 0) {
     if (seq === undefined) return { row: doc, changedChunkIds: [], merged: false, chunks: base };
@@ -134,7 +162,7 @@ export async function saveDocument(
   }
   const result = await commitOperations(db, ownerId, {
     documentId: doc.id,
-    baseVersionId: input.baseVersionId || doc.head_version_id,
+    baseVersionId,
     sessionId: input.sessionId,
     operations: ops,
     supersedeOwnSaves: input.baseIsLastSeen,
@@ -147,6 +175,11 @@ export async function saveDocument(
     traceparent: input.traceparent,
     normalized: true,
   });
+  if (!result.committed) {
+    // Every operation was already at head (a retried save): nothing written, head answered.
+    const head = await getDocument(db, ownerId, { documentId: doc.id, includeChunks: true });
+    return { row: head.row, changedChunkIds: [], merged: result.merged, chunks: head.chunks };
+  }
   let chunks = seq !== undefined ? result.chunks : next;
   if (seq === undefined && result.merged) {
     // Another commit landed between the read and this one: read exactly the version written.
