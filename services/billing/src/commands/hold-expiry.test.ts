@@ -33,6 +33,12 @@ const hold = (p: Principal, chargeKey: string, ops = 1, holdExpiryMs = EXPIRY_MS
   reserveOperations(db, p, { chargeKey, ops, now: NOW, holdExpiryMs });
 const settle = (p: Principal, chargeKey: string, ops: number, now: Date) =>
   settleOperations(db, p, { chargeKey, ops, now });
+/** Redeems a fresh promotion of `ops` operations (live for 30 days) for `p`. */
+async function grant(p: Principal, name: string, ops: number): Promise<void> {
+  const expiresAt = at(30 * 24 * 3600 * 1000);
+  const code = await createPromotion(db, { name, ops, expiresAt, maxRedemptions: null }, NOW);
+  await redeemPromotion(db, p, code, NOW);
+}
 const chargeOf = (p: Principal, chargeKey: string) =>
   db(TABLES.charges).where({ owner_id: p.ownerId, charge_key: chargeKey }).first("ops", "state");
 
@@ -70,12 +76,7 @@ describe("releaseExpiredHolds", () => {
 
   it("bills a late settle from a promotion grant first, and within a hard-stop plan's limit", async () => {
     const p = await account();
-    const code = await createPromotion(
-      db,
-      { name: "Late", ops: 1, expiresAt: at(30 * 24 * 3600 * 1000), maxRedemptions: null },
-      NOW,
-    );
-    await redeemPromotion(db, p, code, NOW);
+    await grant(p, "Late", 1);
     await hold(p, "chat:late-promo", 3);
     await releaseExpiredHolds(db, at(EXPIRY_MS));
     expect((await getUsage(db, p, NOW)).promotions[0].opsRemaining).toBe(1);
@@ -110,12 +111,7 @@ describe("releaseExpiredHolds", () => {
 
   it("returns a hold drawn from a promotion grant to that grant", async () => {
     const p = await account();
-    const code = await createPromotion(
-      db,
-      { name: "Launch", ops: 3, expiresAt: at(30 * 24 * 3600 * 1000), maxRedemptions: null },
-      NOW,
-    );
-    await redeemPromotion(db, p, code, NOW);
+    await grant(p, "Launch", 3);
     const held = await hold(p, "chat:promo", 2);
     expect(held).toMatchObject({ bucketUsed: "promotion", monthlyUsed: 0 });
     expect(held.promotions[0].opsRemaining).toBe(1);
