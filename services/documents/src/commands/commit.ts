@@ -206,7 +206,7 @@ async function mergeOntoHead(
     input.supersedeOwnSaves ? chunksChangedOnlyBySaves(trx, doc.id, base.seq, input.sessionId) : new Set<string>(),
   ]);
   // An insert touches only a chunk whose own id changed since the base: a save's new chunk ids
-  // are seeded per session and base, so a retried save names the chunks its first attempt added.
+  // are derived from session, base and HTML, so a retried save names the chunks it added before.
   const touched = [...new Set(input.operations.filter((op) => changed.has(op.chunkId)).map((op) => op.chunkId))];
   const { operations, conflicts } =
     touched.length > 0

@@ -70,7 +70,8 @@ export function diffChunks(base: ChunkRecord[], next: ChunkRecord[]): ChunkOpera
  * Sanitizes and chunks a save's HTML against its base: a client sends back the ids (and part
  * marks) it received, so an id the base does not have (another document's, invented, or a
  * duplicate) is minted afresh, and a chunk keeps a `data-part` only when the base chunk of that
- * id carries the same one; new chunks are always in the flow.
+ * id carries the same one; new chunks are always in the flow. With `seed`, a new chunk's id is
+ * derived from it and the chunk's HTML (reseedNewIds), else random.
  */
 export function saveChunks(html: string, base: ChunkRecord[], seed?: string): ChunkRecord[] {
   const parts = new Map<string, string>();
@@ -155,10 +156,14 @@ export async function saveDocument(
   // lost names the chunks its first attempt added, and the commit finds them, not adds twice.
   const next = saveChunks(input.html, base, `save:${doc.id}:${baseVersionId}:${input.sessionId}`);
   const ops = diffChunks(base, next);
+  // Nothing written: the answer is head as it is now.
+  const unchanged = async (merged: boolean): Promise<SaveResult> => {
+    const head = await getDocument(db, ownerId, { documentId: doc.id, includeChunks: true });
+    return { row: head.row, changedChunkIds: [], merged, chunks: head.chunks };
+  };
   if (ops.length === 0) {
     if (seq === undefined) return { row: doc, changedChunkIds: [], merged: false, chunks: base };
-    const head = await getDocument(db, ownerId, { documentId: doc.id, includeChunks: true });
-    return { row: head.row, changedChunkIds: [], merged: false, chunks: head.chunks };
+    return unchanged(false);
   }
   const result = await commitOperations(db, ownerId, {
     documentId: doc.id,
@@ -175,11 +180,8 @@ export async function saveDocument(
     traceparent: input.traceparent,
     normalized: true,
   });
-  if (!result.committed) {
-    // Every operation was already at head (a retried save): nothing written, head answered.
-    const head = await getDocument(db, ownerId, { documentId: doc.id, includeChunks: true });
-    return { row: head.row, changedChunkIds: [], merged: result.merged, chunks: head.chunks };
-  }
+  // Every operation was already at head (a retried save).
+  if (!result.committed) return unchanged(result.merged);
   let chunks = seq !== undefined ? result.chunks : next;
   if (seq === undefined && result.merged) {
     // Another commit landed between the read and this one: read exactly the version written.
