@@ -194,4 +194,17 @@ export const migrations: Migration[] = [
       });
     },
   },
+  {
+    name: "20261212T0900_document_source_refs",
+    async up(db: Knex) {
+      // Ingest's retention sweep asks which originals an owner's documents still name
+      // (FindSourceReferences): one index probe per id instead of a scan of the owner's documents.
+      await db.raw(
+        `create index documents_owner_source on ${SCHEMA}.documents (owner_id, source_id) where source_id is not null`,
+      );
+    },
+    async down(db: Knex) {
+      await db.raw(`drop index if exists ${SCHEMA}.documents_owner_source`);
+    },
+  },
 ];

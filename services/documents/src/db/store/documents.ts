@@ -186,6 +186,16 @@ export function setSource(db: Db, id: string, source: DocumentSourceRef | null, 
   });
 }
 
+/** Of `sourceIds`, those some document of `ownerId` (archived ones too) names as its original. */
+export async function referencedSources(db: Db, ownerId: string, sourceIds: string[]): Promise<string[]> {
+  if (sourceIds.length === 0) return [];
+  const rows = await db<DocumentRow>(T.documents)
+    .distinct("source_id")
+    .where({ owner_id: ownerId })
+    .whereRaw("source_id = any(?::text[])", [sourceIds]);
+  return rows.map((r) => r.source_id as string);
+}
+
 /** Updates title and/or page setup and bumps updated_at; the row after. */
 export function updateMeta(
   db: Db,
