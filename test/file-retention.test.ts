@@ -3,9 +3,22 @@
 // Real gateway, services, Postgres and S3. The stack's own sweep is slowed to an hour, so each
 // test runs a pass itself and sees exactly what it removed; the last test starts an ingest with a
 // 100 ms sweep to see the timer do the same. Mail goes to a port nothing listens on, so an email
-// export fails after its file was stored.
+// export fails after its file was stored. Originals are swept with a documents client, as the
+// service does: documents says which ones its documents still name.
+import { randomUUID } from "node:crypto";
+import { documentsLibraryV1, ingestV1 } from "@redline/grpc-stubs";
 import { freePort } from "@redline/local-infra";
-import { createDb, createObjectStore, type Knex, type ObjectStore, UnavailableError } from "@redline/service-kit";
+import {
+  createDb,
+  createObjectStore,
+  createRpcClient,
+  InputError,
+  type Knex,
+  type ObjectStore,
+  type Principal,
+  RemoteError,
+  UnavailableError,
+} from "@redline/service-kit";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { removeExpiredFiles } from "../services/ingest/src/commands/retention.js";
 import { startIngestService } from "../services/ingest/src/service.js";
@@ -14,11 +27,14 @@ import { startTestStack, type TestStack } from "./support/stack.js";
 import { until } from "./support/until.js";
 
 const HOUR_S = 3600;
+const DAY_S = 24 * HOUR_S;
 let infra: TestInfra;
 let stack: TestStack;
 let key: string;
 let ingestDb: Knex;
+let documentsDb: Knex;
 let store: ObjectStore;
+let library: ReturnType<typeof createRpcClient<typeof documentsLibraryV1.DocumentLibraryServiceService>>;
 
 beforeAll(async () => {
   infra = inject("infra");
@@ -28,10 +44,14 @@ beforeAll(async () => {
   });
   key = await stack.createKey("rhea");
   ingestDb = createDb(stack.databaseUrl, "ingest", 2);
+  documentsDb = createDb(stack.databaseUrl, "documents", 2);
   store = createObjectStore(infra.s3);
+  library = createRpcClient(documentsLibraryV1.DocumentLibraryServiceService, stack.addrs.documents);
 });
 afterAll(async () => {
+  library?.close();
   await ingestDb?.destroy();
+  await documentsDb?.destroy();
   await stack?.close();
 });
 
@@ -218,6 +238,143 @@ describe("attachments", () => {
     expect((await sweep()).attachment).toBe(1);
     expect(await isStored(row.object_key)).toBe(false);
     expect((await sweep()).attachment).toBe(0);
+  });
+});
+
+describe("originals of loaded documents", () => {
+  /** Uploads a markdown file into a new session, or reloads `sessionId`'s focused document; the ids and the original it names. */
+  async function upload(
+    text: string,
+    sessionId?: string,
+  ): Promise<{ sessionId: string; documentId: string; sourceId: string }> {
+    const res = await stack.call("POST", "/v1/documents/upload-base64", {
+      key,
+      body: {
+        filename: "original.md",
+        file_base64: Buffer.from(text).toString("base64"),
+        // A new session's blank tab gets a new document; a given one's focused document is reloaded.
+        session_id: sessionId ?? `retention-${randomUUID()}`,
+      },
+    });
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as { session_id: string; durable_document_id: string };
+    const doc = await documentsDb("documents").where({ id: body.durable_document_id }).first();
+    expect(doc.source_id).toMatch(/^src_/);
+    return { sessionId: body.session_id, documentId: body.durable_document_id, sourceId: doc.source_id };
+  }
+  const sourceRow = (id: string) => ingestDb("document_sources").where({ id }).first();
+  /** Moves an original's storing `seconds` into the past. */
+  const age = (id: string, seconds: number) =>
+    ingestDb("document_sources")
+      .where({ id })
+      .update({ created_at: ingestDb.raw("now() - ?::interval", [`${seconds} seconds`]) });
+  /** Whether both of an original's objects (the file and its chunk map) are stored. */
+  async function stored(id: string): Promise<[boolean, boolean]> {
+    const row = await sourceRow(id);
+    return [await isStored(row.object_key), await isStored(row.map_key)];
+  }
+  /** The owner behind `key`, as its documents record it. */
+  const ownerOf = async (documentId: string): Promise<Principal> => {
+    const { owner_id: ownerId } = await documentsDb("documents").where({ id: documentId }).first();
+    return { userId: "", organizationId: "", ownerId, plan: "" };
+  };
+  const sweepWithDocuments = () => removeExpiredFiles({ db: ingestDb, store }, library);
+
+  it("removes an original a reload replaced once it is a day old, and keeps the one the document names", async () => {
+    const first = await upload("# Alpha\n\nFirst.");
+    const second = await upload("# Beta\n\nReplaced.", first.sessionId);
+    expect(second.documentId).toBe(first.documentId);
+    expect(second.sourceId).not.toBe(first.sourceId);
+    const replacedKeys = await sourceRow(first.sourceId);
+
+    // Within the day nothing is asked about or removed.
+    await age(first.sourceId, DAY_S - 60);
+    expect((await sweepWithDocuments()).source).toBe(0);
+    expect(await stored(first.sourceId)).toEqual([true, true]);
+
+    await age(first.sourceId, DAY_S + 60);
+    await age(second.sourceId, DAY_S + 60);
+    expect((await sweepWithDocuments()).source).toBe(1);
+    expect(await sourceRow(first.sourceId)).toBeUndefined();
+    expect(await isStored(replacedKeys.object_key)).toBe(false);
+    expect(await isStored(replacedKeys.map_key)).toBe(false);
+    expect(await stored(second.sourceId)).toEqual([true, true]);
+    expect((await sourceRow(second.sourceId)).checked_at).toBeInstanceOf(Date);
+
+    // The document still exports in place from the original it names.
+    const res = await stack.call("POST", "/v1/documents/export", {
+      key,
+      body: { session_id: first.sessionId, format: "markdown" },
+    });
+    expect(res.status).toBe(200);
+    expect(await res.text()).toContain("Replaced.");
+  });
+
+  it("asks about a named original again only a day after its last check", async () => {
+    const named = await upload("# Gamma\n\nKept.");
+    await age(named.sourceId, DAY_S + 60);
+    await sweepWithDocuments();
+    const checked = (await sourceRow(named.sourceId)).checked_at as Date;
+    await sweepWithDocuments();
+    expect((await sourceRow(named.sourceId)).checked_at).toEqual(checked);
+
+    await ingestDb("document_sources")
+      .where({ id: named.sourceId })
+      .update({ checked_at: ingestDb.raw("now() - interval '25 hours'") });
+    expect((await sweepWithDocuments()).source).toBe(0);
+    expect(((await sourceRow(named.sourceId)).checked_at as Date).getTime()).toBeGreaterThan(checked.getTime());
+    expect(await stored(named.sourceId)).toEqual([true, true]);
+  });
+
+  it("removes an original no document ever named (a load that failed after storing it), and nothing while documents is unreachable", async () => {
+    const { documentId } = await upload("# Delta\n\nFor the owner.");
+    const principal = await ownerOf(documentId);
+    const ingest = createRpcClient(ingestV1.IngestServiceService, stack.addrs.ingest);
+    let sourceId: string;
+    try {
+      const converted = await ingest.convertDocument(
+        { filename: "orphan.md", content: Buffer.from("# Orphan\n\nNever attached."), keepSource: true },
+        { principal },
+      );
+      sourceId = converted.source?.sourceId ?? "";
+      expect(sourceId).toMatch(/^src_/);
+    } finally {
+      ingest.close();
+    }
+    await age(sourceId, DAY_S + 60);
+
+    const deadDocuments = createRpcClient(
+      documentsLibraryV1.DocumentLibraryServiceService,
+      `127.0.0.1:${await freePort()}`,
+    );
+    try {
+      const failed = await removeExpiredFiles({ db: ingestDb, store }, deadDocuments).catch((err: unknown) => err);
+      expect(failed).toBeInstanceOf(Error);
+      expect(await stored(sourceId)).toEqual([true, true]);
+    } finally {
+      deadDocuments.close();
+    }
+
+    expect((await sweepWithDocuments()).source).toBe(1);
+    expect(await sourceRow(sourceId)).toBeUndefined();
+    expect((await sweepWithDocuments()).source).toBe(0);
+  });
+
+  it("documents answers only about the caller's own documents, and refuses over 1,000 ids", async () => {
+    const { documentId, sourceId } = await upload("# Epsilon\n\nMine.");
+    const owner = await ownerOf(documentId);
+    const mine = await library.findSourceReferences({ sourceIds: [sourceId, "src_unknown"] }, { principal: owner });
+    expect(mine.referencedSourceIds).toEqual([sourceId]);
+    const stranger: Principal = { ...owner, ownerId: `${owner.ownerId}-other` };
+    const theirs = await library.findSourceReferences({ sourceIds: [sourceId] }, { principal: stranger });
+    expect(theirs.referencedSourceIds).toEqual([]);
+
+    const tooMany = Array.from({ length: 1001 }, (_, i) => `src_${i}`);
+    const refused = await library
+      .findSourceReferences({ sourceIds: tooMany }, { principal: owner })
+      .catch((err: unknown) => err);
+    expect(refused).toBeInstanceOf(RemoteError);
+    expect((refused as RemoteError).httpStatus).toBe(new InputError("x").httpStatus);
   });
 });
 

@@ -76,7 +76,8 @@ export async function startTestStack(infra: StackInfra, opts: StackOptions = {})
   const logLevel = process.env.TEST_LOG_LEVEL ?? "silent";
   // Sessions calls documents (its workspace workflows), so documents starts first.
   const documents = await startDocumentsService({ grpcAddress: LOCAL, databaseUrl, natsUrl: infra.natsUrl, logLevel });
-  // Ingest asks billing for the caller's email on file (email exports without a recipient).
+  // Ingest asks billing for the caller's email on file (email exports without a recipient), and
+  // documents which stored originals are still named (its retention sweep).
   // testClock: billing-buckets.test.ts moves billing's clock (SetTestClock) across periods and expiries.
   const billingStarted = startBillingService({ grpcAddress: LOCAL, databaseUrl, logLevel, testClock: true });
   const [sessions, billing, ingest] = await Promise.all([
@@ -89,7 +90,7 @@ export async function startTestStack(infra: StackInfra, opts: StackOptions = {})
         logLevel,
         databaseUrl,
         s3: infra.s3,
-        addrs: { billing: started.address },
+        addrs: { billing: started.address, documents: documents.address },
         ...opts.ingest,
       }),
     ),

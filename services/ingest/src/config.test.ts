@@ -7,7 +7,7 @@ describe("loadConfig", () => {
   it("applies the defaults", () => {
     expect(loadConfig({})).toEqual({
       grpcAddress: DEFAULT_ADDRS.ingest,
-      addrs: { billing: DEFAULT_ADDRS.billing },
+      addrs: { billing: DEFAULT_ADDRS.billing, documents: DEFAULT_ADDRS.documents },
       maxUploadBytes: 100 * 1024 * 1024,
       logLevel: "info",
       mail: { sinkDir: join(".redline", "mail") },
@@ -35,10 +35,11 @@ describe("loadConfig", () => {
         EMAIL_EXPORTS_PER_HOUR: "5",
         FILE_SWEEP_MS: "60000",
         BILLING_ADDR: "billing:7000",
+        DOCUMENTS_ADDR: "documents:7001",
       }),
     ).toEqual({
       grpcAddress: "0.0.0.0:6000",
-      addrs: { billing: "billing:7000" },
+      addrs: { billing: "billing:7000", documents: "documents:7001" },
       maxUploadBytes: 2.5 * 1024 * 1024,
       logLevel: "debug",
       supportEmail: "help@example.com",

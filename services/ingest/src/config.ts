@@ -54,10 +54,11 @@ export interface IngestConfig {
   /** Period of the expired-file sweep (commands/retention.ts), in ms; default 10 minutes (FILE_SWEEP_MS). */
   fileSweepMs?: number;
   /**
-   * Billing, asked for the caller's email on file when an email export names no recipient;
-   * without it such an export answers 503.
+   * Billing, asked for the caller's email on file when an email export names no recipient
+   * (without it such an export answers 503), and documents, asked which stored originals its
+   * documents still name (without it the sweep keeps every original).
    */
-  addrs?: Pick<ServiceAddrs, "billing">;
+  addrs?: Pick<ServiceAddrs, "billing" | "documents">;
 }
 
 /** Default export cap per format, in MB. */
@@ -82,7 +83,7 @@ type Env = Record<string, string | undefined>;
  * are written as .eml files to $REDLINE_DATA_DIR/mail, default .redline/mail), MAIL_FROM,
  * EMAIL_EXPORTS_PER_HOUR (20 per account, an integer >= 1), FILE_SWEEP_MS (600000, the period
  * of the expired-file sweep, an integer >= 1), BILLING_ADDR (the email on file of an export
- * without recipient) and LOG_LEVEL (info).
+ * without recipient), DOCUMENTS_ADDR (which originals are still named) and LOG_LEVEL (info).
  * Throws an Error naming the variable when a number is malformed or out of range.
  */
 export function loadConfig(env: Env): IngestConfig {
@@ -114,7 +115,7 @@ export function loadConfig(env: Env): IngestConfig {
   return {
     grpcAddress: listenAddr(env, "ingest"),
     metricsAddr: readMetricsAddr(env),
-    addrs: { billing: addrs.billing },
+    addrs: { billing: addrs.billing, documents: addrs.documents },
     maxUploadBytes: Math.floor(maxUploadMb * 1024 * 1024),
     logLevel: env.LOG_LEVEL || "info",
     tracing: readTracingEnv(env),

@@ -1,6 +1,7 @@
 // The ingest service's dependencies, built once from the config: the converter pool, the
 // optional storage (Postgres ingest schema + object store), the mailer, the attachment
-// processor and the billing client. Absent storage makes the stored-file RPCs answer 503.
+// processor, and the billing and documents clients. Absent storage makes the stored-file RPCs
+// answer 503.
 import {
   type Clients,
   createClients,
@@ -26,8 +27,11 @@ import { type ConvertLimits, DEFAULT_LIMITS } from "./formats.js";
 import { createMailer, type Mailer } from "./mailer.js";
 import { ConverterPool } from "./sandbox/pool.js";
 
-/** The services ingest calls: billing, for the caller's email on file. */
-const CLIENTS = ["billing"] as const;
+/**
+ * The services ingest calls: billing, for the caller's email on file; documents' library, for
+ * which stored originals its documents still name (the retention sweep).
+ */
+const CLIENTS = ["billing", "library"] as const;
 
 export type { FilesStorage } from "./commands/shared.js";
 
@@ -57,6 +61,8 @@ export interface IngestContext {
   attachments: AttachmentProcessor;
   /** Billing (the caller's email on file); null without IngestConfig.addrs. */
   billing: Clients<"billing">["billing"] | null;
+  /** Documents' library (which originals are still named); null without IngestConfig.addrs. */
+  library: Clients<"library">["library"] | null;
 }
 
 /**
@@ -102,16 +108,17 @@ export async function createContext(cfg: IngestConfig, opts: StartOptions = {}):
     mailer: createMailer(cfg.mail ?? {}),
     emailExportsPerHour: cfg.emailExportsPerHour ?? DEFAULT_EMAIL_EXPORTS_PER_HOUR,
     publicS3Endpoint: cfg.s3PublicEndpoint,
-    billing: cfg.addrs ? createClients(cfg.addrs, CLIENTS).billing : null,
+    ...(cfg.addrs ? createClients(cfg.addrs, CLIENTS) : { billing: null, library: null }),
   };
   return { ...deps, attachments: new AttachmentProcessor(deps) };
 }
 
-/** Releases the context: stops scheduling attachments, closes mail, billing, workers, Chromium and Postgres. */
+/** Releases the context: stops scheduling attachments, closes mail, the clients, workers, Chromium and Postgres. */
 export async function closeContext(ctx: IngestContext): Promise<void> {
   ctx.attachments.close();
   ctx.mailer.close();
   ctx.billing?.close();
+  ctx.library?.close();
   await Promise.all([ctx.pool.close(), closeBrowser()]);
   await ctx.storage?.db.destroy();
 }

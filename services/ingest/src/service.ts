@@ -27,7 +27,8 @@ function healthChecks(ctx: IngestContext): Record<string, HealthCheck> {
  * fact 8; unshown-parts.md uploads, attachments, templates, export). With databaseUrl and s3 it
  * migrates the `ingest` schema (unless `opts.migrate` is false) and ensures the bucket first;
  * attachments left pending by an earlier process are resumed, and the expired-file sweep runs
- * every `cfg.fileSweepMs` (commands/retention.ts). Conversions run in a pool of worker processes;
+ * every `cfg.fileSweepMs` (commands/retention.ts; originals too with `cfg.addrs`, which names
+ * documents). Conversions run in a pool of worker processes;
  * PDF export uses one warm Chromium launched on first use. close() stops all of it.
  */
 export async function startIngestService(cfg: IngestConfig, opts: StartOptions = {}): Promise<RunningService> {

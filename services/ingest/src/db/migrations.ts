@@ -179,4 +179,24 @@ export const migrations: Migration[] = [
       });
     },
   },
+  {
+    name: "20261212T0900_source_retention",
+    // The sweep also removes originals no document names (a load that failed after storing one, a
+    // retried upload, a document reloaded from another file): each is checked with documents once
+    // it is a day old, and a referenced one again a day later (commands/retention.ts).
+    async up(db: Knex) {
+      await db.schema.withSchema(SCHEMA).alterTable("document_sources", (t) => {
+        t.timestamp("checked_at", { useTz: true }).nullable();
+      });
+      await db.raw(
+        `create index document_sources_check on ${SCHEMA}.document_sources (checked_at asc nulls first, created_at)`,
+      );
+    },
+    async down(db: Knex) {
+      await db.raw(`drop index if exists ${SCHEMA}.document_sources_check`);
+      await db.schema.withSchema(SCHEMA).alterTable("document_sources", (t) => {
+        t.dropColumn("checked_at");
+      });
+    },
+  },
 ];

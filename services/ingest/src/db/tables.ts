@@ -86,4 +86,6 @@ export interface DocumentSourceRow {
   object_key: string;
   map_key: string;
   created_at: Date;
+  /** When the retention sweep last found a document naming it; null until its first check. */
+  checked_at: Date | null;
 }

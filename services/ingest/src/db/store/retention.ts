@@ -1,6 +1,6 @@
-// SQL of the expired-file sweep (commands/retention.ts) over ingest.uploads, ingest.exports and
-// ingest.attachments: which stored objects no link or row can reach any more, and the record that
-// they were removed. Times are the database's clock, as every ingest process counts alike.
+// SQL of the expired-file sweep (commands/retention.ts) over ingest.uploads, ingest.exports,
+// ingest.attachments and ingest.document_sources: which stored objects no link or row can reach
+// any more (for originals: which to ask documents about), and the record that they were removed. Times are the database's clock, as every ingest process counts alike.
 import type { Knex } from "@redline/service-kit";
 
 /** A stored object the sweep may remove, and the row it belongs to. */
@@ -74,4 +74,40 @@ export async function deletedAttachmentObjects(db: Knex, limit: number): Promise
 /** Records that these deleted attachments' bytes were removed. */
 export async function markAttachmentsRemoved(db: Knex, ids: string[]): Promise<void> {
   if (ids.length > 0) await db("attachments").whereIn("id", ids).update({ object_removed_at: db.fn.now() });
+}
+
+/** A stored original the sweep asks documents about: its owner and both of its objects. */
+export interface SourceToCheck extends ExpiredObject {
+  owner_id: string;
+  map_key: string;
+}
+
+/**
+ * Up to `limit` stored originals older than `graceSeconds` that were never checked or last
+ * checked more than `recheckSeconds` ago, never-checked first, then oldest.
+ */
+export async function sourcesToCheck(
+  db: Knex,
+  graceSeconds: number,
+  recheckSeconds: number,
+  limit: number,
+): Promise<SourceToCheck[]> {
+  return db("document_sources")
+    .where("created_at", "<", db.raw("now() - ?::interval", [seconds(graceSeconds)]))
+    .andWhere((w) =>
+      w.whereNull("checked_at").orWhere("checked_at", "<", db.raw("now() - ?::interval", [seconds(recheckSeconds)])),
+    )
+    .orderByRaw("checked_at asc nulls first, created_at")
+    .limit(limit)
+    .select("id", "owner_id", "object_key", "map_key");
+}
+
+/** Records that a document still names these originals. */
+export async function markSourcesChecked(db: Knex, ids: string[]): Promise<void> {
+  if (ids.length > 0) await db("document_sources").whereIn("id", ids).update({ checked_at: db.fn.now() });
+}
+
+/** Drops originals whose objects are gone. */
+export async function deleteSources(db: Knex, ids: string[]): Promise<void> {
+  if (ids.length > 0) await db("document_sources").whereIn("id", ids).delete();
 }

@@ -3,7 +3,7 @@ import type { Knex } from "@redline/service-kit";
 import type { DocumentSourceRow } from "../tables.js";
 
 /** Records a stored original. */
-export async function insertSource(db: Knex, row: Omit<DocumentSourceRow, "created_at">): Promise<void> {
+export async function insertSource(db: Knex, row: Omit<DocumentSourceRow, "created_at" | "checked_at">): Promise<void> {
   await db<DocumentSourceRow>("document_sources").insert(row);
 }
 
