@@ -174,5 +174,13 @@ describe("sign-up rate limit", () => {
     expect(retryAfter).toBeGreaterThanOrEqual(1);
     expect(retryAfter).toBeLessThanOrEqual(3600);
     expect(await billingDb("accounts").count<{ n: string }[]>({ n: "*" })).toEqual(before);
+
+    // No proxy is trusted here (TRUST_PROXY unset): an X-Forwarded-For of the client's choosing
+    // does not make it another source.
+    const spoofed = await stack.call("POST", "/v1/agents/signup", {
+      body: {},
+      headers: { "X-Forwarded-For": "203.0.113.77" },
+    });
+    expect((await json(spoofed, 429)).code).toBe("signup_limit");
   });
 });

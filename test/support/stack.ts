@@ -41,6 +41,8 @@ export interface StackOptions {
   ingest?: Partial<IngestConfig>;
   /** The gateway's per-key rate limits (default DEFAULT_RATE_LIMITS; a benchmark's pace exceeds them). */
   rateLimits?: GatewayConfig["rateLimits"];
+  /** The gateway's TRUST_PROXY (default: no proxy trusted). */
+  trustProxy?: GatewayConfig["trustProxy"];
 }
 
 /** A running stack. */
@@ -127,6 +129,7 @@ export async function startTestStack(infra: StackInfra, opts: StackOptions = {})
     requestTimeoutMs: opts.requestTimeoutMs,
     headersTimeoutMs: opts.headersTimeoutMs,
     rateLimits: opts.rateLimits,
+    trustProxy: opts.trustProxy,
   });
   const billingClient = createRpcClient(billingV1.BillingServiceService, billing.address);
   return {

@@ -34,7 +34,8 @@ function handler(route: Route, ctx: GatewayContext): RequestHandler {
         requestId: state.requestId,
         log: state.log,
         principal: state.principal,
-        sourceAddress: req.socket.remoteAddress ?? "",
+        // The client's address as the trusted proxies report it (TRUST_PROXY), else the TCP peer.
+        sourceAddress: req.ip ?? req.socket.remoteAddress ?? "",
         retryKey: state.retryKey,
         rpc: (timeoutMs = DEFAULT_RPC_TIMEOUT_MS) => ({
           principal: state.principal ?? undefined,
@@ -65,6 +66,8 @@ export function createApp(ctx: GatewayContext, cfg: GatewayConfig): express.Expr
   app.disable("x-powered-by");
   app.set("etag", false);
   app.set("case sensitive routing", true);
+  // Off unless configured: req.ip is then the TCP peer, whatever X-Forwarded-For says.
+  app.set("trust proxy", cfg.trustProxy ?? false);
   app.use(traceRequests());
   app.use(requestContext(ctx.log));
   app.use(httpMetrics());

@@ -1,5 +1,6 @@
 // Gateway configuration: loadConfig(env) turns environment variables into one typed config;
 // only main.ts passes process.env, tests build configs with gatewayConfig().
+
 import {
   DEFAULT_ADDRS,
   numberFromEnv as numberVar,
@@ -9,6 +10,7 @@ import {
   type ServiceAddrs,
   type TracingConfig,
 } from "@redline/service-kit";
+import express from "express";
 
 /** Everything the gateway needs to run; sizes in MB (MiB), durations in milliseconds. */
 export interface GatewayConfig {
@@ -53,6 +55,13 @@ export interface GatewayConfig {
   rateLimitTimeoutMs?: number;
   /** Honour Idempotency-Key on the routes that declare it (default true). */
   idempotency?: boolean;
+  /**
+   * Which proxies in front of the gateway to believe about the client's address (TRUST_PROXY;
+   * express's "trust proxy": a hop count, or addresses, subnets and the names loopback,
+   * linklocal, uniquelocal). Unset: none, so the source address of per-source limits (agent
+   * sign-ups) is the TCP peer and X-Forwarded-For is ignored (a client could write any).
+   */
+  trustProxy?: number | string;
 }
 
 /** The endpoint classes of the rate limits; each route declares its class (api/shared/routes.ts). */
@@ -128,11 +137,34 @@ function rateLimitsFromEnv(env: Env): RateLimitsConfig | false {
 }
 
 /**
+ * TRUST_PROXY: unset, empty, "false" or 0 → undefined (no proxy trusted); an integer → that many
+ * hops; else a comma-separated list of addresses, subnets and express's names, checked by
+ * express itself. "true" (believe any X-Forwarded-For) is refused: a client could pick its address.
+ */
+function trustProxyFromEnv(env: Env): number | string | undefined {
+  const raw = env.TRUST_PROXY?.trim() ?? "";
+  if (raw === "" || raw.toLowerCase() === "false" || raw === "0") return undefined;
+  if (raw.toLowerCase() === "true")
+    throw new Error(
+      "TRUST_PROXY=true would believe any client's X-Forwarded-For; give the hop count or the proxies' addresses",
+    );
+  if (/^\d+$/.test(raw)) return Number(raw);
+  try {
+    express().set("trust proxy", raw);
+  } catch (err) {
+    throw new Error(
+      `TRUST_PROXY must be a hop count or proxy addresses/subnets; got ${raw} (${(err as Error).message})`,
+    );
+  }
+  return raw;
+}
+
+/**
  * Reads PORT (default 8080), HOST (127.0.0.1), *_ADDR, MAX_REQUEST_MB (100), SUPPORT_EMAIL,
  * AI_TIMEOUT_MS (30 min), AUTH_CACHE_TTL_MS (5000), REQUEST_TIMEOUT_MS (300000) and
  * HEADERS_TIMEOUT_MS (60000), LOG_LEVEL (info), NATS_URL (job events),
- * the rate limits (rateLimitsFromEnv) and RATE_LIMIT_TIMEOUT_MS (500), IDEMPOTENCY=off (Idempotency-Key ignored) and
- * METRICS_ADDR (unset: metrics not served).
+ * the rate limits (rateLimitsFromEnv) and RATE_LIMIT_TIMEOUT_MS (500), IDEMPOTENCY=off (Idempotency-Key ignored),
+ * TRUST_PROXY (trustProxyFromEnv; unset: none) and METRICS_ADDR (unset: metrics not served).
  * Throws an Error naming the variable when a value is malformed or out of range.
  */
 export function loadConfig(env: Env): GatewayConfig {
@@ -144,6 +176,7 @@ export function loadConfig(env: Env): GatewayConfig {
   const requestTimeoutMs = numberVar(env, "REQUEST_TIMEOUT_MS", positiveInt, "a positive integer");
   const headersTimeoutMs = numberVar(env, "HEADERS_TIMEOUT_MS", positiveInt, "a positive integer");
   const rateLimitTimeoutMs = numberVar(env, "RATE_LIMIT_TIMEOUT_MS", positiveInt, "a positive integer");
+  const trustProxy = trustProxyFromEnv(env);
   return gatewayConfig({
     host: env.HOST || DEFAULTS.host,
     addrs: readAddrs(env),
@@ -161,6 +194,7 @@ export function loadConfig(env: Env): GatewayConfig {
     ...(requestTimeoutMs !== undefined && { requestTimeoutMs }),
     ...(headersTimeoutMs !== undefined && { headersTimeoutMs }),
     ...(rateLimitTimeoutMs !== undefined && { rateLimitTimeoutMs }),
+    ...(trustProxy !== undefined && { trustProxy }),
   });
 }
 

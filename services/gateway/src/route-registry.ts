@@ -25,7 +25,10 @@ export interface RouteCall {
   log: Logger;
   /** The caller; null only on routes without auth. */
   principal: Principal | null;
-  /** The peer address of the connection (the unit of per-source limits such as agent sign-ups). */
+  /**
+   * The client's address (the unit of per-source limits such as agent sign-ups): the TCP peer,
+   * or what the proxies GatewayConfig.trustProxy names report in X-Forwarded-For.
+   */
   sourceAddress: string;
   /** The same for every retry of this request with its Idempotency-Key (retryKeyOf); else undefined. */
   retryKey?: string;
