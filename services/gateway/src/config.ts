@@ -1,6 +1,5 @@
 // Gateway configuration: loadConfig(env) turns environment variables into one typed config;
 // only main.ts passes process.env, tests build configs with gatewayConfig().
-
 import {
   DEFAULT_ADDRS,
   numberFromEnv as numberVar,
