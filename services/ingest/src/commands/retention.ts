@@ -153,7 +153,11 @@ export async function removeExpiredFiles(storage: FilesStorage, documents?: Sour
  */
 async function referencedSources(documents: SourceReferences, sources: SourceToCheck[]): Promise<Set<string>> {
   const byOwner = new Map<string, string[]>();
-  for (const s of sources) byOwner.set(s.owner_id, [...(byOwner.get(s.owner_id) ?? []), s.id]);
+  for (const s of sources) {
+    const ids = byOwner.get(s.owner_id);
+    if (ids) ids.push(s.id);
+    else byOwner.set(s.owner_id, [s.id]);
+  }
   const named = new Set<string>();
   for (const [ownerId, sourceIds] of byOwner) {
     // The sweep acts for the owner of the rows it asks about, as the request that stored them did.

@@ -1,6 +1,7 @@
 // SQL of the expired-file sweep (commands/retention.ts) over ingest.uploads, ingest.exports,
 // ingest.attachments and ingest.document_sources: which stored objects no link or row can reach
-// any more (for originals: which to ask documents about), and the record that they were removed. Times are the database's clock, as every ingest process counts alike.
+// any more (for originals: which to ask documents about), and the record that they were removed.
+// Times are the database's clock, as every ingest process counts alike.
 import type { Knex } from "@redline/service-kit";
 
 /** A stored object the sweep may remove, and the row it belongs to. */
