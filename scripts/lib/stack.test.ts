@@ -13,6 +13,7 @@ import {
   readStackFile,
   SERVICE_NAMES,
   type ServiceName,
+  STOP_GRACE_MS,
   startStack,
 } from "./stack.js";
 
@@ -40,10 +41,15 @@ if (name === "gateway") {
   server.listen(Number(addr.slice(addr.lastIndexOf(":") + 1)), addr.slice(0, addr.lastIndexOf(":")));
 }
 server.on("listening", () => console.log(JSON.stringify({ level: 30, msg: "listening", name })));
+// FAKE_DRAIN_<NAME>_MS: how long the service takes to drain after SIGTERM, as a turn in flight would.
+const drainMs = Number(process.env["FAKE_DRAIN_" + name.toUpperCase() + "_MS"] ?? 0);
 process.on("SIGTERM", () => {
   appendFileSync(events, "stop " + name + "\\n");
   server.close();
-  process.exit(0);
+  setTimeout(() => {
+    if (drainMs) appendFileSync(events, "drained " + name + "\\n");
+    process.exit(0);
+  }, drainMs);
 });
 `;
 
@@ -152,6 +158,36 @@ describe("startStack", () => {
       await stack?.stop();
     }
   });
+
+  it("gives a draining service its shutdown deadline, and wakes a stopped (SIGSTOP) one to stop it", async () => {
+    const dir = join(root, "d");
+    mkdirSync(dir);
+    const events = join(dir, "events.log");
+    writeFileSync(events, "");
+    // Longer than the 5 s grace the supervisor used to give, well inside the services' own deadline.
+    const env = { ...(await testEnv(events)), FAKE_DRAIN_DOCUMENTS_MS: "7000" };
+    let stack: RunningStack | undefined;
+    try {
+      stack = await startStack({ dataDir: join(dir, "data"), env, serviceEntry: fakeServices(dir), log: () => {} });
+      const children = readStackFile(stack.dataDir)?.children;
+      const agentPid = children?.agent?.pid as number;
+      process.kill(agentPid, "SIGSTOP");
+      const started = Date.now();
+      await stack.stop();
+      stack = undefined;
+      const took = Date.now() - started;
+      const stopped = readFileSync(events, "utf8").trim().split("\n");
+      // documents finished its drain (SIGKILL would have cut it off before this line).
+      expect(stopped).toContain("drained documents");
+      // The stopped agent handled SIGTERM itself, long before a SIGKILL at the grace's end.
+      expect(stopped).toContain("stop agent");
+      expect(took).toBeGreaterThanOrEqual(7_000);
+      expect(took).toBeLessThan(STOP_GRACE_MS);
+      for (const child of Object.values(children ?? {})) expect(isAlive(child.pid)).toBe(false);
+    } finally {
+      await stack?.stop();
+    }
+  }, 60_000);
 
   it("fails clearly when a service entry file is missing, starting nothing", async () => {
     const dir = join(root, "b");

@@ -35,6 +35,7 @@ import {
 } from "../../packages/local-infra/src/index.js";
 import { createDb } from "../../packages/service-kit/src/db.js";
 import { migrateLatest, type SchemaSpec } from "../../packages/service-kit/src/migrations.js";
+import { SHUTDOWN_DEADLINE_MS } from "../../packages/service-kit/src/shutdown.js";
 import * as agentSchema from "../../services/agent/src/db/migrations.js";
 import * as billingSchema from "../../services/billing/src/db/migrations.js";
 import * as documentsSchema from "../../services/documents/src/db/migrations.js";
@@ -126,7 +127,10 @@ function runtimeEnv(env: NodeJS.ProcessEnv, runtime: StackRuntime): NodeJS.Proce
 }
 
 export interface RunningStack extends Omit<StackInfo, "children" | "status" | "startTime" | "startedAt"> {
-  /** Stops gateway, then services (SIGTERM, SIGKILL after 5 s), then infra; removes stack.json. Idempotent. */
+  /**
+   * Stops gateway, then services (SIGTERM, SIGKILL after STOP_GRACE_MS), then infra; removes
+   * stack.json. Idempotent.
+   */
   stop(): Promise<void>;
 }
 
@@ -257,12 +261,21 @@ async function killOrphanedServices(
           : (processArgs(child.pid) ?? []).includes(entryOf(name as ServiceName));
       if (!ours) return;
       log(`[supervisor] stopping ${name} (pid ${child.pid}) left running by a previous supervisor`);
-      await stopGroup(child.pid, 5_000);
+      await stopGroup(child.pid, STOP_GRACE_MS);
     }),
   );
 }
 
-/** SIGTERM to the process group (services run detached, leader = pid), SIGKILL after graceMs. */
+/**
+ * How long a stopping service gets before SIGKILL: its own shutdown deadline (unready window,
+ * drain, release) plus a margin, as Kubernetes gives 30 s. A shorter grace cut a draining turn off.
+ */
+export const STOP_GRACE_MS = SHUTDOWN_DEADLINE_MS + 5_000;
+
+/**
+ * SIGTERM to the process group (services run detached, leader = pid), then SIGCONT so a stopped
+ * (SIGSTOP, Ctrl-Z) process wakes to handle it, as systemd does; SIGKILL after graceMs.
+ */
 async function stopGroup(pid: number, graceMs: number): Promise<void> {
   const send = (sig: NodeJS.Signals) => {
     try {
@@ -272,6 +285,7 @@ async function stopGroup(pid: number, graceMs: number): Promise<void> {
     }
   };
   send("SIGTERM");
+  send("SIGCONT");
   if (await waitForExit(pid, graceMs)) return;
   send("SIGKILL");
   await waitForExit(pid, 5_000);
@@ -352,7 +366,7 @@ class Supervised {
     const child = this.child;
     if (!child?.pid || child.exitCode !== null || child.signalCode !== null) return;
     const exited = childExited(child);
-    await stopGroup(child.pid, 5_000);
+    await stopGroup(child.pid, STOP_GRACE_MS);
     await exited;
   }
 }
