@@ -14,15 +14,21 @@ import { estimateMargins, type PageGeometry, pdfPageSetup, type TextBox } from "
 const fixture = readCorpus;
 
 const TOLERANCE_IN = 0.1;
+/**
+ * For Redline's own PDFs: the text sits on the page margin itself, give or take the first line's
+ * half-leading (0.02 in at 12 pt); Chromium's 8 px body margin (0.08 in) once sat inside it.
+ */
+const OWN_EXPORT_TOLERANCE_IN = 0.03;
 const SIDES = ["top", "right", "bottom", "left"] as const;
 
-/** Every margin within 0.1 in of the expected one; margins are inches. */
-function expectMargins(actual: PageMargins | null | undefined, expected: PageMargins) {
+/** Every margin within `tolerance` in (default 0.1) of the expected one; margins are inches. */
+function expectMargins(actual: PageMargins | null | undefined, expected: PageMargins, tolerance = TOLERANCE_IN) {
   expect(actual).toBeTruthy();
   for (const side of SIDES)
-    expect(Math.abs((actual as PageMargins)[side] - expected[side]), `${side}: ${actual?.[side]}`).toBeLessThanOrEqual(
-      TOLERANCE_IN,
-    );
+    expect(
+      Math.abs((actual as PageMargins)[side] - expected[side]),
+      `${side}: ${JSON.stringify(actual)}`,
+    ).toBeLessThanOrEqual(tolerance);
 }
 
 const pool = new ConverterPool({ size: 1 });
@@ -48,12 +54,13 @@ async function exportPdf(html: string, pageSetup: PageSetup): Promise<Buffer> {
 
 // The margins are read from where the text stops, so the document must reach them: justified
 // lines end exactly at the right margin, and with several pages of text every page but the last
-// ends within a line of the bottom margin.
+// ends within a line of the bottom margin. Paragraphs of varied length, so that widow control
+// (a paragraph's last two lines kept together) does not end every page a line early the same way.
 const SENTENCE =
   "Redline keeps the page geometry of a document when it travels through a PDF, so a contract printed here reads back with its margins. ";
 const FILLED_BODY = Array.from(
   { length: 24 },
-  (_, i) => `<p style="text-align: justify">${i + 1}. ${SENTENCE.repeat(5)}</p>`,
+  (_, i) => `<p style="text-align: justify">${i + 1}. ${SENTENCE.repeat(2 + (i % 4))}</p>`,
 ).join("\n");
 
 describe("pdf page setup: round trip through Redline's PDF export (Chromium)", () => {
@@ -79,7 +86,7 @@ describe("pdf page setup: round trip through Redline's PDF export (Chromium)", (
     const result = await convertDocument("round-trip.pdf", pdf, {}, pool);
     expect(result.pageSetup?.size).toBe(setup.size);
     expect(result.pageSetup?.orientation).toBe(setup.orientation);
-    expectMargins(result.pageSetup?.margins, setup.margins as PageMargins);
+    expectMargins(result.pageSetup?.margins, setup.margins as PageMargins, OWN_EXPORT_TOLERANCE_IN);
   });
 
   it("reads a one-paragraph memo with its real margins, not the gap to where its text ends (issue #11: 6.75/8.95 in)", async () => {
@@ -93,7 +100,7 @@ describe("pdf page setup: round trip through Redline's PDF export (Chromium)", (
     // The text reaches neither the right nor the bottom margin: they mirror left and top.
     expect(margins?.right).toBe(margins?.left);
     expect(margins?.bottom).toBe(margins?.top);
-    expect(Math.abs((margins?.left ?? 0) - 1)).toBeLessThanOrEqual(TOLERANCE_IN);
+    expect(Math.abs((margins?.left ?? 0) - 1)).toBeLessThanOrEqual(OWN_EXPORT_TOLERANCE_IN);
     // Chromium keeps the first paragraph's 12 pt CSS margin on page 1, above the first line;
     // a PDF cannot tell it from the page margin.
     expect(Math.abs((margins?.top ?? 0) - (1 + 12 / 72))).toBeLessThanOrEqual(TOLERANCE_IN);

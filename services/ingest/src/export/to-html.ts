@@ -16,6 +16,7 @@ export interface PageInput {
 }
 
 const BASE_CSS = `
+@media print { body { margin: 0; } }
 body { font-family: "Liberation Serif", "Times New Roman", serif; font-size: 12pt; line-height: 1.35; color: #000; }
 table { border-collapse: collapse; margin: 0.5em 0; }
 td, th { border: 1px solid #777; padding: 2pt 4pt; vertical-align: top; }
