@@ -210,4 +210,51 @@ describe("what an edit adds to a Word file written back in place", () => {
     expect(back.status).toBe(200);
     expect(((await back.json()) as { html: string }).html).toMatch(/Signed: <img [^>]*src="\/v1\/media\/[0-9a-f]{64}"/);
   });
+
+  it("a note a save added is written into the notes part, and the exported file reads back with it", async () => {
+    const name = "tika-testWORD_various.docx";
+    const res = await postMultipart(stack, "/v1/documents/upload", key, {
+      file: { bytes: readCorpus(`docx/${name}`), filename: name },
+      return_html: "true",
+    });
+    expect(res.status).toBe(200);
+    const up = (await res.json()) as { session_id: string; document_id: string; html: string };
+    // The body paragraph that refers to note 2 gets a second reference, the notes list a second item.
+    const html = up.html
+      .replace(
+        /(<sup><a href="#footnote-2" id="footnote-ref-2">\[1\]<\/a><\/sup>)/,
+        '$1 and a source<sup><a href="#footnote-3" id="footnote-ref-3">[2]</a></sup>',
+      )
+      .replace(
+        /(<li id="footnote-2">[\s\S]*?<\/li>)/,
+        '$1<li id="footnote-3"><p>Smith v. Jones, 2024. <a href="#footnote-ref-3">↑</a></p></li>',
+      );
+    expect(html).toContain('<li id="footnote-3">');
+    const saved = await stack.call("POST", `/v1/sessions/${up.session_id}/documents/${up.document_id}/save`, {
+      key,
+      body: { html },
+    });
+    expect(saved.status).toBe(200);
+
+    const exported = await stack.call("POST", "/v1/documents/export", {
+      key,
+      body: { session_id: up.session_id, format: "docx" },
+    });
+    expect(exported.status).toBe(200);
+    const warnings = Buffer.from(exported.headers.get("x-export-warnings") ?? "W10=", "base64").toString("utf8");
+    expect(JSON.parse(warnings)).toEqual([]);
+    const bytes = Buffer.from(await exported.arrayBuffer());
+    const out = await parts(bytes);
+    expect(out.get("word/footnotes.xml")?.toString("utf8")).toMatch(/<w:footnote w:id="3">[\s\S]*Smith v\. Jones/);
+    expect(out.get("word/document.xml")?.toString("utf8")).toContain('<w:footnoteReference w:id="3"/>');
+
+    const back = await postMultipart(stack, "/v1/documents/upload", key, {
+      file: { bytes, filename: "back.docx" },
+      return_html: "true",
+    });
+    expect(back.status).toBe(200);
+    const read = ((await back.json()) as { html: string }).html;
+    expect(read).toMatch(/and a source<sup><a href="#footnote-3" id="footnote-ref-3">\[2\]<\/a><\/sup>/);
+    expect(read).toMatch(/<li id="footnote-3"><p>\s*Smith v\. Jones, 2024\./);
+  });
 });

@@ -277,6 +277,105 @@ describe("docx written back in place", () => {
     expect(read.value).toMatch(/<li id="footnote-2"><p>\s*This is an <em>edited<\/em> footnote\./);
   });
 
+  /** The various.docx chunks with `edit` applied to its body paragraph holding note 2's reference and to its notes list. */
+  async function withNoteEdit(edit: { body?: (h: string) => string; notes?: (h: string) => string }) {
+    const doc = await load("tika-testWORD_various.docx");
+    const body = doc.chunks.find((c) => c.html.includes('id="footnote-ref-2"'));
+    const notes = doc.chunks.find((c) => /data-part="footnote"/.test(c.html));
+    if (!body || !notes) throw new Error("no note reference or notes list");
+    const written = await writeDocxInPlace(
+      html(
+        doc.chunks.map((c) =>
+          c === body && edit.body
+            ? { ...c, html: edit.body(c.html) }
+            : c === notes && edit.notes
+              ? { ...c, html: edit.notes(c.html) }
+              : c,
+        ),
+      ),
+      doc.source,
+    );
+    const original = await JSZip.loadAsync(doc.source.bytes);
+    const output = await JSZip.loadAsync(written.bytes);
+    const part = async (zip: JSZip, name: string) => (await zip.file(name)?.async("string")) ?? "";
+    return {
+      written,
+      changed: await changedParts(original, output),
+      notesBefore: await part(original, "word/footnotes.xml"),
+      notesAfter: await part(output, "word/footnotes.xml"),
+      documentAfter: await part(output, "word/document.xml"),
+      readBack: (await mammoth.convertToHtml({ buffer: written.bytes })).value,
+    };
+  }
+  const noteOf = (xml: string, id: string) =>
+    new RegExp(`<w:footnote\\b[^>]*w:id="${id}"[\\s\\S]*?<\\/w:footnote>`).exec(xml)?.[0];
+  const addRef = (id: string) => (h: string) =>
+    h.replace(/<\/p>$/, ` and here<sup><a href="#footnote-${id}" id="footnote-ref-${id}">[2]</a></sup></p>`);
+  const addItem = (id: string, text: string) => (h: string) =>
+    h.replace(/<\/ol>$/, `<li id="footnote-${id}"><p>${text} <a href="#footnote-ref-${id}">↑</a></p></li></ol>`);
+
+  it("writes a note added in an edit into the notes part, shaped like the file's notes, and Word's reader finds it", async () => {
+    const r = await withNoteEdit({ body: addRef("3"), notes: addItem("3", "A <em>second</em> note.") });
+    expect(r.written.warnings).toEqual([]);
+    expect(r.changed).toEqual(["word/document.xml", "word/footnotes.xml"]);
+    const added = noteOf(r.notesAfter, "3") ?? "";
+    expect(added).toContain("<w:footnoteRef/>");
+    expect(added.indexOf("<w:footnoteRef/>")).toBeLessThan(added.indexOf("A "));
+    expect(added).toMatch(/<w:i\/><\/w:rPr><w:t xml:space="preserve">second<\/w:t>/);
+    // The number mark's run and the paragraph properties are note 2's own.
+    const markRun = (note: string) => /<w:r>(?:(?!<w:r>)[\s\S])*?<w:footnoteRef\/><\/w:r>/.exec(note)?.[0];
+    const pPr = (note: string) => /<w:pPr>[\s\S]*?<\/w:pPr>/.exec(note)?.[0];
+    const existing = noteOf(r.notesAfter, "2") ?? "";
+    expect(markRun(added)).toBe(markRun(existing));
+    expect(pPr(added)).toBe(pPr(existing));
+    // Note 2 and the separators are as they were.
+    expect(existing).toBe(noteOf(r.notesBefore, "2"));
+    expect(r.documentAfter).toContain('<w:footnoteReference w:id="3"/>');
+    expect(r.readBack).toMatch(/and here<sup><a href="#footnote-3" id="footnote-ref-3">\[2\]<\/a><\/sup>/);
+    expect(r.readBack).toMatch(/<li id="footnote-3"><p>\s*A <em>second<\/em> note\./);
+  });
+
+  it("gives an added note whose id Word cannot use (not a number, or taken) the next free id, reference included", async () => {
+    // "1" is the continuation separator's id in this file.
+    for (const id of ["new-1", "1"]) {
+      const r = await withNoteEdit({ body: addRef(id), notes: addItem(id, "Renumbered note.") });
+      expect(r.written.warnings).toEqual([]);
+      expect(noteOf(r.notesAfter, "3")).toContain("Renumbered note.");
+      expect(r.documentAfter).toContain('<w:footnoteReference w:id="3"/>');
+      expect(r.documentAfter).not.toContain(`<w:footnoteReference w:id="${id}"/>`);
+      expect(noteOf(r.notesAfter, "1")).toBe(noteOf(r.notesBefore, "1"));
+      expect(r.readBack).toMatch(/<li id="footnote-3"><p>\s*Renumbered note\./);
+    }
+  });
+
+  it("removes a note from the notes part once its reference and its item are gone; keeps it while referred to", async () => {
+    const dropRef = (h: string) => h.replace(/<sup><a href="#footnote-2"[^>]*>\[1\]<\/a><\/sup>/, "");
+    const dropItem = (h: string) => h.replace(/<li id="footnote-2">[\s\S]*?<\/li>/, "");
+    const gone = await withNoteEdit({ body: dropRef, notes: dropItem });
+    expect(gone.written.warnings).toEqual([]);
+    expect(noteOf(gone.notesAfter, "2")).toBeUndefined();
+    const separators = (x: string) => x.slice(0, x.search(/<w:footnote\b[^>]*w:id="2"/));
+    expect(gone.notesAfter).toBe(`${separators(gone.notesBefore)}</w:footnotes>`);
+    expect(gone.documentAfter).not.toContain("<w:footnoteReference");
+    expect(gone.readBack).not.toContain("footnote-2");
+
+    // The item removed while the body still refers to the note: Word needs the note, so it stays.
+    const kept = await withNoteEdit({ notes: dropItem });
+    expect(kept.written.warnings).toHaveLength(1);
+    expect(noteOf(kept.notesAfter, "2")).toBe(noteOf(kept.notesBefore, "2"));
+  });
+
+  it("leaves out a reference an edit added to a note the file does not hold, so Word still opens it", async () => {
+    const r = await withNoteEdit({ body: addRef("9") });
+    expect(r.written.warnings).toEqual([
+      "1 note references added in an edit name no note of the file and were left out",
+    ]);
+    expect(r.documentAfter).not.toContain('w:id="9"');
+    expect(r.documentAfter).toContain('<w:footnoteReference w:id="2"/>');
+    expect(r.documentAfter).toContain("and here");
+    expect(r.readBack).not.toContain("footnote-9");
+  });
+
   it("reads note ids as text: an item id with quotes and brackets is a note it cannot place, not a failure", async () => {
     const doc = await load("tika-testWORD_various.docx");
     const notes = doc.chunks.find((c) => /data-part="footnote"/.test(c.html));

@@ -5,7 +5,8 @@
 // A changed paragraph keeps its w:pPr (style, numbering, section break), its first run's
 // formatting and its bookmarks, comment ranges, note references, drawings and equations at
 // their place in the text; a deleted chunk's section break is kept on an empty paragraph.
-// Edited headers, footers, comments and notes rewrite their own parts the same way.
+// Edited headers, footers, comments and notes rewrite their own parts the same way; notes added
+// or removed with their references are added to or removed from the notes part.
 import { chunkHtml, partOf } from "@redline/html-chunks";
 import { diffArrays, diffChars } from "diff";
 import JSZip from "jszip";
@@ -246,6 +247,8 @@ function chunkElement(html: string): El | null {
 class BlockWriter {
   missingImages = 0;
   readonly pictures = new NewPictures();
+  /** Note references ("footnote:7") written where the original paragraph had none: notes the edit added. */
+  readonly newNoteRefs = new Set<string>();
 
   constructor(
     private readonly headings: string[],
@@ -276,9 +279,11 @@ class BlockWriter {
         else this.missingImages++;
       } else if (seg.kind === "note") {
         const [type, id] = seg.note.split(":");
-        const run =
-          pieces?.notes.get(seg.note) ??
-          `<w:r><w:rPr><w:rStyle w:val="${type === "footnote" ? "FootnoteReference" : "EndnoteReference"}"/></w:rPr><w:${type}Reference w:id="${escapeXml(id)}"/></w:r>`;
+        let run = pieces?.notes.get(seg.note);
+        if (!run) {
+          run = noteReferenceRun(type, id);
+          this.newNoteRefs.add(seg.note);
+        }
         segments.push({ kind: "raw", xml: run });
       } else segments.push(seg);
     }
@@ -657,30 +662,65 @@ export async function writeDocxInPlace(
   emitUpTo(origBlocks.length);
   let rewrittenParts = 0;
   let changedUnmapped = 0;
+  // References the edit added, by kind: they name notes the notes parts must then hold.
+  const addedRefs = { footnote: [] as string[], endnote: [] as string[] };
+  for (const ref of writer.newNoteRefs) {
+    const [kind, id] = ref.split(":");
+    if (kind === "footnote" || kind === "endnote") addedRefs[kind].push(id);
+  }
+  const notesParts = new Map<"footnote" | "endnote", string | undefined>();
+  const notesPart = async (kind: "footnote" | "endnote") => {
+    const target = [...rels.values()].find((r) => r.type.endsWith(`/${kind}s`))?.target;
+    if (!notesParts.has(kind)) notesParts.set(kind, target ? await read(target) : undefined);
+    return { target, xml: notesParts.get(kind) };
+  };
   for (const chunk of unmappedEdits) {
     const kind = partOf(chunk.html);
     if (kind === "footnote" || kind === "endnote") {
-      const target = [...rels.values()].find((r) => r.type.endsWith(`/${kind}s`))?.target;
-      const xml = target ? await read(target) : undefined;
+      const { target, xml } = await notesPart(kind);
       if (!target || xml === undefined) {
         changedUnmapped++;
         continue;
       }
       writer.rels = await PartRels.of(zip, target);
-      const notes = editNotes(writer, kind, xml, chunk.html, source.loaded[chunk.chunkId]);
+      const inBody = new Set(
+        [...out.join("").matchAll(new RegExp(`<w:${kind}Reference\\b[^>]*?\\sw:id="([^"]*)"`, "g"))].map((m) => m[1]),
+      );
+      const notes = editNotes(
+        writer,
+        kind,
+        xml,
+        chunk.html,
+        source.loaded[chunk.chunkId],
+        new Set(addedRefs[kind]),
+        inBody,
+      );
       writer.rels.save(zip);
       writer.rels = mainRels;
       changedUnmapped += notes.unwritten;
+      for (const [from, to] of notes.renamed) {
+        const was = noteReferenceRun(kind, from);
+        for (let i = 0; i < out.length; i++)
+          if (out[i].includes(was)) out[i] = out[i].split(was).join(noteReferenceRun(kind, to));
+        addedRefs[kind] = addedRefs[kind].map((id) => (id === from ? to : id));
+      }
+      notesParts.set(kind, notes.xml);
       if (notes.xml !== xml) {
         zip.file(target, notes.xml);
         rewrittenParts++;
       }
     } else if (!editNestedParagraph(writer, out, chunk.html, source.loaded[chunk.chunkId])) changedUnmapped++;
   }
+  let dangling = 0;
+  for (const kind of ["footnote", "endnote"] as const)
+    if (addedRefs[kind].length > 0)
+      dangling += dropDanglingNoteRefs(out, kind, addedRefs[kind], (await notesPart(kind)).xml);
   if (changedUnmapped > 0)
     warnings.push(
       `${changedUnmapped} edited passages (text boxes, notes) could not be written into the original file and keep their original text`,
     );
+  if (dangling > 0)
+    warnings.push(`${dangling} note references added in an edit name no note of the file and were left out`);
 
   // Out-of-flow parts: a changed header/footer regenerates its part, a changed comment its entry.
   const files = new Map<string, string>();
@@ -919,10 +959,68 @@ function noteItems(html: string | undefined, kind: string): Map<string, string> 
   return out;
 }
 
+/** The run of a note reference the writer makes: Word's reference style, the note's id. */
+function noteReferenceRun(kind: string, id: string): string {
+  const style = kind === "footnote" ? "FootnoteReference" : "EndnoteReference";
+  return `<w:r><w:rPr><w:rStyle w:val="${style}"/></w:rPr><w:${kind}Reference w:id="${escapeXml(id)}"/></w:r>`;
+}
+
+/** Where each note of a notes part starts, by its w:id (separators included). */
+function noteStarts(xml: string, kind: string): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const m of xml.matchAll(new RegExp(`<w:${kind}\\b[^>]*?\\sw:id="([^"]*)"`, "g"))) out.set(m[1], m.index);
+  return out;
+}
+
 /**
- * The notes part (`word/footnotes.xml`, `endnotes.xml`) with the text of each note whose item
- * changed rewritten in place (its number mark, anchors and paragraph properties kept). Notes
- * added or removed in the HTML have no counterpart to write: they count as `unwritten`.
+ * A new note's element holding `lines`, shaped like the part's last real note: its paragraph
+ * properties on every paragraph and its number mark's run first (the document's own note style),
+ * or Word's default note styles when the part has no note to copy.
+ */
+function newNoteElement(
+  writer: BlockWriter,
+  xml: string,
+  kind: string,
+  id: string,
+  lines: ParaSpec[],
+  starts: Map<string, number>,
+): string {
+  let pPr = `<w:pPr><w:pStyle w:val="${kind === "footnote" ? "FootnoteText" : "EndnoteText"}"/></w:pPr>`;
+  let mark = `<w:r><w:rPr><w:rStyle w:val="${kind === "footnote" ? "FootnoteReference" : "EndnoteReference"}"/></w:rPr><w:${kind}Ref/></w:r>`;
+  const last = [...starts.values()]
+    .map((at) => xml.slice(at, elementEnd(xml, at)))
+    .filter((note) => !/^<w:\w+\b[^>]*\sw:type="/.test(note) && note.includes(`<w:${kind}Ref/>`))
+    .pop();
+  if (last) {
+    pPr = /<w:pPr>[\s\S]*?<\/w:pPr>|<w:pPr\/>/.exec(last)?.[0] ?? pPr;
+    const ref = last.indexOf(`<w:${kind}Ref/>`);
+    const runStart = Math.max(last.lastIndexOf("<w:r>", ref), last.lastIndexOf("<w:r ", ref));
+    const runEnd = last.indexOf("</w:r>", ref);
+    if (runStart >= 0 && runEnd >= 0) mark = last.slice(runStart, runEnd + "</w:r>".length);
+  }
+  // Word separates the mark from the text by a space, unless the mark's run ends in a tab.
+  const gap = mark.includes("<w:tab/>") ? "" : '<w:r><w:t xml:space="preserve"> </w:t></w:r>';
+  const paragraphs = writer
+    .blocks(lines, [], false, false)
+    .map(
+      (p, i) =>
+        `<w:p>${pPr}${i === 0 ? mark + gap : ""}${p.replace(/^<w:p\b[^>]*>(?:<w:pPr>[\s\S]*?<\/w:pPr>|<w:pPr\/>)?/, "")}`,
+    );
+  return `<w:${kind} w:id="${id}">${paragraphs.join("")}</w:${kind}>`;
+}
+
+/**
+ * The notes part (`word/footnotes.xml`, `endnotes.xml`) after the edit of its notes list:
+ * - a changed item's note gets its text rewritten in place (number mark, anchors and paragraph
+ *   properties kept);
+ * - an added item that the body refers to (`referenced`, the references the edit added) becomes a
+ *   new note, shaped like the part's notes. Its id is the item's when that is a free Word id (a
+ *   decimal number), else the next free one, and `renamed` maps the item's id to it so the
+ *   caller rewrites the reference;
+ * - a removed item's note leaves the part once no reference in the body (`inBody`, ids as written
+ *   in the XML) names it.
+ * Items that cannot be written this way (added with no reference, removed while still referred
+ * to, not found) count as `unwritten`.
  */
 function editNotes(
   writer: BlockWriter,
@@ -930,25 +1028,66 @@ function editNotes(
   xml: string,
   html: string,
   loaded: string | undefined,
-): { xml: string; unwritten: number } {
+  referenced: Set<string>,
+  inBody: Set<string>,
+): { xml: string; unwritten: number; renamed: Map<string, string> } {
   const now = noteItems(html, kind);
   const before = noteItems(loaded, kind);
+  const renamed = new Map<string, string>();
   let out = xml;
-  let unwritten =
-    [...now.keys()].filter((id) => !before.has(id)).length + [...before.keys()].filter((id) => !now.has(id)).length;
+  let unwritten = 0;
+  for (const id of before.keys()) {
+    if (now.has(id)) continue;
+    const at = noteStarts(out, kind).get(id);
+    if (at === undefined || inBody.has(escapeXml(id))) unwritten++;
+    else out = out.slice(0, at) + out.slice(elementEnd(out, at));
+  }
   for (const [id, item] of now) {
     const was = before.get(id);
-    if (was === undefined || was === item) continue;
-    const at = new RegExp(`<w:${kind}\\b[^>]*\\sw:id="${id.replace(/[^\w-]/g, "")}"`).exec(out)?.index;
+    if (was === item) continue;
     const li = chunkElement(`<li>${item}</li>`);
-    if (at === undefined || !li) {
+    const lines = li ? blockSpecs(li, {}).filter((b): b is ParaSpec => b.kind === "p") : [];
+    const starts = noteStarts(out, kind);
+    if (was === undefined) {
+      const close = out.lastIndexOf(`</w:${kind}s>`);
+      if (!referenced.has(id) || lines.length === 0 || close < 0) {
+        unwritten++;
+        continue;
+      }
+      const taken = [...starts.keys(), ...renamed.values()].map(Number).filter(Number.isInteger);
+      const wordId = /^\d{1,9}$/.test(id) && !starts.has(id) ? id : String(Math.max(0, ...taken) + 1);
+      out = out.slice(0, close) + newNoteElement(writer, out, kind, wordId, lines, starts) + out.slice(close);
+      if (wordId !== id) renamed.set(id, wordId);
+      continue;
+    }
+    const at = starts.get(id);
+    if (at === undefined || lines.length === 0) {
       unwritten++;
       continue;
     }
-    const lines = blockSpecs(li, {}).filter((b): b is ParaSpec => b.kind === "p");
     out = rewriteTextParagraphs(out, at, lines, writer);
   }
-  return { xml: out, unwritten };
+  return { xml: out, unwritten, renamed };
+}
+
+/**
+ * Drops from `blocks` every reference the edit added to a note of `kind` that `part` (the notes
+ * part as written, undefined when the file has none) does not hold: Word refuses to open a file
+ * whose reference names no note. Returns how many it dropped.
+ */
+function dropDanglingNoteRefs(blocks: string[], kind: string, added: string[], part: string | undefined): number {
+  const held = part === undefined ? new Set<string>() : new Set(noteStarts(part, kind).keys());
+  let dropped = 0;
+  for (const id of added) {
+    if (held.has(id)) continue;
+    const run = noteReferenceRun(kind, id);
+    for (let i = 0; i < blocks.length; i++) {
+      if (!blocks[i].includes(run)) continue;
+      dropped += blocks[i].split(run).length - 1;
+      blocks[i] = blocks[i].split(run).join("");
+    }
+  }
+  return dropped;
 }
 
 /** `written` with the section break of the original paragraph it replaces, if that had one. */
