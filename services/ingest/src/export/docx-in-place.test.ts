@@ -566,6 +566,51 @@ describe("docx written back in place", () => {
     expect(rels).toContain('Target="https://example.org/terms" TargetMode="External"');
   });
 
+  it("writes a picture added to a header and to a note into that part, related from its own relationships", async () => {
+    const doc = await load("tika-testWORD_various.docx");
+    const header = doc.chunks.find((c) => /data-part="header"/.test(c.html));
+    const notes = doc.chunks.find((c) => /data-part="footnote"/.test(c.html));
+    if (!header || !notes) throw new Error("no header or notes list");
+    const logo = `<img src="${PNG_2X3}" alt="logo">`;
+    const edits = new Map([
+      [header, header.html.replace(/<\/p>/, ` ${logo}</p>`)],
+      [notes, notes.html.replace("This is a footnote.", `This is a footnote. ${logo}`)],
+    ]);
+    const written = await writeDocxInPlace(
+      html(doc.chunks.map((c) => ({ ...c, html: edits.get(c) ?? c.html }))),
+      doc.source,
+      { images: (src) => Buffer.from(src.split(",")[1], "base64") },
+    );
+    expect(written.warnings).toEqual([]);
+    const output = await JSZip.loadAsync(written.bytes);
+    const changed = await changedParts(await JSZip.loadAsync(doc.source.bytes), output);
+    const headerPart = changed.find((n) => /^word\/header\d*\.xml$/.test(n)) as string;
+    expect(headerPart).toBeDefined();
+    const media = changed.filter((n) => n.startsWith("word/media/redline-"));
+    // One picture, stored once, related from the header and from the notes part.
+    expect(media).toHaveLength(1);
+    const docPrIds: string[] = [];
+    for (const part of [headerPart, "word/footnotes.xml"]) {
+      const relsName = part.replace(/^word\//, "word/_rels/") + ".rels";
+      expect(changed).toContain(relsName);
+      const xml = (await output.file(part)?.async("string")) ?? "";
+      expect(xml).not.toContain("redline-picture");
+      const rid = /<a:blip r:embed="([^"]+)"/.exec(xml)?.[1];
+      const rels = (await output.file(relsName)?.async("string")) ?? "";
+      expect(rels).toMatch(new RegExp(`Id="${rid}"[^>]*Target="media/${media[0].slice("word/media/".length)}"`));
+      // The part's root declares the namespaces the picture's run uses.
+      expect(/^[\s\S]*?<w:(?:hdr|footnotes)\b[^>]*>/.exec(xml)?.[0]).toMatch(/xmlns:wp="[^"]+"/);
+      docPrIds.push(...[...xml.matchAll(/<wp:docPr\b[^>]*\sid="(\d+)"/g)].map((m) => m[1]));
+    }
+    // Drawing ids stay unique across the package's parts.
+    const body = (await output.file("word/document.xml")?.async("string")) ?? "";
+    const all = [...docPrIds, ...[...body.matchAll(/<wp:docPr\b[^>]*\sid="(\d+)"/g)].map((m) => m[1])];
+    expect(new Set(all).size).toBe(all.length);
+    // An independent reader sees the picture in the note.
+    const read = await mammoth.convertToHtml({ buffer: written.bytes });
+    expect(read.value).toMatch(/This is a footnote\. <img [^>]*src="data:image\/png;base64,/);
+  });
+
   it("writes the page an export asks for into every section; the original's own page changes nothing", async () => {
     const doc = await load("poi-bug65649-large-procurement-tables.docx");
     const own = doc.pageSetup;

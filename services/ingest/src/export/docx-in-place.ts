@@ -242,19 +242,28 @@ function chunkElement(html: string): El | null {
 /**
  * Writes new paragraphs and tables into the original package's vocabulary. `rels` is the part
  * being written (the main part, or a header, footer or comments part while it is rewritten):
- * links are related from it. Pictures an edit added go into `pictures` when writing the main part.
+ * links are related from it, and pictures an edit added are collected for it (picturesOf).
  */
 class BlockWriter {
-  missingImages = 0;
-  readonly pictures = new NewPictures();
+  /** Pictures an edit added, by the part they go into: each part relates and embeds its own. */
+  private readonly newPictures = new Map<PartRels, NewPictures>();
   /** Note references ("footnote:7") written where the original paragraph had none: notes the edit added. */
   readonly newNoteRefs = new Set<string>();
 
   constructor(
     private readonly headings: string[],
     public rels: PartRels,
-    private readonly mainRels: PartRels,
   ) {}
+
+  /** The pictures an edit added to the part `rels` belongs to. */
+  picturesOf(rels: PartRels): NewPictures {
+    let pictures = this.newPictures.get(rels);
+    if (!pictures) {
+      pictures = new NewPictures();
+      this.newPictures.set(rels, pictures);
+    }
+    return pictures;
+  }
 
   /** A relationship id for an external link, from the part being written. */
   link = (href: string): string | null => this.rels.link(href);
@@ -275,8 +284,7 @@ class BlockWriter {
       if (seg.kind === "image") {
         const run = drawings[images++];
         if (run) segments.push({ kind: "raw", xml: run.xml });
-        else if (this.rels === this.mainRels) segments.push({ kind: "raw", xml: this.pictures.add(seg.html) });
-        else this.missingImages++;
+        else segments.push({ kind: "raw", xml: this.picturesOf(this.rels).add(seg.html) });
       } else if (seg.kind === "note") {
         const [type, id] = seg.note.split(":");
         let run = pieces?.notes.get(seg.note);
@@ -576,8 +584,32 @@ export async function writeDocxInPlace(
   if (documentXml === undefined) throw new Error("the original package has no main document part");
   const mainRels = await PartRels.of(zip, mainPart);
   const rels = mainRels.rels;
-  const writer = new BlockWriter(headingStyles(await read(`${mainRels.dir}styles.xml`)), mainRels, mainRels);
+  const writer = new BlockWriter(headingStyles(await read(`${mainRels.dir}styles.xml`)), mainRels);
   const warnings: string[] = [];
+  let missingImages = 0;
+  // Drawing ids must be unique across the document's parts: new ones are numbered above them all.
+  let lastDocPrId: number | undefined;
+  /** `xml` of the part `partRels` relates from, with the pictures the edit added to it embedded; saves its relationships. */
+  const finishPart = async (partRels: PartRels, xml: string): Promise<string> => {
+    const pictures = writer.picturesOf(partRels);
+    let out = xml;
+    if (pictures.size > 0) {
+      lastDocPrId ??= await maxDocPrId(zip);
+      const embedded = await pictures.embed(
+        zip,
+        partRels,
+        xml,
+        options.images ?? (() => undefined),
+        () => textWidthPx(documentXml),
+        lastDocPrId,
+      );
+      lastDocPrId = embedded.lastDocPrId;
+      missingImages += embedded.missing;
+      out = embedded.xml;
+    }
+    partRels.save(zip);
+    return out;
+  };
 
   const layout = bodyLayout(documentXml);
   const origBlocks = layout.blocks.map((b) => documentXml.slice(b.start, b.end));
@@ -682,7 +714,8 @@ export async function writeDocxInPlace(
         changedUnmapped++;
         continue;
       }
-      writer.rels = await PartRels.of(zip, target);
+      const notesRels = await PartRels.of(zip, target);
+      writer.rels = notesRels;
       const inBody = new Set(
         [...out.join("").matchAll(new RegExp(`<w:${kind}Reference\\b[^>]*?\\sw:id="([^"]*)"`, "g"))].map((m) => m[1]),
       );
@@ -695,8 +728,8 @@ export async function writeDocxInPlace(
         new Set(addedRefs[kind]),
         inBody,
       );
-      writer.rels.save(zip);
       writer.rels = mainRels;
+      const notesXml = await finishPart(notesRels, notes.xml);
       changedUnmapped += notes.unwritten;
       for (const [from, to] of notes.renamed) {
         const was = noteReferenceRun(kind, from);
@@ -704,9 +737,9 @@ export async function writeDocxInPlace(
           if (out[i].includes(was)) out[i] = out[i].split(was).join(noteReferenceRun(kind, to));
         addedRefs[kind] = addedRefs[kind].map((id) => (id === from ? to : id));
       }
-      notesParts.set(kind, notes.xml);
-      if (notes.xml !== xml) {
-        zip.file(target, notes.xml);
+      notesParts.set(kind, notesXml);
+      if (notesXml !== xml) {
+        zip.file(target, notesXml);
         rewrittenParts++;
       }
     } else if (!editNestedParagraph(writer, out, chunk.html, source.loaded[chunk.chunkId])) changedUnmapped++;
@@ -748,9 +781,10 @@ export async function writeDocxInPlace(
       });
     }
     for (const { target, xml, lines } of rewrites) {
-      writer.rels = await PartRels.of(zip, target);
-      zip.file(target, rewriteTextParagraphs(xml, xml.indexOf("<w:", xml.indexOf("?>") + 1), lines, writer));
-      writer.rels.save(zip);
+      const partRels = await PartRels.of(zip, target);
+      writer.rels = partRels;
+      const written = rewriteTextParagraphs(xml, xml.indexOf("<w:", xml.indexOf("?>") + 1), lines, writer);
+      zip.file(target, await finishPart(partRels, written));
       rewrittenParts++;
     }
     writer.rels = mainRels;
@@ -770,15 +804,15 @@ export async function writeDocxInPlace(
     const target = [...rels.values()].find((r) => /\/comments$/.test(r.type))?.target;
     let xml = target ? await read(target) : undefined;
     if (target && xml !== undefined) {
-      writer.rels = await PartRels.of(zip, target);
+      const commentsRels = await PartRels.of(zip, target);
+      writer.rels = commentsRels;
       for (const [commentId, now] of changedComments) {
         const at = new RegExp(`<w:comment\\b[^>]*w:id="${commentId.replace(/[^\w-]/g, "")}"`).exec(xml)?.index;
         if (at === undefined) continue;
         xml = rewriteTextParagraphs(xml, at, partLines(now), writer);
       }
-      zip.file(target, xml);
-      writer.rels.save(zip);
       writer.rels = mainRels;
+      zip.file(target, await finishPart(commentsRels, xml));
       rewrittenParts++;
     }
   }
@@ -796,19 +830,15 @@ export async function writeDocxInPlace(
       body.join(/^\s*$/.test(gap) ? gap : "") +
       (lastBlock ? documentXml.slice(lastBlock.end, layout.contentEnd) : sectPr) +
       documentXml.slice(layout.contentEnd);
-  const pictures = await writer.pictures.embed(zip, mainRels, newDocument, options.images ?? (() => undefined), () =>
-    textWidthPx(documentXml),
-  );
-  newDocument = options.page
-    ? applyPageRequest(pictures.xml, pageChanges(options.page, docxPageSetup(documentXml)))
-    : pictures.xml;
+  newDocument = await finishPart(mainRels, newDocument);
+  if (options.page) newDocument = applyPageRequest(newDocument, pageChanges(options.page, docxPageSetup(documentXml)));
   if (options.watermark?.text) {
     newDocument = await addWatermark(zip, mainRels, newDocument, options.watermark);
     rewrittenParts++;
   }
   if (newDocument !== documentXml) zip.file(mainPart, newDocument);
+  // Again: the watermark may have related a header since finishPart saved them.
   mainRels.save(zip);
-  const missingImages = writer.missingImages + pictures.missing;
   if (missingImages > 0)
     warnings.push(`${missingImages} images added in an edit could not be written into the Word file and were left out`);
   // Nothing changed: the upload itself, byte for byte (not even re-zipped).
@@ -829,6 +859,17 @@ function sectPrOf(xml: string): string | undefined {
   const at = xml.indexOf("<w:sectPr");
   if (at < 0 || !/^<w:sectPr[\s>/]/.test(xml.slice(at, at + 10))) return undefined;
   return xml.slice(at, elementEnd(xml, at));
+}
+
+/** The highest drawing id (`wp:docPr`) in any XML part of the package; 0 when there is none. */
+async function maxDocPrId(zip: JSZip): Promise<number> {
+  let max = 0;
+  for (const [name, file] of Object.entries(zip.files)) {
+    if (file.dir || !name.endsWith(".xml")) continue;
+    for (const m of (await file.async("string")).matchAll(/<wp:docPr\b[^>]*\sid="(\d+)"/g))
+      max = Math.max(max, Number(m[1]));
+  }
+  return max;
 }
 
 const norm = (text: string) => text.replace(/\s+/g, " ").trim();

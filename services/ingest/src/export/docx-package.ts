@@ -174,7 +174,9 @@ export class NewPictures {
    * `word/media/` of `zip` under a content-addressed name, relates them from `rels` and puts
    * each run in place of its placeholder in `xml`. Returns the XML and how many pictures could not
    * be built (unreadable or formats Word cannot show); their placeholders are removed.
-   * `maxWidthPx` is asked only when there are pictures (it reads the whole document part).
+   * `maxWidthPx` is asked only when there are pictures (it reads the whole document part). Drawing
+   * ids (`wp:docPr`) are numbered above `lastDocPrId` and `xml`'s own; `lastDocPrId` in the answer
+   * is the last one given.
    */
   async embed(
     zip: JSZip,
@@ -182,8 +184,9 @@ export class NewPictures {
     xml: string,
     lookup: ImageLookup,
     maxWidthPx: () => number,
-  ): Promise<{ xml: string; missing: number }> {
-    if (this.imgs.length === 0) return { xml, missing: 0 };
+    lastDocPrId = 0,
+  ): Promise<{ xml: string; missing: number; lastDocPrId: number }> {
+    if (this.imgs.length === 0) return { xml, missing: 0, lastDocPrId };
     const content = htmlToContent(this.imgs.map((img) => `<p>${img}</p>`).join(""), {
       images: (src: string) => lookup(src),
       maxImageWidth: maxWidthPx(),
@@ -197,7 +200,7 @@ export class NewPictures {
     const builtTypes = (await built.file("[Content_Types].xml")?.async("string")) ?? "";
     let types = (await zip.file("[Content_Types].xml")?.async("string")) ?? "";
     const typesBefore = types;
-    let docPrId = Math.max(0, ...[...xml.matchAll(/<wp:docPr\b[^>]*\sid="(\d+)"/g)].map((m) => Number(m[1])));
+    let docPrId = Math.max(lastDocPrId, ...[...xml.matchAll(/<wp:docPr\b[^>]*\sid="(\d+)"/g)].map((m) => Number(m[1])));
     const blocks = bodyLayout(builtXml).blocks.map((b) => builtXml.slice(b.start, b.end));
     const runs = new Map<number, string>();
     for (let n = 0; n < this.imgs.length; n++) {
@@ -232,7 +235,7 @@ export class NewPictures {
       runs.size > 0,
       strict ? STRICT_DRAWING_NAMESPACES : DRAWING_NAMESPACES,
     );
-    return { xml: out, missing: this.imgs.length - runs.size };
+    return { xml: out, missing: this.imgs.length - runs.size, lastDocPrId: docPrId };
   }
 }
 
@@ -256,7 +259,7 @@ const STRICT_DRAWING_NAMESPACES = Object.fromEntries(
 /** `xml` (a main document part) with the namespaces a picture run uses declared on its root. */
 function withNamespaces(xml: string, needed: boolean, namespaces: Record<string, string>): string {
   if (!needed) return xml;
-  return xml.replace(/<w:(?:document|hdr)\b[^>]*>/, (root) => {
+  return xml.replace(/<w:(?:document|hdr|ftr|comments|footnotes|endnotes)\b[^>]*>/, (root) => {
     const missing = Object.entries(namespaces).filter(([p]) => !new RegExp(`\\sxmlns:${p}=`).test(root));
     if (missing.length === 0) return root;
     const decls = missing.map(([p, uri]) => ` xmlns:${p}="${uri}"`).join("");
