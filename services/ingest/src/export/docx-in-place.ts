@@ -1117,7 +1117,10 @@ function editNotes(
  * whose reference names no note. Returns how many it dropped.
  */
 function dropDanglingNoteRefs(blocks: string[], kind: string, added: string[], part: string | undefined): number {
-  const held = part === undefined ? new Set<string>() : new Set(noteStarts(part, kind).keys());
+  // Separators (w:type) are notes of the part too, but no reference may name one.
+  const held = new Set<string>();
+  for (const [id, at] of part === undefined ? [] : noteStarts(part, kind))
+    if (!/\sw:type="/.test(part?.slice(at, part.indexOf(">", at)) ?? "")) held.add(id);
   let dropped = 0;
   for (const id of added) {
     if (held.has(id)) continue;
