@@ -30,7 +30,7 @@ TAG=dev
 BASE_IMAGE=localhost/redline-base:bookworm
 NODE_IMAGE=localhost/redline-node:24
 SERVICES=(gateway documents sessions agent billing ingest)
-declare -A PORT=([gateway]=8080 [documents]=50061 [sessions]=50062 [agent]=50063 [billing]=50064 [ingest]=50065)
+declare -A PORT=([gateway]=8080 [documents]=8061 [sessions]=8062 [agent]=8063 [billing]=8064 [ingest]=8065)
 
 declare -a REPORT=()
 
@@ -364,7 +364,7 @@ const health = await fetch("http://gateway:8080/health");
 const body = await health.json();
 check(health.status === 503 && !body.failing.includes("billing") && body.failing.includes("documents"),
   `GET /health ${health.status} failing ${JSON.stringify(body.failing)}: billing SERVING`);
-const billing = createRpcClient(billingV1.BillingServiceService, "billing:50064");
+const billing = createRpcClient(billingV1.BillingServiceService, "billing:8064");
 const { apiKey } = await billing.createApiKey({ user: "verify", organization: "", plan: "" });
 billing.close();
 const sessions = (key) => fetch("http://gateway:8080/v1/sessions", { headers: { Authorization: `Bearer ${key}` } });
@@ -407,12 +407,12 @@ verify_network() {
       "localhost/redline-billing:$TAG" migrate
   fi
   run_detached "$NET-billing" "localhost/redline-billing:$TAG" --network "$NET:alias=billing" "${backend_env[@]}" \
-    -e LISTEN_ADDR=0.0.0.0:50064 -e BILLING_ADDR=0.0.0.0:50064
+    -e LISTEN_ADDR=0.0.0.0:8064 -e BILLING_ADDR=0.0.0.0:8064
   wait_log "$NET-billing" 'listening' 60
   run_detached "$NET-gateway" "localhost/redline-gateway:$TAG" --network "$NET:alias=gateway" \
-    -e HOST=0.0.0.0 -e PORT=8080 -e NATS_URL=nats://nats:4222 -e BILLING_ADDR=billing:50064 \
-    -e DOCUMENTS_ADDR=documents:50061 -e SESSIONS_ADDR=sessions:50062 -e AGENT_ADDR=agent:50063 \
-    -e INGEST_ADDR=ingest:50065
+    -e HOST=0.0.0.0 -e PORT=8080 -e NATS_URL=nats://nats:4222 -e BILLING_ADDR=billing:8064 \
+    -e DOCUMENTS_ADDR=documents:8061 -e SESSIONS_ADDR=sessions:8062 -e AGENT_ADDR=agent:8063 \
+    -e INGEST_ADDR=ingest:8065
   wait_log "$NET-gateway" 'listening' 60
   podman run --rm --read-only --tmpfs /tmp --user 10001 --network "$NET" --workdir /app --entrypoint node \
     -e "S3_ACCESS_KEY=$s3key" -e "S3_SECRET_KEY=$s3secret" \

@@ -64,7 +64,7 @@ spec:
             - {name: TIER, valueFrom: {fieldRef: {fieldPath: "metadata.labels['tier']"}}}
           resources: {limits: {memory: 256Mi, cpu: 500m}}
           readinessProbe: {httpGet: {path: /health, port: http}, periodSeconds: 2}
-          livenessProbe: {grpc: {port: 50061}}
+          livenessProbe: {grpc: {port: 8061}}
           volumeMounts: [{name: tmp, mountPath: /tmp}, {name: conf, mountPath: /etc/redline}]
           securityContext:
             readOnlyRootFilesystem: true
@@ -210,7 +210,7 @@ describe("planRun", () => {
       successThreshold: 1,
       failureThreshold: 3,
     });
-    expect(liveness?.action).toEqual({ type: "grpc", port: 50061, service: "" });
+    expect(liveness?.action).toEqual({ type: "grpc", port: 8061, service: "" });
     expect(pod("postgres-0").containers[0].probes.readiness?.action).toEqual({ type: "exec", command: ["pg_isready"] });
   });
 

@@ -5,7 +5,14 @@ import os from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, describe, expect, inject, it } from "vitest";
-import { canConnect, freePort, infraEnv, isAlive } from "../../packages/local-infra/src/index.js";
+import {
+  canConnect,
+  DEFAULT_PORTS,
+  ephemeralLow,
+  freePort,
+  infraEnv,
+  isAlive,
+} from "../../packages/local-infra/src/index.js";
 import {
   findRunningStack,
   isStackRunning,
@@ -14,6 +21,7 @@ import {
   SERVICE_NAMES,
   type ServiceName,
   STOP_GRACE_MS,
+  stackAddrs,
   startStack,
 } from "./stack.js";
 
@@ -188,6 +196,20 @@ describe("startStack", () => {
       await stack?.stop();
     }
   }, 60_000);
+
+  it("listens by default below the kernel's source ports, which an outgoing connection's TIME_WAIT can hold", () => {
+    // Seen: `pnpm demo` refused to start because billing's port was the local end of a closed
+    // loopback connection, in TIME_WAIT for a minute; no listener can take such a port.
+    const addrs = stackAddrs({});
+    const ports = [
+      ...SERVICE_NAMES.map((name) => Number(addrs[name].split(":").pop())),
+      ...Object.values(DEFAULT_PORTS),
+    ];
+    expect(ports).toHaveLength(9);
+    for (const port of ports) expect(port).toBeLessThan(Math.min(32_768, ephemeralLow()));
+    // Below freePort's range as well, so a test's random port never takes a default one.
+    for (const port of ports) expect(port).toBeLessThan(10_000);
+  });
 
   it("fails clearly when a service entry file is missing, starting nothing", async () => {
     const dir = join(root, "b");

@@ -208,11 +208,11 @@ export function stackAddrs(env: NodeJS.ProcessEnv = process.env): StackAddrs & {
   const port = Number(env.PORT || 8080);
   if (!Number.isInteger(port) || port <= 0 || port > 65535) throw new Error(`PORT=${env.PORT} is not a port number`);
   return {
-    documents: env.DOCUMENTS_ADDR || "127.0.0.1:50061",
-    sessions: env.SESSIONS_ADDR || "127.0.0.1:50062",
-    agent: env.AGENT_ADDR || "127.0.0.1:50063",
-    billing: env.BILLING_ADDR || "127.0.0.1:50064",
-    ingest: env.INGEST_ADDR || "127.0.0.1:50065",
+    documents: env.DOCUMENTS_ADDR || "127.0.0.1:8061",
+    sessions: env.SESSIONS_ADDR || "127.0.0.1:8062",
+    agent: env.AGENT_ADDR || "127.0.0.1:8063",
+    billing: env.BILLING_ADDR || "127.0.0.1:8064",
+    ingest: env.INGEST_ADDR || "127.0.0.1:8065",
     gateway: `${host.includes(":") ? `[${host}]` : host}:${port}`,
     host,
     port,
@@ -661,7 +661,7 @@ async function stopAll(run: StackRun, logs: StackLogs, servicesStopped: () => vo
 }
 
 /**
- * Starts infra (persistent ports 54329/42229/49329 unless DATABASE_URL, NATS_URL, S3_ENDPOINT
+ * Starts infra (persistent ports 8432/8422/8439 unless DATABASE_URL, NATS_URL, S3_ENDPOINT
  * point elsewhere), applies every service's migrations (migrateServices), then starts documents,
  * sessions, billing, ingest and agent, then the gateway, and resolves once GET
  * <gatewayUrl>/health answers 200. Writes <dataDir>/stack.json meanwhile.

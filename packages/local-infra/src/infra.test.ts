@@ -106,8 +106,8 @@ describe("startLocalInfra", () => {
     expect(infra.s3.endpoint).toBe(`http://127.0.0.1:${ports.s3}`);
     await checkAll(infra);
 
-    await expect(startLocalInfra({ dataDir: tempDir(), env: { REDLINE_NATS_PORT: "42229x" } })).rejects.toThrow(
-      "REDLINE_NATS_PORT=42229x is not a port number (0..65535)",
+    await expect(startLocalInfra({ dataDir: tempDir(), env: { REDLINE_NATS_PORT: "8422x" } })).rejects.toThrow(
+      "REDLINE_NATS_PORT=8422x is not a port number (0..65535)",
     );
   });
 

@@ -6,12 +6,16 @@ import { clearStalePostmaster, startPostgres } from "./postgres.js";
 import type { LogFn } from "./proc.js";
 import { clearStaleS3, startS3 } from "./s3.js";
 
-/** Ports of the persistent local stack (pnpm start): stable URLs across restarts. */
-export const DEFAULT_PORTS = { postgres: 54329, nats: 42229, s3: 49329 } as const;
+/**
+ * Ports of the persistent local stack (pnpm start): stable URLs across restarts. Below the
+ * kernel's source-port range (32768 up): a port in it can be left in TIME_WAIT by an outgoing
+ * loopback connection that drew it, and then nothing can listen there for a minute.
+ */
+export const DEFAULT_PORTS = { postgres: 8432, nats: 8422, s3: 8439 } as const;
 
 /** S3 settings in the shape services read from S3_* variables. */
 export interface S3Settings {
-  /** e.g. http://127.0.0.1:49329 */
+  /** e.g. http://127.0.0.1:8439 */
   endpoint: string;
   accessKey: string;
   secretKey: string;

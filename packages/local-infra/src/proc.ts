@@ -128,7 +128,7 @@ export async function terminate(pid: number, sig: NodeJS.Signals, graceMs: numbe
 }
 
 /** The lowest port the kernel hands out as a source port (ip_local_port_range; 32768 when unknown). */
-function ephemeralLow(): number {
+export function ephemeralLow(): number {
   try {
     const low = Number(readFileSync("/proc/sys/net/ipv4/ip_local_port_range", "utf8").trim().split(/\s+/)[0]);
     return Number.isInteger(low) && low > 0 ? low : 32_768;

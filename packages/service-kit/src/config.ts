@@ -11,13 +11,13 @@ export interface ServiceAddrs {
   ingest: string;
 }
 
-/** Default addresses of the local stack (pnpm start). */
+/** Default addresses of the local stack (pnpm start): below the source-port range, as local-infra's DEFAULT_PORTS. */
 export const DEFAULT_ADDRS: ServiceAddrs = {
-  documents: "127.0.0.1:50061",
-  sessions: "127.0.0.1:50062",
-  agent: "127.0.0.1:50063",
-  billing: "127.0.0.1:50064",
-  ingest: "127.0.0.1:50065",
+  documents: "127.0.0.1:8061",
+  sessions: "127.0.0.1:8062",
+  agent: "127.0.0.1:8063",
+  billing: "127.0.0.1:8064",
+  ingest: "127.0.0.1:8065",
 };
 
 /** Infrastructure every service may use. */
@@ -75,8 +75,8 @@ export function readAddrs(env: Env): ServiceAddrs {
 }
 
 /**
- * Where a backend binds its gRPC server: LISTEN_ADDR when set (e.g. 0.0.0.0:50061 in a
- * container), else its own *_ADDR, the address its callers dial (local stack: 127.0.0.1:5006x).
+ * Where a backend binds its gRPC server: LISTEN_ADDR when set (e.g. 0.0.0.0:8061 in a
+ * container), else its own *_ADDR, the address its callers dial (local stack: 127.0.0.1:806x).
  */
 export function listenAddr(env: Env, service: keyof ServiceAddrs): string {
   return env.LISTEN_ADDR?.trim() || readAddrs(env)[service];

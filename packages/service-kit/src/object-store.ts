@@ -2,7 +2,7 @@
 import { Client } from "minio";
 import { isNetworkFailure, UnavailableError } from "./errors.js";
 
-/** Where the bucket lives. `endpoint` is a URL such as http://127.0.0.1:49329. */
+/** Where the bucket lives. `endpoint` is a URL such as http://127.0.0.1:8439. */
 export interface S3Config {
   endpoint: string;
   accessKey: string;
@@ -46,7 +46,7 @@ function storeFailure(err: unknown): never {
   throw objectStoreUnavailable(err) ?? err;
 }
 
-/** A minio client for `endpoint` (an origin such as http://127.0.0.1:49329; path-style addressing). */
+/** A minio client for `endpoint` (an origin such as http://127.0.0.1:8439; path-style addressing). */
 function minioClient(cfg: S3Config, endpoint: string): Client {
   const url = new URL(endpoint);
   const useSSL = url.protocol === "https:";

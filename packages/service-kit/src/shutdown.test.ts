@@ -128,10 +128,10 @@ describe("startGrpcServer close", () => {
 
 describe("listenAddr", () => {
   it("binds LISTEN_ADDR when set, else the service's own address, else the local default", () => {
-    expect(listenAddr({ LISTEN_ADDR: "0.0.0.0:50061", DOCUMENTS_ADDR: "documents:50061" }, "documents")).toBe(
-      "0.0.0.0:50061",
+    expect(listenAddr({ LISTEN_ADDR: "0.0.0.0:8061", DOCUMENTS_ADDR: "documents:8061" }, "documents")).toBe(
+      "0.0.0.0:8061",
     );
     expect(listenAddr({ LISTEN_ADDR: " ", AGENT_ADDR: "127.0.0.1:7000" }, "agent")).toBe("127.0.0.1:7000");
-    expect(listenAddr({}, "ingest")).toBe("127.0.0.1:50065");
+    expect(listenAddr({}, "ingest")).toBe("127.0.0.1:8065");
   });
 });

@@ -97,7 +97,7 @@ export const DEFAULT_JOBS_CONFIG: JobsConfig = {
 
 /**
  * The agent's config from the environment: DATABASE_URL and NATS_URL (required; the agent uses
- * no S3), LISTEN_ADDR (the bind address; default AGENT_ADDR, else 127.0.0.1:50063), the other
+ * no S3), LISTEN_ADDR (the bind address; default AGENT_ADDR, else 127.0.0.1:8063), the other
  * *_ADDR, AI_TIMEOUT_MS (default 30 minutes), SYNC_HOLD_EXPIRY_MS (a sync turn's hold in billing;
  * must exceed AI_TIMEOUT_MS; default syncHoldExpiryMs()), AGENT_HISTORY_TURNS (10), LOG_LEVEL, the
  * OpenAI provider, the job pool (below), TURN_RECORD_WAIT_MS and TURN_RECORD_RELAY_MS (positive;

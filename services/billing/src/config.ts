@@ -22,7 +22,7 @@ export interface BillingConfig {
 }
 
 /**
- * Reads LISTEN_ADDR (the bind address; default BILLING_ADDR, else 127.0.0.1:50064), DATABASE_URL
+ * Reads LISTEN_ADDR (the bind address; default BILLING_ADDR, else 127.0.0.1:8064), DATABASE_URL
  * (required), LOG_LEVEL, REDLINE_TEST_CLOCK ("1" enables SetTestClock; never set it in production)
  * AGENT_SIGNUPS_PER_HOUR (an integer >= 1, default 10) and HOLD_SWEEP_MS (the expired-hold
  * sweep's period, an integer >= 1, default 30 000); throws naming a malformed one.

@@ -17,8 +17,8 @@ export interface DocumentsConfig {
 }
 
 /**
- * DocumentsConfig from LISTEN_ADDR (the bind address, e.g. 0.0.0.0:50061; default DOCUMENTS_ADDR,
- * else 127.0.0.1:50061), DATABASE_URL, NATS_URL (both required; throws naming the missing one)
+ * DocumentsConfig from LISTEN_ADDR (the bind address, e.g. 0.0.0.0:8061; default DOCUMENTS_ADDR,
+ * else 127.0.0.1:8061), DATABASE_URL, NATS_URL (both required; throws naming the missing one)
  * and LOG_LEVEL.
  */
 export function loadConfig(env: Record<string, string | undefined>): DocumentsConfig {

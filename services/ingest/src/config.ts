@@ -72,7 +72,7 @@ export const DEFAULT_EMAIL_EXPORTS_PER_HOUR = 20;
 type Env = Record<string, string | undefined>;
 
 /**
- * Reads LISTEN_ADDR (the bind address; default INGEST_ADDR, else 127.0.0.1:50065), MAX_UPLOAD_MB (100; 1 MB = 1,048,576
+ * Reads LISTEN_ADDR (the bind address; default INGEST_ADDR, else 127.0.0.1:8065), MAX_UPLOAD_MB (100; 1 MB = 1,048,576
  * bytes), SUPPORT_EMAIL (support@redline.local), CONVERT_TIMEOUT_MS (30000), EXPORT_TIMEOUT_MS
  * (60000, the HTML work of one export), MAX_ELEMENTS (500000, per document or export source),
  * CONVERTER_WORKERS (CPU count, at most 4), EXPORT_MAX_MB (100, every export format),

@@ -27,7 +27,7 @@ export interface SessionsConfig {
 }
 
 /**
- * LISTEN_ADDR (the bind address; default SESSIONS_ADDR, else 127.0.0.1:50062), DATABASE_URL
+ * LISTEN_ADDR (the bind address; default SESSIONS_ADDR, else 127.0.0.1:8062), DATABASE_URL
  * (required), DOCUMENTS_ADDR and LOG_LEVEL.
  */
 export function loadConfig(env: Env): SessionsConfig {
