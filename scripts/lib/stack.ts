@@ -33,6 +33,7 @@ import {
   startLocalInfra,
   waitForExit,
 } from "../../packages/local-infra/src/index.js";
+import { DEFAULT_ADDRS } from "../../packages/service-kit/src/config.js";
 import { createDb } from "../../packages/service-kit/src/db.js";
 import { migrateLatest, type SchemaSpec } from "../../packages/service-kit/src/migrations.js";
 import { SHUTDOWN_DEADLINE_MS } from "../../packages/service-kit/src/shutdown.js";
@@ -208,11 +209,11 @@ export function stackAddrs(env: NodeJS.ProcessEnv = process.env): StackAddrs & {
   const port = Number(env.PORT || 8080);
   if (!Number.isInteger(port) || port <= 0 || port > 65535) throw new Error(`PORT=${env.PORT} is not a port number`);
   return {
-    documents: env.DOCUMENTS_ADDR || "127.0.0.1:8061",
-    sessions: env.SESSIONS_ADDR || "127.0.0.1:8062",
-    agent: env.AGENT_ADDR || "127.0.0.1:8063",
-    billing: env.BILLING_ADDR || "127.0.0.1:8064",
-    ingest: env.INGEST_ADDR || "127.0.0.1:8065",
+    documents: env.DOCUMENTS_ADDR || DEFAULT_ADDRS.documents,
+    sessions: env.SESSIONS_ADDR || DEFAULT_ADDRS.sessions,
+    agent: env.AGENT_ADDR || DEFAULT_ADDRS.agent,
+    billing: env.BILLING_ADDR || DEFAULT_ADDRS.billing,
+    ingest: env.INGEST_ADDR || DEFAULT_ADDRS.ingest,
     gateway: `${host.includes(":") ? `[${host}]` : host}:${port}`,
     host,
     port,
