@@ -1013,39 +1013,44 @@ function noteStarts(xml: string, kind: string): Map<string, number> {
   return out;
 }
 
+/** How a new note looks: its paragraphs' properties and the run of its number mark. */
+interface NoteShape {
+  pPr: string;
+  mark: string;
+}
+
 /**
- * A new note's element holding `lines`, shaped like the part's last real note: its paragraph
- * properties on every paragraph and its number mark's run first (the document's own note style),
- * or Word's default note styles when the part has no note to copy.
+ * The shape of the part's last real note (separators apart), so a new note takes the document's
+ * own note style; Word's default note styles when the part has no note to copy.
  */
-function newNoteElement(
-  writer: BlockWriter,
-  xml: string,
-  kind: string,
-  id: string,
-  lines: ParaSpec[],
-  starts: Map<string, number>,
-): string {
-  let pPr = `<w:pPr><w:pStyle w:val="${kind === "footnote" ? "FootnoteText" : "EndnoteText"}"/></w:pPr>`;
-  let mark = `<w:r><w:rPr><w:rStyle w:val="${kind === "footnote" ? "FootnoteReference" : "EndnoteReference"}"/></w:rPr><w:${kind}Ref/></w:r>`;
-  const last = [...starts.values()]
-    .map((at) => xml.slice(at, elementEnd(xml, at)))
-    .filter((note) => !/^<w:\w+\b[^>]*\sw:type="/.test(note) && note.includes(`<w:${kind}Ref/>`))
-    .pop();
-  if (last) {
-    pPr = /<w:pPr>[\s\S]*?<\/w:pPr>|<w:pPr\/>/.exec(last)?.[0] ?? pPr;
-    const ref = last.indexOf(`<w:${kind}Ref/>`);
-    const runStart = Math.max(last.lastIndexOf("<w:r>", ref), last.lastIndexOf("<w:r ", ref));
-    const runEnd = last.indexOf("</w:r>", ref);
-    if (runStart >= 0 && runEnd >= 0) mark = last.slice(runStart, runEnd + "</w:r>".length);
+function noteShape(xml: string, kind: string, starts: Map<string, number>): NoteShape {
+  const shape = {
+    pPr: `<w:pPr><w:pStyle w:val="${kind === "footnote" ? "FootnoteText" : "EndnoteText"}"/></w:pPr>`,
+    mark: `<w:r><w:rPr><w:rStyle w:val="${kind === "footnote" ? "FootnoteReference" : "EndnoteReference"}"/></w:rPr><w:${kind}Ref/></w:r>`,
+  };
+  const ats = [...starts.values()];
+  for (let k = ats.length - 1; k >= 0; k--) {
+    const note = xml.slice(ats[k], elementEnd(xml, ats[k]));
+    if (/^<w:\w+\b[^>]*\sw:type="/.test(note) || !note.includes(`<w:${kind}Ref/>`)) continue;
+    shape.pPr = /<w:pPr>[\s\S]*?<\/w:pPr>|<w:pPr\/>/.exec(note)?.[0] ?? shape.pPr;
+    const ref = note.indexOf(`<w:${kind}Ref/>`);
+    const runStart = Math.max(note.lastIndexOf("<w:r>", ref), note.lastIndexOf("<w:r ", ref));
+    const runEnd = note.indexOf("</w:r>", ref);
+    if (runStart >= 0 && runEnd >= 0) shape.mark = note.slice(runStart, runEnd + "</w:r>".length);
+    break;
   }
+  return shape;
+}
+
+/** A new note's element holding `lines`: `shape`'s properties on every paragraph, its number mark first. */
+function newNoteElement(writer: BlockWriter, kind: string, id: string, lines: ParaSpec[], shape: NoteShape): string {
   // Word separates the mark from the text by a space, unless the mark's run ends in a tab.
-  const gap = mark.includes("<w:tab/>") ? "" : '<w:r><w:t xml:space="preserve"> </w:t></w:r>';
+  const gap = shape.mark.includes("<w:tab/>") ? "" : '<w:r><w:t xml:space="preserve"> </w:t></w:r>';
   const paragraphs = writer
     .blocks(lines, [], false, false)
     .map(
       (p, i) =>
-        `<w:p>${pPr}${i === 0 ? mark + gap : ""}${p.replace(/^<w:p\b[^>]*>(?:<w:pPr>[\s\S]*?<\/w:pPr>|<w:pPr\/>)?/, "")}`,
+        `<w:p>${shape.pPr}${i === 0 ? shape.mark + gap : ""}${p.replace(/^<w:p\b[^>]*>(?:<w:pPr>[\s\S]*?<\/w:pPr>|<w:pPr\/>)?/, "")}`,
     );
   return `<w:${kind} w:id="${id}">${paragraphs.join("")}</w:${kind}>`;
 }
@@ -1075,38 +1080,57 @@ function editNotes(
   const now = noteItems(html, kind);
   const before = noteItems(loaded, kind);
   const renamed = new Map<string, string>();
-  let out = xml;
+  const linesOf = (item: string) => {
+    const li = chunkElement(`<li>${item}</li>`);
+    return li ? blockSpecs(li, {}).filter((b): b is ParaSpec => b.kind === "p") : [];
+  };
   let unwritten = 0;
+  // Removals and rewrites, applied from the part's end back, so the offsets found first stay valid.
+  const starts = noteStarts(xml, kind);
+  const changes: { at: number; lines?: ParaSpec[] }[] = [];
   for (const id of before.keys()) {
     if (now.has(id)) continue;
-    const at = noteStarts(out, kind).get(id);
+    const at = starts.get(id);
     if (at === undefined || inBody.has(escapeXml(id))) unwritten++;
-    else out = out.slice(0, at) + out.slice(elementEnd(out, at));
+    else changes.push({ at });
   }
+  const added: [string, ParaSpec[]][] = [];
   for (const [id, item] of now) {
     const was = before.get(id);
     if (was === item) continue;
-    const li = chunkElement(`<li>${item}</li>`);
-    const lines = li ? blockSpecs(li, {}).filter((b): b is ParaSpec => b.kind === "p") : [];
-    const starts = noteStarts(out, kind);
+    const lines = linesOf(item);
     if (was === undefined) {
-      const close = out.lastIndexOf(`</w:${kind}s>`);
-      if (!referenced.has(id) || lines.length === 0 || close < 0) {
-        unwritten++;
-        continue;
-      }
-      const taken = [...starts.keys(), ...renamed.values()].map(Number).filter(Number.isInteger);
-      const wordId = /^\d{1,9}$/.test(id) && !starts.has(id) ? id : String(Math.max(0, ...taken) + 1);
-      out = out.slice(0, close) + newNoteElement(writer, out, kind, wordId, lines, starts) + out.slice(close);
-      if (wordId !== id) renamed.set(id, wordId);
+      if (referenced.has(id) && lines.length > 0) added.push([id, lines]);
+      else unwritten++;
       continue;
     }
     const at = starts.get(id);
-    if (at === undefined || lines.length === 0) {
-      unwritten++;
-      continue;
+    if (at === undefined || lines.length === 0) unwritten++;
+    else changes.push({ at, lines });
+  }
+  let out = xml;
+  for (const { at, lines } of changes.sort((a, b) => b.at - a.at))
+    out = lines ? rewriteTextParagraphs(out, at, lines, writer) : out.slice(0, at) + out.slice(elementEnd(out, at));
+  // Additions go at the part's end, each with a free Word id.
+  const close = out.lastIndexOf(`</w:${kind}s>`);
+  if (added.length > 0 && close < 0) unwritten += added.length;
+  else if (added.length > 0) {
+    const ids = noteStarts(out, kind);
+    const shape = noteShape(out, kind, ids);
+    const taken = new Set(ids.keys());
+    let next = Math.max(0, ...[...taken].map(Number).filter(Number.isInteger)) + 1;
+    const notes: string[] = [];
+    for (const [id, lines] of added) {
+      let wordId = id;
+      if (!/^\d{1,9}$/.test(id) || taken.has(id)) {
+        while (taken.has(String(next))) next++;
+        wordId = String(next);
+        renamed.set(id, wordId);
+      }
+      taken.add(wordId);
+      notes.push(newNoteElement(writer, kind, wordId, lines, shape));
     }
-    out = rewriteTextParagraphs(out, at, lines, writer);
+    out = out.slice(0, close) + notes.join("") + out.slice(close);
   }
   return { xml: out, unwritten, renamed };
 }
