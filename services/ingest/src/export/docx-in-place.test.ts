@@ -56,6 +56,11 @@ const addWord = (chunkHtmlText: string) => {
 };
 
 const corpus = readdirSync(`${corpusDir}/docx`).filter((f) => f.endsWith(".docx"));
+// Corpus files with something the writer cleans (docx-package-links.ts), and the parts that cleaning rewrites.
+const CLEANED: Record<string, string[]> = {
+  // A hyperlink to file:///C:/data/test.png.
+  "tika-testWORD_2006ml.docx": ["word/_rels/document.xml.rels", "word/document.xml"],
+};
 
 describe("docx written back in place", () => {
   for (const name of corpus) {
@@ -68,12 +73,12 @@ describe("docx written back in place", () => {
         expect((err as Error).name).toBe("InputError");
         return;
       }
-      const original = await JSZip.loadAsync(doc.source.bytes);
-      const before = await blocksOf(original);
-
-      // Untouched: the package's parts come back byte for byte.
+      // Untouched: the package's parts come back byte for byte, but for what cleaning rewrites.
       const same = await writeDocxInPlace(html(doc.chunks), doc.source);
-      expect(await changedParts(original, await JSZip.loadAsync(same.bytes))).toEqual([]);
+      const original = await JSZip.loadAsync(same.bytes);
+      expect(await changedParts(await JSZip.loadAsync(doc.source.bytes), original)).toEqual(CLEANED[name] ?? []);
+      if (!CLEANED[name]) expect(same.bytes.equals(doc.source.bytes)).toBe(true);
+      const before = await blocksOf(original);
 
       const target =
         doc.chunks.find(

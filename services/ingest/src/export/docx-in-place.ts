@@ -6,7 +6,10 @@
 // formatting and its bookmarks, comment ranges, note references, drawings and equations at
 // their place in the text; a deleted chunk's section break is kept on an empty paragraph.
 // Edited headers, footers, comments and notes rewrite their own parts the same way; notes added
-// or removed with their references are added to or removed from the notes part.
+// or removed with their references are added to or removed from the notes part. What the
+// upload carried that would harm whoever opens the export is cleaned on the way: unsafe entry
+// names (docx-package-names.ts) and external relationships Word would fetch or that point at
+// local files (docx-package-links.ts); only the parts that had something to clean change.
 import { chunkHtml, partOf } from "@redline/html-chunks";
 import { diffArrays, diffChars } from "diff";
 import JSZip from "jszip";
@@ -25,6 +28,8 @@ import {
   pageChanges,
   textWidthPx,
 } from "./docx-package.js";
+import { dropUnsafeRelationships } from "./docx-package-links.js";
+import { loadPackage } from "./docx-package-names.js";
 import {
   type Anchor,
   childElements,
@@ -577,7 +582,9 @@ export async function writeDocxInPlace(
   source: DocumentSource,
   options: InPlaceOptions = {},
 ): Promise<InPlaceResult> {
-  const zip = await JSZip.loadAsync(source.bytes);
+  // Unsafe entry names are normalized before anything is read (docx-package-names.ts).
+  const pkg = await loadPackage(source.bytes);
+  const zip = pkg.zip;
   const read = async (name: string) => zip.file(name)?.async("string");
   const mainPart = mainPartName(await read("_rels/.rels"));
   const documentXml = await read(mainPart);
@@ -585,7 +592,7 @@ export async function writeDocxInPlace(
   const mainRels = await PartRels.of(zip, mainPart);
   const rels = mainRels.rels;
   const writer = new BlockWriter(headingStyles(await read(`${mainRels.dir}styles.xml`)), mainRels);
-  const warnings: string[] = [];
+  const warnings: string[] = [...pkg.warnings];
   let missingImages = 0;
   // Drawing ids must be unique across the document's parts: new ones are numbered above them all.
   let lastDocPrId: number | undefined;
@@ -841,8 +848,12 @@ export async function writeDocxInPlace(
   mainRels.save(zip);
   if (missingImages > 0)
     warnings.push(`${missingImages} images added in an edit could not be written into the Word file and were left out`);
+  // Last, so the links an edit wrote are checked too (docx-package-links.ts).
+  const unsafe = await dropUnsafeRelationships(zip);
+  warnings.push(...unsafe.warnings);
   // Nothing changed: the upload itself, byte for byte (not even re-zipped).
-  const touched = newDocument !== documentXml || mainRels.changed || rewrittenParts > 0;
+  const touched =
+    newDocument !== documentXml || mainRels.changed || rewrittenParts > 0 || pkg.changed || unsafe.changed;
   const bytes = touched ? await zip.generateAsync({ type: "nodebuffer", compression: "DEFLATE" }) : source.bytes;
   return { bytes, warnings, map: outMap };
 }

@@ -144,6 +144,16 @@ function relsNameOf(partName: string): string {
   return `${partName.slice(0, at)}_rels/${partName.slice(at)}.rels`;
 }
 
+/**
+ * The part a relationships part belongs to (`word/document.xml` for
+ * `word/_rels/document.xml.rels`; "" for the package's own `_rels/.rels`), or null when `name`
+ * is not a relationships part.
+ */
+export function partOfRels(name: string): string | null {
+  const m = /^((?:[^/]*\/)*)_rels\/([^/]*)\.rels$/.exec(name);
+  return m ? m[1] + m[2] : null;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Pictures an edit added.
 
