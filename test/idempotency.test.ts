@@ -72,7 +72,7 @@ describe("POST /v1/chat with Idempotency-Key", () => {
     expect(usageHeadersOf(retry)).toEqual(["500", "1", "499"]);
     // The request id and the rate-limit state describe this request, not the first one.
     expect(retry.headers.get("x-request-id")).not.toBe(first.headers.get("x-request-id"));
-    expect(retry.headers.get("ratelimit")).toMatch(/^"expensive";r=\d+;t=\d+$/);
+    expect(retry.headers.get("ratelimit")).toMatch(/^"expensive";r=\d+;t=\d+, "expensive-account";r=\d+;t=\d+$/);
     expect(await used(k)).toBe(1);
 
     // The same JSON with its members in another order is the same request.

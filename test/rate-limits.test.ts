@@ -1,6 +1,7 @@
 // Rate limits (issue #13; interface-spec Errors: 429 "an endpoint cooldown", rule 2) over the real
-// stack: per-key token buckets per endpoint class, kept in billing's Postgres and shared by
-// gateway replicas — here one in-process gateway and one gateway child process
+// stack: per-key token buckets per endpoint class (and, beside each, the owner account's bucket of
+// twice the size: account-limits.test.ts), kept in billing's Postgres and shared by gateway
+// replicas — here one in-process gateway and one gateway child process
 // (services/gateway/src/main.ts) with small limits, both on the stack's services.
 import { type ChildProcess, spawn } from "node:child_process";
 import { startBillingService } from "@redline/billing";
@@ -101,15 +102,16 @@ describe("RateLimit headers on normal responses", () => {
     const k = await stack.createKey("rl-headers");
     const first = await get(gwA.url, k);
     expect(first.status).toBe(200);
-    expect(first.headers.get("ratelimit-policy")).toBe('"read";q=4;w=4');
-    expect(first.headers.get("ratelimit")).toMatch(/^"read";r=3;t=[01]$/);
+    // The key's policy, then its account's (ACCOUNT_LIMIT_FACTOR times the key's, same window).
+    expect(first.headers.get("ratelimit-policy")).toBe('"read";q=4;w=4, "read-account";q=8;w=4');
+    expect(first.headers.get("ratelimit")).toMatch(/^"read";r=3;t=[01], "read-account";r=7;t=[01]$/);
     const second = await get(gwA.url, k);
-    expect(second.headers.get("ratelimit")).toMatch(/^"read";r=2;t=[12]$/);
+    expect(second.headers.get("ratelimit")).toMatch(/^"read";r=2;t=[12], "read-account";r=6;t=[12]$/);
 
     const write = await clearMemory(gwA.url, k);
     expect(write.status).toBe(200);
-    expect(write.headers.get("ratelimit-policy")).toBe('"write";q=5;w=60');
-    expect(write.headers.get("ratelimit")).toMatch(/^"write";r=4;t=1[12]$/);
+    expect(write.headers.get("ratelimit-policy")).toBe('"write";q=5;w=60, "write-account";q=10;w=60');
+    expect(write.headers.get("ratelimit")).toMatch(/^"write";r=4;t=1[12], "write-account";r=9;t=[56]$/);
   });
 
   it("puts chat in the expensive class", async () => {
@@ -123,15 +125,15 @@ describe("RateLimit headers on normal responses", () => {
       }),
     });
     expect(res.status).toBe(200);
-    expect(res.headers.get("ratelimit-policy")).toBe('"expensive";q=30;w=600');
-    expect(res.headers.get("ratelimit")).toMatch(/^"expensive";r=29;t=2\d$/);
+    expect(res.headers.get("ratelimit-policy")).toBe('"expensive";q=30;w=600, "expensive-account";q=60;w=600');
+    expect(res.headers.get("ratelimit")).toMatch(/^"expensive";r=29;t=2\d, "expensive-account";r=59;t=1\d$/);
   });
 
   it("carries the generous defaults on the stack's own gateway, and none on public routes", async () => {
     const res = await stack.call("GET", "/v1/sessions", { key });
     expect(res.status).toBe(200);
-    expect(res.headers.get("ratelimit-policy")).toBe('"read";q=6000;w=60');
-    expect(res.headers.get("ratelimit")).toMatch(/^"read";r=5999;t=\d+$/);
+    expect(res.headers.get("ratelimit-policy")).toBe('"read";q=6000;w=60, "read-account";q=12000;w=60');
+    expect(res.headers.get("ratelimit")).toMatch(/^"read";r=5999;t=\d+, "read-account";r=11999;t=\d+$/);
     const health = await fetch(`${stack.url}/health`);
     expect(health.headers.get("ratelimit-policy")).toBeNull();
     expect(health.headers.get("ratelimit")).toBeNull();
@@ -145,16 +147,23 @@ describe("token bucket exhaustion and refill", () => {
     const refused = await get(gwA.url, k);
     expect(refused.status).toBe(429);
     expect(refused.headers.get("content-type")).toMatch(/^application\/json/);
-    const body = (await refused.json()) as { detail: unknown; code: string; limiter: string; retry_after: number };
+    const body = (await refused.json()) as {
+      detail: unknown;
+      code: string;
+      limiter: string;
+      bucket: string;
+      retry_after: number;
+    };
     expect(typeof body.detail).toBe("string");
     expect(body.detail).toMatch(/Rate limit exceeded for read requests \(4 per 4 s per API key\); retry in 1 s/);
-    expect(body).toMatchObject({ code: "rate_limited", limiter: "read", retry_after: 1 });
+    expect(body).toMatchObject({ code: "rate_limited", limiter: "read", bucket: "key", retry_after: 1 });
     expect(refused.headers.get("retry-after")).toBe("1");
     // A fresh free-plan owner: nothing used of the 500 operations (Errors rule 2's headers).
     expect(refused.headers.get("x-usage-limit")).toBe("500");
     expect(refused.headers.get("x-usage-used")).toBe("0");
     expect(refused.headers.get("x-usage-remaining")).toBe("500");
-    expect(refused.headers.get("ratelimit")).toMatch(/^"read";r=0;t=[34]$/);
+    // The account bucket (8) still had tokens and lost none to the refusal.
+    expect(refused.headers.get("ratelimit")).toMatch(/^"read";r=0;t=[34], "read-account";r=[45];t=\d$/);
 
     // Another key of another user is not affected.
     const other = await stack.createKey("rl-exhaust-other");
@@ -186,7 +195,7 @@ describe("shared state across two gateway processes", () => {
     expect((await clearMemory(urlB, k)).status).toBe(200);
     const onB = await clearMemory(urlB, k);
     // The child process read its policy from RATE_LIMIT_WRITE_CAPACITY / _WINDOW_S.
-    expect(onB.headers.get("ratelimit-policy")).toBe('"write";q=5;w=60');
+    expect(onB.headers.get("ratelimit-policy")).toBe('"write";q=5;w=60, "write-account";q=10;w=60');
     expect(onB.headers.get("ratelimit")).toMatch(/^"write";r=2;/);
     expect((await clearMemory(gwA.url, k)).status).toBe(200);
     expect((await clearMemory(urlB, k)).status).toBe(200);
@@ -247,16 +256,17 @@ describe("early admission far from the limit", () => {
 describe("ConsumeRateLimit debits (billing)", () => {
   it("records early admissions unconditionally and makes the next requests wait off the debt", async () => {
     const principal = (await stack.billing.resolveApiKey({ apiKey: await stack.createKey("rl-debit") })).principal;
-    const bucket = { subject: "debit-test", limiter: "write", capacity: 5, windowSeconds: 50 };
-    const debit = await stack.billing.consumeRateLimit({ ...bucket, debit: 7 }, { principal });
-    expect(debit).toMatchObject({ allowed: true, remaining: 0 });
-    const next = await stack.billing.consumeRateLimit({ ...bucket, debit: 0 }, { principal });
+    const buckets = [{ subject: "debit-test", limiter: "write", capacity: 5, windowSeconds: 50 }];
+    const debit = await stack.billing.consumeRateLimit({ buckets, debit: 7 }, { principal });
+    expect(debit).toMatchObject({ allowed: true, buckets: [{ remaining: 0, exhausted: false }] });
+    const next = await stack.billing.consumeRateLimit({ buckets, debit: 0 }, { principal });
     expect(next.allowed).toBe(false);
+    expect(next.buckets[0].exhausted).toBe(true);
     // 2 tokens owed + 1 to take, at 0.1 token/s: about 30 s.
     expect(next.retryAfterSeconds).toBeGreaterThan(29);
     expect(next.retryAfterSeconds).toBeLessThanOrEqual(30);
     expect(next.usage).toMatchObject({ monthlyLimit: 500, monthlyUsed: 0 });
-    await expect(stack.billing.consumeRateLimit({ ...bucket, debit: -1 }, { principal })).rejects.toMatchObject({
+    await expect(stack.billing.consumeRateLimit({ buckets, debit: -1 }, { principal })).rejects.toMatchObject({
       httpStatus: 400,
     });
   });
@@ -282,7 +292,7 @@ describe("failure policy", () => {
     for (let i = 0; i < 6; i++) {
       const res = await get(gw.url, k);
       expect(res.status).toBe(200);
-      expect(res.headers.get("ratelimit-policy")).toBe('"read";q=4;w=4');
+      expect(res.headers.get("ratelimit-policy")).toBe('"read";q=4;w=4, "read-account";q=8;w=4');
       expect(res.headers.get("ratelimit")).toBeNull();
     }
   });

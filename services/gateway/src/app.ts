@@ -6,15 +6,17 @@ import { apiRoutes } from "./api/index.js";
 import { openApiRoute } from "./api/system/routes.js";
 import { authenticate, createKeyResolver } from "./auth.js";
 import { bodySizeGuard, bodyTypeGuard, hasBody, jsonBody, multipartBody } from "./body.js";
-import { DEFAULT_RATE_LIMITS, type GatewayConfig } from "./config.js";
+import { DEFAULT_RATE_LIMITS, DEFAULT_SOURCE_LIMITS, type GatewayConfig } from "./config.js";
 import type { GatewayContext } from "./context.js";
-import { cors } from "./cors.js";
+import { cors, pathMatcher, refuseBrowserOrigin } from "./cors.js";
 import { errorHandler, notFound } from "./error-handler.js";
 import { carriesIdempotencyKey, idempotency } from "./idempotency.js";
 import { httpMetrics } from "./metrics.js";
 import { rateLimiter } from "./rate-limit.js";
 import { requestContext, requestState } from "./request-context.js";
 import { DEFAULT_RPC_TIMEOUT_MS, pathGuard, type Route, toExpressPath } from "./route-registry.js";
+import { clientSource } from "./source-address.js";
+import { anonymousLimiter, authFailureGate } from "./source-limit.js";
 import { traceRequests } from "./tracing.js";
 
 /** Query values as FastAPI sees scalars: a repeated parameter keeps its last value. */
@@ -34,8 +36,9 @@ function handler(route: Route, ctx: GatewayContext): RequestHandler {
         requestId: state.requestId,
         log: state.log,
         principal: state.principal,
-        // The client's address as the trusted proxies report it (TRUST_PROXY), else the TCP peer.
-        sourceAddress: req.ip ?? req.socket.remoteAddress ?? "",
+        // The client's address as the trusted proxies report it (TRUST_PROXY), else the TCP peer,
+        // IPv6 by its /64 (source-address.ts): what billing counts agent sign-ups by.
+        sourceAddress: clientSource(req),
         retryKey: state.retryKey,
         rpc: (timeoutMs = DEFAULT_RPC_TIMEOUT_MS) => ({
           principal: state.principal ?? undefined,
@@ -54,8 +57,11 @@ function handler(route: Route, ctx: GatewayContext): RequestHandler {
 
 /**
  * Builds the gateway's Express app over `ctx`. Order per request: request id → CORS (a
- * preflight ends here) → declared body cap (413, reads nothing) → path checks (400) → route
- * match (else 404) → auth (401/503) → rate limit of the route's class (429) → body type and
+ * preflight ends here; none on routes that refuse browsers) → declared body cap (413, reads
+ * nothing) → path checks (400) → route match (else 404) → on a route that refuses browsers, a
+ * request with Origin (403) → keyless routes: the source's bucket (429) → auth (the source's
+ * failure gate before billing: 429; 401/503) → rate limit of the key and account buckets of the
+ * route's class (429) → body type and
  * encoding (415) → body (400/413/422) → Idempotency-Key on the routes that declare it (replay,
  * 409, 422) → validation (422) → handler. Auth comes before any body is read, so an unauthenticated caller
  * costs no parsing; an error answered while the body is still unread closes the connection (see
@@ -72,20 +78,27 @@ export function createApp(ctx: GatewayContext, cfg: GatewayConfig): express.Expr
   app.use(requestContext(ctx.log));
   app.use(httpMetrics());
   // Before the body cap and auth, so a preflight is answered and every refusal is readable cross-origin.
-  app.use(cors());
+  const routes = apiRoutes();
+  app.use(cors(pathMatcher(routes.filter((r) => r.refuseBrowsers).map((r) => r.path))));
   app.use(bodySizeGuard(cfg));
 
-  const routes = apiRoutes();
   app.use(pathGuard(routes));
   const resolver = createKeyResolver(ctx, cfg.authCacheTtlMs);
-  const auth = authenticate(resolver);
-  const queryKeyAuth = authenticate(resolver, { queryKey: true });
+  const sourceLimits = cfg.sourceLimits ?? DEFAULT_SOURCE_LIMITS;
+  // One gate for both flavours of auth: a source's failures count wherever they happen.
+  const gate = authFailureGate(sourceLimits.authFailuresPerMinute);
+  const auth = authenticate(resolver, gate);
+  const queryKeyAuth = authenticate(resolver, gate, { queryKey: true });
+  const anonymous = anonymousLimiter(sourceLimits);
   const json = jsonBody(cfg);
   const multipart = multipartBody(cfg);
-  const limit = rateLimiter(ctx, cfg.rateLimits ?? DEFAULT_RATE_LIMITS);
+  const limit = rateLimiter(ctx, cfg.rateLimits ?? DEFAULT_RATE_LIMITS, cfg.accountRateLimits);
   const idempotent = idempotency(ctx, cfg);
   for (const route of [...routes, openApiRoute(routes)]) {
     const chain: RequestHandler[] = [];
+    if (route.refuseBrowsers) chain.push(refuseBrowserOrigin);
+    // The /v1 routes that take no key reach billing unauthenticated: limited per source first.
+    if (!route.auth && route.limiter) chain.push(anonymous);
     if (route.auth) chain.push(route.queryKeyAuth ? queryKeyAuth : auth);
     // Before the body is read: a throttled caller costs no parsing.
     // Idempotent routes called with a key overlap the limiter's round trip with BeginIdempotency.

@@ -1,12 +1,16 @@
 // Bearer authentication (interface-spec, Authentication): `Authorization: Bearer <API_KEY>` is
 // resolved by billing into a principal. Positive answers are cached for authCacheTtlMs, so a
 // revocation takes effect within that time; failures are never cached. Keys are never logged.
+// A key the cache does not vouch for (and a missing or malformed one) first passes the source's
+// failure gate (source-limit.ts), so a flood of random keys is refused before billing is asked.
 import { createHash } from "node:crypto";
 import { status as GrpcStatus } from "@grpc/grpc-js";
 import { type Principal, RedlineError, type TraceContext } from "@redline/service-kit";
 import type { RequestHandler, Response } from "express";
 import type { GatewayContext } from "./context.js";
 import { requestState } from "./request-context.js";
+import { clientSource } from "./source-address.js";
+import type { AuthFailureGate } from "./source-limit.js";
 
 /** `<scheme> <key>`: the scheme is case-insensitive (RFC 7235; unshown-parts.md), one space, one token. */
 const BEARER = /^bearer (\S+)$/i;
@@ -47,6 +51,8 @@ export interface KeyResolver {
    * lookup runs under the request that needed it (`requestId`, `trace`); others wait for it.
    */
   resolve(apiKey: string, requestId: string, trace?: TraceContext): Promise<ResolvedKey>;
+  /** Whether the positive cache vouches for the key right now (resolve will not ask billing). */
+  known(apiKey: string): boolean;
 }
 
 /** A KeyResolver over `ctx.billing.resolveApiKey`, caching successes for `ttlMs`. */
@@ -87,15 +93,21 @@ export function createKeyResolver(ctx: GatewayContext, ttlMs: number): KeyResolv
         ownerId: p.ownerId,
         plan: p.plan,
         ...(p.userName ? { userName: p.userName } : {}),
+        ...(p.keyId ? { keyId: p.keyId } : {}),
       },
       keyId: p.keyId,
       readOnly: p.readOnly,
     };
   };
 
+  const cacheId = (apiKey: string) => createHash("sha256").update(apiKey).digest("hex");
   return {
+    known(apiKey) {
+      const hit = cache.get(cacheId(apiKey));
+      return hit !== undefined && hit.expiresAt > Date.now();
+    },
     async resolve(apiKey, requestId, trace) {
-      const id = createHash("sha256").update(apiKey).digest("hex");
+      const id = cacheId(apiKey);
       const hit = cache.get(id);
       if (hit && hit.expiresAt > Date.now()) return hit.value;
       if (hit) cache.delete(id);
@@ -127,43 +139,63 @@ export function recheckKey(res: Response): Promise<ResolvedKey> | null {
   return rechecks.get(res)?.() ?? null;
 }
 
+/** The 401 of a key billing refused (unknown, revoked, malformed): a failed resolution. */
+function isRefusedKey(err: unknown): boolean {
+  return err instanceof RedlineError && err.httpStatus === 401;
+}
+
 /**
  * Middleware for every /v1 route: requires `Authorization: Bearer <key>` (the scheme in any case:
  * `Bearer`, `bearer`, `BEARER`; a single space); missing, malformed, unknown or revoked → 401 `{detail}`.
  * On success the principal is on the request state for the handler and the gRPC metadata. A
  * read-only key gets 403 `{detail}` on any method but GET and HEAD, before any body is read.
  * With `queryKey` (the progress stream), a request without the header may carry the key as the
- * `api_key` or `token` query parameter.
+ * `api_key` or `token` query parameter. Unless the resolver's cache vouches for the key, the
+ * request first takes a token of its source from `gate` (429 `auth_rate_limited` when the source
+ * is past its failures, before billing is asked); only a 401 keeps the token.
  */
-export function authenticate(resolver: KeyResolver, opts: { queryKey?: boolean } = {}): RequestHandler {
+export function authenticate(
+  resolver: KeyResolver,
+  gate: AuthFailureGate,
+  opts: { queryKey?: boolean } = {},
+): RequestHandler {
   return async (req, res, next) => {
     const state = requestState(res);
-    const header = req.get("authorization");
-    if (!header && opts.queryKey) {
-      // Browser EventSource cannot send headers: the stream takes the key as ?api_key= or ?token=.
-      const raw = req.query.api_key ?? req.query.token;
-      const key = Array.isArray(raw) ? raw[raw.length - 1] : raw;
-      if (typeof key === "string" && key.length > 0 && key.length <= MAX_KEY_CHARS) {
-        const resolved = await resolver.resolve(key, state.requestId, state.trace);
-        if (resolved.readOnly && !READ_METHODS.has(req.method)) throw readOnlyRefusal();
-        state.principal = resolved.principal;
-        state.keyId = resolved.keyId;
-        rechecks.set(res, () => resolver.resolve(key, state.requestId, state.trace));
-        next();
-        return;
-      }
+    const presented = presentedKey(req.get("authorization"), opts.queryKey ? req.query : undefined);
+    const attempt = typeof presented === "string" && resolver.known(presented) ? null : gate.attempt(clientSource(req));
+    // A missing or malformed key is a failed resolution too: its token is kept.
+    if (typeof presented !== "string") throw presented;
+    let resolved: ResolvedKey;
+    try {
+      resolved = await resolver.resolve(presented, state.requestId, state.trace);
+    } catch (err) {
+      if (!isRefusedKey(err)) attempt?.succeeded();
+      throw err;
     }
-    if (!header) throw unauthenticated("Not authenticated: send Authorization: Bearer <API_KEY>");
-    const match = BEARER.exec(header);
-    if (!match || match[1].length > MAX_KEY_CHARS) {
-      throw unauthenticated("Invalid authorization header: expected 'Bearer <API_KEY>'");
-    }
-    const key = match[1];
-    const resolved = await resolver.resolve(key, state.requestId, state.trace);
+    attempt?.succeeded();
     if (resolved.readOnly && !READ_METHODS.has(req.method)) throw readOnlyRefusal();
     state.principal = resolved.principal;
     state.keyId = resolved.keyId;
-    rechecks.set(res, () => resolver.resolve(key, state.requestId, state.trace));
+    rechecks.set(res, () => resolver.resolve(presented, state.requestId, state.trace));
     next();
   };
+}
+
+/**
+ * The key a request presents: the bearer token of `header`, else (with `query`, the progress
+ * stream) a non-empty `api_key` or `token` parameter of at most MAX_KEY_CHARS; else the 401 to answer.
+ */
+function presentedKey(header: string | undefined, query?: Record<string, unknown>): string | RedlineError {
+  if (!header && query) {
+    // Browser EventSource cannot send headers: the stream takes the key as ?api_key= or ?token=.
+    const raw = query.api_key ?? query.token;
+    const key = Array.isArray(raw) ? raw[raw.length - 1] : raw;
+    if (typeof key === "string" && key.length > 0 && key.length <= MAX_KEY_CHARS) return key;
+  }
+  if (!header) return unauthenticated("Not authenticated: send Authorization: Bearer <API_KEY>");
+  const match = BEARER.exec(header);
+  if (!match || match[1].length > MAX_KEY_CHARS) {
+    return unauthenticated("Invalid authorization header: expected 'Bearer <API_KEY>'");
+  }
+  return match[1];
 }

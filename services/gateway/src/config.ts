@@ -45,8 +45,15 @@ export interface GatewayConfig {
   requestTimeoutMs?: number;
   /** Time a client has to send the request line and headers (HEADERS_TIMEOUT_MS, default 60 s, at most requestTimeoutMs). */
   headersTimeoutMs?: number;
-  /** Per-key token buckets per endpoint class; undefined: DEFAULT_RATE_LIMITS; false: no limits. */
+  /** Per-key token buckets per endpoint class; undefined: DEFAULT_RATE_LIMITS; false: no limits (nor per account). */
   rateLimits?: RateLimitsConfig | false;
+  /**
+   * Per-account token buckets per endpoint class (the owner: the organization of an organization
+   * key, else the user), drawn on together with the key's; undefined: accountLimitsFor(the per-key limits).
+   */
+  accountRateLimits?: RateLimitsConfig;
+  /** Per-source limits of callers billing has not vouched for; undefined: DEFAULT_SOURCE_LIMITS. */
+  sourceLimits?: SourceLimitsConfig;
   /**
    * How long a request waits for the shared limiter (billing) before it goes through unlimited
    * (RATE_LIMIT_TIMEOUT_MS, default 500 ms: fail open).
@@ -58,7 +65,7 @@ export interface GatewayConfig {
    * Which proxies in front of the gateway to believe about the client's address (TRUST_PROXY;
    * express's "trust proxy": a hop count, or addresses, subnets and the names loopback,
    * linklocal, uniquelocal). Unset: none, so the source address of per-source limits (agent
-   * sign-ups) is the TCP peer and X-Forwarded-For is ignored (a client could write any).
+   * sign-ups, sourceLimits) is the TCP peer and X-Forwarded-For is ignored (a client could write any).
    */
   trustProxy?: number | string;
 }
@@ -84,6 +91,42 @@ export const DEFAULT_RATE_LIMITS: RateLimitsConfig = {
   write: { capacity: 3000, windowSeconds: 60 },
   read: { capacity: 6000, windowSeconds: 60 },
 };
+
+/**
+ * The account bucket of a class holds this many times the key's: one key can use its whole rate
+ * (a single script is limited by its key, as before), while a hundred keys of one account share
+ * twice that instead of multiplying it a hundredfold.
+ */
+export const ACCOUNT_LIMIT_FACTOR = 2;
+
+/** The default per-account policies: each class's per-key capacity times ACCOUNT_LIMIT_FACTOR, over the same window. */
+export function accountLimitsFor(perKey: RateLimitsConfig): RateLimitsConfig {
+  const scaled = (p: RateLimitPolicy) => ({
+    capacity: p.capacity * ACCOUNT_LIMIT_FACTOR,
+    windowSeconds: p.windowSeconds,
+  });
+  return { expensive: scaled(perKey.expensive), write: scaled(perKey.write), read: scaled(perKey.read) };
+}
+
+/**
+ * Per-source (client address, IPv6 by /64: source-address.ts) limits, kept in each gateway's
+ * memory because their point is to come before any billing call. Each is a token bucket of that
+ * many tokens refilled over a minute; 0 turns it off.
+ */
+export interface SourceLimitsConfig {
+  /** Failed key resolutions (missing, malformed, unknown or revoked key) per source per minute; past them 429 auth_rate_limited before billing is asked. */
+  authFailuresPerMinute: number;
+  /** Requests to the /v1 routes that take no key (agent sign-up, takeover claim) per source per minute. */
+  anonymousPerMinute: number;
+}
+
+/**
+ * 60 failures a minute is far more than a person mistyping or a client with a revoked key makes
+ * before noticing, and lets a random-key flood ask billing once a second per source instead of
+ * hundreds of times; 120 anonymous requests a minute lets a host sign up its agents (billing's
+ * hourly sign-up cap still counts them) and retry claims, and keeps floods off billing.
+ */
+export const DEFAULT_SOURCE_LIMITS: SourceLimitsConfig = { authFailuresPerMinute: 60, anonymousPerMinute: 120 };
 
 /** Extra time the chat RPC gets beyond aiTimeoutMs, so the agent can answer its own 504 first. */
 export const CHAT_DEADLINE_GRACE_MS = 15_000;
@@ -136,6 +179,37 @@ function rateLimitsFromEnv(env: Env): RateLimitsConfig | false {
 }
 
 /**
+ * RATE_LIMIT_ACCOUNT_<CLASS>_CAPACITY and _WINDOW_S (integers >= 1) override, class by class,
+ * accountLimitsFor(perKey); undefined with rate limits off.
+ */
+function accountRateLimitsFromEnv(env: Env, perKey: RateLimitsConfig | false): RateLimitsConfig | undefined {
+  if (!perKey) return undefined;
+  const positive = (n: number) => Number.isInteger(n) && n >= 1;
+  const limits = accountLimitsFor(perKey);
+  for (const cls of Object.keys(limits) as LimiterClass[]) {
+    const name = `RATE_LIMIT_ACCOUNT_${cls.toUpperCase()}`;
+    const capacity = numberVar(env, `${name}_CAPACITY`, positive, "an integer >= 1");
+    const windowSeconds = numberVar(env, `${name}_WINDOW_S`, positive, "an integer >= 1");
+    limits[cls] = {
+      capacity: capacity ?? limits[cls].capacity,
+      windowSeconds: windowSeconds ?? limits[cls].windowSeconds,
+    };
+  }
+  return limits;
+}
+
+/** AUTH_FAILURES_PER_MINUTE and ANONYMOUS_REQUESTS_PER_MINUTE (integers >= 0; 0: off) over DEFAULT_SOURCE_LIMITS. */
+function sourceLimitsFromEnv(env: Env): SourceLimitsConfig {
+  const count = (n: number) => Number.isInteger(n) && n >= 0;
+  const auth = numberVar(env, "AUTH_FAILURES_PER_MINUTE", count, "an integer >= 0");
+  const anonymous = numberVar(env, "ANONYMOUS_REQUESTS_PER_MINUTE", count, "an integer >= 0");
+  return {
+    authFailuresPerMinute: auth ?? DEFAULT_SOURCE_LIMITS.authFailuresPerMinute,
+    anonymousPerMinute: anonymous ?? DEFAULT_SOURCE_LIMITS.anonymousPerMinute,
+  };
+}
+
+/**
  * TRUST_PROXY: unset, empty, "false" or 0 → undefined (no proxy trusted); an integer → that many
  * hops; else a comma-separated list of addresses, subnets and express's names, checked by
  * express itself. "true" (believe any X-Forwarded-For) is refused: a client could pick its address.
@@ -162,7 +236,8 @@ function trustProxyFromEnv(env: Env): number | string | undefined {
  * Reads PORT (default 8080), HOST (127.0.0.1), *_ADDR, MAX_REQUEST_MB (100), SUPPORT_EMAIL,
  * AI_TIMEOUT_MS (30 min), AUTH_CACHE_TTL_MS (5000), REQUEST_TIMEOUT_MS (300000) and
  * HEADERS_TIMEOUT_MS (60000), LOG_LEVEL (info), NATS_URL (job events),
- * the rate limits (rateLimitsFromEnv) and RATE_LIMIT_TIMEOUT_MS (500), IDEMPOTENCY=off (Idempotency-Key ignored),
+ * the rate limits (rateLimitsFromEnv, accountRateLimitsFromEnv) and RATE_LIMIT_TIMEOUT_MS (500), the
+ * per-source limits (sourceLimitsFromEnv), IDEMPOTENCY=off (Idempotency-Key ignored),
  * TRUST_PROXY (trustProxyFromEnv; unset: none) and METRICS_ADDR (unset: metrics not served).
  * Throws an Error naming the variable when a value is malformed or out of range.
  */
@@ -176,6 +251,8 @@ export function loadConfig(env: Env): GatewayConfig {
   const headersTimeoutMs = numberVar(env, "HEADERS_TIMEOUT_MS", positiveInt, "a positive integer");
   const rateLimitTimeoutMs = numberVar(env, "RATE_LIMIT_TIMEOUT_MS", positiveInt, "a positive integer");
   const trustProxy = trustProxyFromEnv(env);
+  const rateLimits = rateLimitsFromEnv(env);
+  const accountRateLimits = accountRateLimitsFromEnv(env, rateLimits);
   return gatewayConfig({
     host: env.HOST || DEFAULTS.host,
     addrs: readAddrs(env),
@@ -183,7 +260,9 @@ export function loadConfig(env: Env): GatewayConfig {
     tracing: readTracingEnv(env),
     supportEmail: env.SUPPORT_EMAIL || DEFAULTS.supportEmail,
     natsUrl: env.NATS_URL || undefined,
-    rateLimits: rateLimitsFromEnv(env),
+    rateLimits,
+    ...(accountRateLimits && { accountRateLimits }),
+    sourceLimits: sourceLimitsFromEnv(env),
     idempotency: (env.IDEMPOTENCY ?? "on").toLowerCase() !== "off",
     metricsAddr: readMetricsAddr(env),
     ...(port !== undefined && { port }),

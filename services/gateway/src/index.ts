@@ -1,13 +1,17 @@
 export { createApp } from "./app.js";
 export {
+  ACCOUNT_LIMIT_FACTOR,
+  accountLimitsFor,
   CHAT_DEADLINE_GRACE_MS,
   DEFAULT_RATE_LIMITS,
+  DEFAULT_SOURCE_LIMITS,
   type GatewayConfig,
   gatewayConfig,
   type LimiterClass,
   loadConfig,
   type RateLimitPolicy,
   type RateLimitsConfig,
+  type SourceLimitsConfig,
 } from "./config.js";
 export { createContext, type GatewayContext, SERVICE_NAMES, type ServiceName } from "./context.js";
 export { requestHash, retryKeyOf } from "./idempotency.js";

@@ -12,6 +12,8 @@ describe("gateway metric labels", () => {
   it("names a 429's cause from its body code, other for anything unknown", () => {
     expect(throttleCause({ detail: "x", code: "quota_exhausted" })).toBe("quota");
     expect(throttleCause({ code: "rate_limited", limiter: "expensive" })).toBe("rate_limit");
+    expect(throttleCause({ code: "auth_rate_limited" })).toBe("source");
+    expect(throttleCause({ code: "anonymous_rate_limited" })).toBe("source");
     expect(throttleCause({ code: "email_export_limit" })).toBe("cooldown");
     expect(throttleCause({ code: "signup_limit" })).toBe("cooldown");
     expect(throttleCause({ code: "something-new" })).toBe("other");

@@ -9,8 +9,11 @@ export const UNMATCHED_ROUTE = "unmatched";
 /** Body `code` of a 429 → its cause label; anything else counts as "other". */
 const THROTTLE_CAUSES: Record<string, string> = {
   quota_exhausted: "quota",
-  // The per-key token buckets of each endpoint class (rate-limit.ts).
+  // The per-key and per-account token buckets of each endpoint class (rate-limit.ts).
   rate_limited: "rate_limit",
+  // Per-source limits before billing (source-limit.ts): failed keys, keyless requests.
+  auth_rate_limited: "source",
+  anonymous_rate_limited: "source",
   // Per-endpoint windows: email exports per account, agent sign-ups per source, takeover links.
   email_export_limit: "cooldown",
   signup_limit: "cooldown",
@@ -32,7 +35,7 @@ export function throttleCause(body: unknown): string {
  * Express middleware counting every answered request in
  * redline_http_requests_total{method,route,code}, its duration in
  * redline_http_request_duration_seconds{method,route}, and each 429 in
- * redline_http_throttled_total{cause} (quota, rate_limit, cooldown, other). `route` is the
+ * redline_http_throttled_total{cause} (quota, rate_limit, source, cooldown, other). `route` is the
  * matched template (the route registry's path), or "unmatched".
  */
 export function httpMetrics(): RequestHandler {

@@ -28,11 +28,11 @@ const ERROR_RESPONSES: Record<number, { description: string; schema: string; hea
   422: { description: "Validation error.", schema: "HTTPValidationError" },
   429: {
     description:
-      "Monthly operations quota exhausted (code quota_exhausted), or the API key's rate limit of the route's class (code rate_limited).",
+      "Monthly operations quota exhausted (code quota_exhausted); the rate limit of the route's class (code rate_limited, bucket key or account: the API key's, or all the account's keys together); or too many requests with a missing or invalid key (code auth_rate_limited) or without a key (code anonymous_rate_limited) from the client's address.",
     schema: "QuotaExceededError",
     headers: {
       "Retry-After": "Seconds to wait before retrying.",
-      RateLimit: 'Rate limits only: e.g. "write";r=0;t=12.',
+      RateLimit: 'Rate limits only: e.g. "write";r=0;t=12, "write-account";r=3;t=5.',
       "X-Usage-Limit": "Monthly operations quota.",
       "X-Usage-Used": "Operations used this period.",
       "X-Usage-Remaining": "Operations left this period.",

@@ -68,6 +68,11 @@ interface RouteHead {
   limiter?: LimiterClass;
   /** Honours Idempotency-Key: a retry with the same key and body answers the first response. */
   idempotent?: boolean;
+  /**
+   * Not for web pages (cors.ts): answered without CORS headers, and a request carrying `Origin`
+   * (which browsers always send on a cross-origin POST) is refused with 403 `browser_origin`.
+   */
+  refuseBrowsers?: boolean;
 }
 
 /** A route as written by its author; `handle` receives the parsed query, path and body. */
@@ -121,6 +126,7 @@ export function defineRoute<
   if (input.query || input.params || input.body || spec.idempotent) auto.push(422); // also an Idempotency-Key reused with another body
   if (spec.idempotent) auto.push(409); // a retry while the first request with its Idempotency-Key runs
   if (spec.limiter) auto.push(429); // the rate limit of the route's class
+  if (spec.refuseBrowsers) auto.push(403); // browser_origin
   const statusOf = (e: ErrorResponseSpec) => (typeof e === "number" ? e : e.status);
   const custom = spec.errors ?? [];
   const errors = [...auto.filter((a) => !custom.some((c) => statusOf(c) === statusOf(a))), ...custom];
@@ -134,6 +140,7 @@ export function defineRoute<
     auth: spec.auth,
     limiter: spec.limiter,
     idempotent: spec.idempotent ?? false,
+    refuseBrowsers: spec.refuseBrowsers ?? false,
     queryKeyAuth: spec.queryKeyAuth ?? false,
     query: input.query,
     params: input.params,

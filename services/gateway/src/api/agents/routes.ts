@@ -11,11 +11,15 @@ import * as schemas from "./schemas.js";
 export const signupRoute = defineRoute({
   ...endpoint("POST /v1/agents/signup", "signUpAgent", "Sign up as an agent", "agents"),
   auth: false,
+  // It answers a key: a web page must not be able to sign up agents from its visitors' browsers.
+  refuseBrowsers: true,
   description:
-    "Needs no key. Creates an account on the free plan and its first key. Limited per source address per hour " +
-    "(429 with Retry-After).",
+    "Needs no key. Creates an account on the free plan and its first key. Limited per source address (an IPv6 " +
+    "address by its /64) per hour (429 with Retry-After). Not for web pages: no CORS headers, and a request with " +
+    "an Origin header is refused (403 browser_origin).",
   request: { body: schemas.SignupSchema },
   ...answers(schemas.SignupResponseSchema, { status: 201, description: "The new account and its key." }, [
+    schemas.BrowserOriginResponse,
     schemas.SignupLimitResponse,
     503,
   ]),

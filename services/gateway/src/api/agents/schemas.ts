@@ -61,12 +61,20 @@ export const ClaimResponseSchema = component("AgentClaim", {
   api_key: z.string().meta({ description: "A new key of the account for the human (sk_ + 32 hex), shown only here." }),
 });
 
-/** 429 of the sign-up: `{detail, code: "signup_limit"}` with Retry-After. */
+/** 429 of the sign-up: `{detail, code: "signup_limit"}` (or `anonymous_rate_limited`) with Retry-After. */
 export const SignupLimitResponse = {
   status: 429,
   description:
-    'Too many sign-ups from this source address this hour (AGENT_SIGNUPS_PER_HOUR): `{detail, code: "signup_limit"}` ' +
-    "with a Retry-After header (seconds).",
+    'Too many sign-ups from this source address (an IPv6 address counts as its /64) this hour (AGENT_SIGNUPS_PER_HOUR): `{detail, code: "signup_limit"}` ' +
+    'with a Retry-After header (seconds); or too many keyless requests from it this minute: `{detail, code: "anonymous_rate_limited", retry_after}`.',
+  schema: ErrorSchema,
+};
+
+/** 403 of the sign-up called from a web page. */
+export const BrowserOriginResponse = {
+  status: 403,
+  description:
+    'The request carries an Origin header (a web page): `{detail, code: "browser_origin"}`; nothing is created.',
   schema: ErrorSchema,
 };
 
