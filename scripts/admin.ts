@@ -20,7 +20,7 @@ const USAGE = `usage:
   admin orgs add-member ORG USER [--role owner|admin|member]
   admin orgs remove-member ORG USER
   admin promotions create --name NAME --ops N --expires DATE [--max-redemptions M]
-  admin accounts set-plan (--user NAME | --org NAME | --account ID) --plan free|plus|pro|enterprise [--anchor-day 1-31]
+  admin accounts set-plan (--user NAME | --org NAME | --account ID) --plan none|free|plus|pro|enterprise [--anchor-day 1-31]
   admin accounts set-limit (--user NAME | --org NAME | --account ID) --ops N
 (ORG and USER of keys/orgs are names or ids; names unknown to create and add-member are created)`;
 

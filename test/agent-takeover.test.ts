@@ -105,7 +105,12 @@ describe("handoff and claim", () => {
     expect(humanKey).not.toBe(agent.api_key);
 
     const me = await json(await stack.call("GET", "/v1/users/me", { key: humanKey }), 200);
-    expect(me).toEqual({ user_id: agent.account_id, email: "human@example.com" });
+    // The code reached that address, so the claim proves it: the email is verified.
+    expect(me).toEqual({
+      user_id: agent.account_id,
+      email: "human@example.com",
+      email_verified_at: expect.any(String),
+    });
     const sessions = await json(await stack.call("GET", "/v1/sessions", { key: humanKey }), 200);
     expect(JSON.stringify(sessions)).toContain("agent-s1");
     const history = await json(await stack.call("GET", "/v1/sessions/agent-s1/history", { key: humanKey }), 200);
@@ -159,6 +164,53 @@ describe("handoff and claim", () => {
     expect(res.detail).toMatch(/agent account/);
     await json(await stack.call("POST", "/v1/agents/handoff", { key: agent.api_key, body: { email: "nope" } }), 422);
     await json(await stack.call("POST", "/v1/agents/handoff", { body: { email: "a@b.co" } }), 401);
+  });
+});
+
+describe("control after a takeover (issue #30)", () => {
+  it("revokes every key the agent held: its old key can neither revoke the human's key nor change the email", async () => {
+    const agent = await signUp({ name: "hijacker" });
+    // A second agent key, made before the takeover, is revoked as well.
+    const spare = await json(
+      await stack.call("POST", "/v1/api-keys", { key: agent.api_key, body: { name: "spare" } }),
+      201,
+    );
+    const { id, code } = await handOff(agent.api_key, "owner@example.com");
+    const claimed = await json(await claim(id, code), 200);
+    const humanKey = claimed.api_key as string;
+    const humanKeys = await json(await stack.call("GET", "/v1/api-keys", { key: humanKey }), 200);
+    const [humanKeyRow] = humanKeys.api_keys as { id: string }[];
+    expect(humanKeys.api_keys).toHaveLength(1);
+
+    for (const key of [agent.api_key, spare.key as string]) {
+      await json(await stack.call("DELETE", `/v1/api-keys/${humanKeyRow.id}`, { key }), 401);
+      await json(await stack.call("PATCH", "/v1/users/me", { key, body: { email: "agent@evil.test" } }), 401);
+      await json(await stack.call("POST", "/v1/api-keys", { key, body: {} }), 401);
+      await json(await stack.call("GET", "/v1/documents", { key }), 401);
+    }
+    const me = await json(await stack.call("GET", "/v1/users/me", { key: humanKey }), 200);
+    expect(me.email).toBe("owner@example.com");
+    await json(await stack.call("GET", "/v1/documents", { key: humanKey }), 200);
+  });
+
+  it("never lets an agent's key change the email or revoke a key a human holds", async () => {
+    const agent = await signUp({ name: "before-takeover" });
+    const refused = await json(
+      await stack.call("PATCH", "/v1/users/me", { key: agent.api_key, body: { email: "mine@example.com" } }),
+      403,
+    );
+    expect(refused.code).toBe("agent_key");
+    const me = await json(await stack.call("GET", "/v1/users/me", { key: agent.api_key }), 200);
+    expect(me).toEqual({ user_id: agent.account_id });
+    // The operator issues a human key on the same account (admin keys create --user <its name>).
+    const { name } = await billingDb("accounts").where({ id: agent.account_id }).first();
+    const humanKey = await stack.createKey(name as string);
+    const keys = await json(await stack.call("GET", "/v1/api-keys", { key: humanKey }), 200);
+    const human = (keys.api_keys as { id: string; prefix: string }[]).find((k) => humanKey.startsWith(k.prefix));
+    expect(human).toBeDefined();
+    const revoke = await json(await stack.call("DELETE", `/v1/api-keys/${human?.id}`, { key: agent.api_key }), 403);
+    expect(revoke.code).toBe("agent_key");
+    await json(await stack.call("GET", "/v1/users/me", { key: humanKey }), 200);
   });
 });
 

@@ -3,10 +3,11 @@
 // sanitized, so a caller cannot inject headers or write the subject; each account may send only
 // so many per hour (counted in Postgres): past that, 429 JSON with Retry-After, while another
 // account is unaffected. Without recipient_email the link goes to the email on file of the key's
-// user (PATCH /v1/users/me), and without one the 400 says how to set it.
+// user (PATCH /v1/users/me) once it is verified (issue #30: a typed address identifies nobody),
+// and without one the 400 says how to set it.
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { type ScriptedSmtp, startScriptedSmtp } from "./support/scripted-smtp.js";
-import { startTestStack, type TestStack } from "./support/stack.js";
+import { startTestStack, type TestStack, verificationCode } from "./support/stack.js";
 
 const PER_HOUR = 3;
 let stack: TestStack;
@@ -61,11 +62,33 @@ function parseMail(raw: string, rcptTo: string[]): Mail {
   return { headers, raw, rcptTo };
 }
 
+function isVerificationMail(m: Mail): boolean {
+  return /verification code/i.test(m.headers.get("subject")?.[0] ?? "");
+}
+
+/** Verifies the email on file of `key`'s user with the code the scripted server received for `email`. */
+async function verifyWithMailedCode(key: string, email: string): Promise<void> {
+  const deadline = Date.now() + 30_000;
+  let code: string | undefined;
+  while (!code && Date.now() < deadline) {
+    const mail = smtp.received
+      .map((m) => parseMail(m.raw, m.to))
+      .filter((m) => m.headers.get("to")?.[0] === email && isVerificationMail(m))
+      .at(-1);
+    code = mail && verificationCode(mail.raw.replace(/=\r?\n/g, ""));
+    if (!code) await new Promise((r) => setTimeout(r, 100));
+  }
+  const res = await stack.call("POST", "/v1/users/me/email/verify", { key, body: { code } });
+  expect(res.status, await res.clone().text()).toBe(200);
+}
+
 /** Waits until `count` mails to `to` arrived (or 30 s passed) and returns those there are. */
 async function mailsTo(to: string, count: number): Promise<Mail[]> {
   const deadline = Date.now() + 30_000;
   for (;;) {
-    const mails = smtp.received.map((m) => parseMail(m.raw, m.to)).filter((m) => m.headers.get("to")?.[0] === to);
+    const mails = smtp.received
+      .map((m) => parseMail(m.raw, m.to))
+      .filter((m) => m.headers.get("to")?.[0] === to && !isVerificationMail(m));
     if (mails.length >= count || Date.now() > deadline) return mails;
     await new Promise((r) => setTimeout(r, 100));
   }
@@ -204,6 +227,13 @@ describe("the email on file", () => {
     expect(set.body).toEqual({ user_id: before.body.user_id, email: "me@example.com" });
     expect((await me(key)).body).toEqual(set.body);
 
+    // Unverified, the address receives nothing but its code.
+    const early = await requestEmail(key, { session_id: "mail-me", filename: "minutes" });
+    expect(early.status).toBe(400);
+    expect(((await early.json()) as { code: string }).code).toBe("email_not_verified");
+    await verifyWithMailedCode(key, "me@example.com");
+    expect((await me(key)).body).toEqual({ ...set.body, email_verified_at: expect.any(String) });
+
     const res = await requestEmail(key, { session_id: "mail-me", filename: "minutes" });
     expect(res.status, await res.clone().text()).toBe(202);
     const queued = (await res.json()) as { recipient_email: string; status: string; message: string };
@@ -281,6 +311,7 @@ describe("the email on file", () => {
     expect((await me(bob)).body).toEqual({ user_id: expect.any(String) });
     expect((await me(bob)).body.user_id).not.toBe(aliceId);
     expect((await me(bob, "bob@example.com")).body.email).toBe("bob@example.com");
+    await verifyWithMailedCode(bob, "bob@example.com");
     expect((await me(alice)).body.email).toBe("alice@example.com");
     // There is no path naming another user.
     expect((await stack.call("GET", `/v1/users/${String(aliceId)}`, { key: bob })).status).toBe(404);

@@ -1,7 +1,9 @@
 // Organizations over HTTP (interface-spec Authentication rule 6, ours to design) on the real
-// stack: the creator owns it; owners and admins add existing users (by id or email on file) and
-// remove members, and manage the organization's keys; members read it and use its keys; a
-// removed member's organization keys stop working at once; non-members get 404 for everything.
+// stack: the creator owns it; owners and admins invite users (by id or by email) and nobody
+// joins without accepting with their own key (issue #30); they remove members and manage the
+// organization's keys; members read it and use its keys; a removed member's organization keys
+// stop working at once; non-members get 404 for everything. A new organization has no free
+// operations until the operator grants it a plan.
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { startTestStack, type TestStack } from "./support/stack.js";
 
@@ -20,10 +22,10 @@ async function json(res: Response, status: number): Promise<Record<string, unkno
   return JSON.parse(text) as Record<string, unknown>;
 }
 
-/** A user's personal key and user id (with `email` on file when given). */
+/** A user's personal key and user id (with `email` on file and verified when given). */
 async function user(name: string, email?: string): Promise<{ key: string; id: string }> {
   const key = await stack.createKey(name);
-  if (email) await json(await stack.call("PATCH", "/v1/users/me", { key, body: { email } }), 200);
+  if (email) await stack.verifyEmail(key, email);
   const me = await json(await stack.call("GET", "/v1/users/me", { key }), 200);
   return { key, id: me.user_id as string };
 }
@@ -36,6 +38,11 @@ describe("organizations", () => {
   let orgId: string;
   const path = (rest = "") => `/v1/organizations/${orgId}${rest}`;
 
+  /** Invites with `by`'s key; the 201 invitation. */
+  async function invite(by: string, body: Record<string, unknown>): Promise<Record<string, unknown>> {
+    return json(await stack.call("POST", path("/members"), { key: by, body }), 201);
+  }
+
   beforeAll(async () => {
     owner = await user("org-olivia");
     admin = await user("org-adam");
@@ -43,12 +50,12 @@ describe("organizations", () => {
     outsider = await user("org-oscar");
   });
 
-  it("creates an organization owned by its creator; a taken name is a 409", async () => {
+  it("creates an organization owned by its creator, on the plan without operations; a taken name is a 409", async () => {
     const org = await json(
       await stack.call("POST", "/v1/organizations", { key: owner.key, body: { name: "acme" } }),
       201,
     );
-    expect(org).toMatchObject({ name: "acme", plan: "free", role: "owner" });
+    expect(org).toMatchObject({ name: "acme", plan: "none", role: "owner" });
     orgId = org.id as string;
     const dup = await stack.call("POST", "/v1/organizations", { key: admin.key, body: { name: "acme" } });
     expect((await json(dup, 409)).code).toBe("name_taken");
@@ -57,27 +64,39 @@ describe("organizations", () => {
     expect(list.organizations).toEqual([org]);
   });
 
-  it("lets the owner add users by id and by email on file, with roles", async () => {
-    const a = await stack.call("POST", path("/members"), {
-      key: owner.key,
-      body: { user_id: admin.id, role: "admin" },
-    });
-    expect(await json(a, 201)).toEqual({ user_id: admin.id, name: "org-adam", role: "admin" });
-    const m = await stack.call("POST", path("/members"), { key: owner.key, body: { email: "MIA@example.com" } });
-    expect(await json(m, 201)).toEqual({
-      user_id: member.id,
-      name: "org-mia",
-      email: "mia@example.com",
-      role: "member",
-    });
+  it("invites users by id and by email; they join only when they accept, with the invited role", async () => {
+    const byId = await invite(owner.key, { user_id: admin.id, role: "admin" });
+    expect(byId).toMatchObject({ organization_id: orgId, user_id: admin.id, role: "admin", status: "pending" });
+    const byEmail = await invite(owner.key, { email: "MIA@example.com" });
+    expect(byEmail).toMatchObject({ email: "MIA@example.com", role: "member", status: "pending" });
+    expect(byEmail).not.toHaveProperty("user_id");
+
+    // Nobody is a member yet: an invitation is an offer.
+    const before = await json(await stack.call("GET", path("/members"), { key: owner.key }), 200);
+    expect((before.members as { user_id: string }[]).map((x) => x.user_id)).toEqual([owner.id]);
+    const pending = await json(await stack.call("GET", path("/invitations"), { key: owner.key }), 200);
+    expect((pending.invitations as { id: string }[]).map((i) => i.id).sort()).toEqual([byId.id, byEmail.id].sort());
+
+    // The invitees see their own invitations, and only theirs.
+    const mine = await json(await stack.call("GET", "/v1/invitations", { key: member.key }), 200);
+    expect((mine.invitations as { id: string }[]).map((i) => i.id)).toEqual([byEmail.id]);
+    await json(await stack.call("POST", `/v1/invitations/${byId.id}/accept`, { key: member.key }), 404);
+    const accepted = await json(
+      await stack.call("POST", `/v1/invitations/${byId.id}/accept`, { key: admin.key, body: {} }),
+      200,
+    );
+    expect(accepted).toMatchObject({ organization: { id: orgId, role: "admin" }, member: { user_id: admin.id } });
+    await json(
+      await stack.call("POST", `/v1/invitations/${byEmail.id}/accept`, {
+        key: member.key,
+        body: { share_email: true },
+      }),
+      200,
+    );
+    await json(await stack.call("POST", `/v1/invitations/${byEmail.id}/accept`, { key: member.key }), 404);
 
     const again = await stack.call("POST", path("/members"), { key: admin.key, body: { user_id: member.id } });
     expect((await json(again, 409)).code).toBe("already_member");
-    const unknown = await stack.call("POST", path("/members"), {
-      key: admin.key,
-      body: { email: "ghost@example.com" },
-    });
-    await json(unknown, 404);
     const both = await stack.call("POST", path("/members"), {
       key: admin.key,
       body: { user_id: outsider.id, email: "mia@example.com" },
@@ -90,13 +109,29 @@ describe("organizations", () => {
     await json(adminMakesOwner, 403);
 
     const members = await json(await stack.call("GET", path("/members"), { key: member.key }), 200);
-    expect((members.members as { user_id: string; role: string }[]).map((x) => [x.user_id, x.role])).toEqual([
-      [owner.id, "owner"],
-      [admin.id, "admin"],
-      [member.id, "member"],
+    expect(members.members).toEqual([
+      { user_id: owner.id, name: "org-olivia", role: "owner" },
+      { user_id: admin.id, name: "org-adam", role: "admin" },
+      { user_id: member.id, name: "org-mia", email: "mia@example.com", role: "member" },
     ]);
     const seen = await json(await stack.call("GET", path(), { key: member.key }), 200);
     expect(seen).toMatchObject({ id: orgId, role: "member" });
+  });
+
+  it("lets the invitee decline and the inviter revoke; a decided invitation is gone", async () => {
+    const declined = await invite(admin.key, { user_id: outsider.id });
+    expect(
+      await json(await stack.call("POST", `/v1/invitations/${declined.id}/decline`, { key: outsider.key }), 200),
+    ).toMatchObject({ id: declined.id, status: "declined" });
+    await json(await stack.call("POST", `/v1/invitations/${declined.id}/accept`, { key: outsider.key }), 404);
+
+    const revoked = await invite(admin.key, { user_id: outsider.id });
+    const gone = await stack.call("DELETE", path(`/invitations/${revoked.id}`), { key: owner.key });
+    expect(await json(gone, 200)).toMatchObject({ id: revoked.id, status: "revoked" });
+    await json(await stack.call("DELETE", path(`/invitations/${revoked.id}`), { key: owner.key }), 404);
+    await json(await stack.call("POST", `/v1/invitations/${revoked.id}/accept`, { key: outsider.key }), 404);
+    const mine = await json(await stack.call("GET", "/v1/invitations", { key: outsider.key }), 200);
+    expect(mine.invitations).toEqual([]);
   });
 
   it("hides the organization from non-members (404) and refuses plain members admin actions (403)", async () => {
@@ -104,6 +139,7 @@ describe("organizations", () => {
       ["GET", "", undefined],
       ["GET", "/members", undefined],
       ["POST", "/members", { user_id: outsider.id }],
+      ["GET", "/invitations", undefined],
       ["GET", "/api-keys", undefined],
       ["POST", "/api-keys", {}],
       ["DELETE", `/members/${member.id}`, undefined],
@@ -116,6 +152,7 @@ describe("organizations", () => {
 
     const add = await stack.call("POST", path("/members"), { key: member.key, body: { user_id: outsider.id } });
     expect((await json(add, 403)).detail).toMatch(/owners and admins/);
+    await json(await stack.call("GET", path("/invitations"), { key: member.key }), 403);
     await json(await stack.call("POST", path("/api-keys"), { key: member.key, body: {} }), 403);
     await json(await stack.call("GET", path("/api-keys"), { key: member.key }), 403);
     await json(await stack.call("DELETE", path(`/members/${admin.id}`), { key: member.key }), 403);
@@ -133,6 +170,16 @@ describe("organizations", () => {
 
     // What the organization key creates belongs to the organization, not to the admin's own account.
     await json(await stack.call("POST", "/v1/sessions/init", { key: orgKey, body: { session_id: "org-s1" } }), 200);
+    // The organization's plan grants nothing until the operator sets one: the chat is a 429.
+    const chat = { key: orgKey, body: { session_id: "org-s1", message: "Write a short welcome note." } };
+    const refused = await json(await stack.call("POST", "/v1/chat", chat), 429);
+    expect(refused.detail).toMatch(/admin accounts set-plan/);
+    await stack.billing.setAccountPlan({
+      account: { accountId: orgId, user: "", organization: "" },
+      plan: "free",
+      anchorDay: 0,
+    });
+    await json(await stack.call("POST", "/v1/chat", chat), 200);
     await json(await stack.call("GET", "/v1/sessions/org-s1/history", { key: admin.key }), 404);
     await json(await stack.call("GET", "/v1/sessions/org-s1/history", { key: orgKey }), 200);
 

@@ -1,6 +1,9 @@
 // Boots the whole Redline stack in-process on random ports against real Postgres, NATS and S3:
 // each of the five services through its own library entry, then the gateway. System tests and
 // the benchmark drive it over HTTP exactly as a client would.
+import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { type JobsConfig, type OpenAiEngineConfig, startAgentService } from "@redline/agent";
 import { startBillingService } from "@redline/billing";
 import { startDocumentsService } from "@redline/documents";
@@ -41,9 +44,19 @@ export interface StackOptions {
   ingest?: Partial<IngestConfig>;
   /** The gateway's per-key rate limits (default DEFAULT_RATE_LIMITS; a benchmark's pace exceeds them). */
   rateLimits?: GatewayConfig["rateLimits"];
+  /** The gateway's per-account rate limits (default: twice the per-key ones, accountLimitsFor). */
+  accountRateLimits?: GatewayConfig["accountRateLimits"];
   /** The gateway's TRUST_PROXY (default: no proxy trusted). */
   trustProxy?: GatewayConfig["trustProxy"];
+  /**
+   * The gateway's per-source limits (default TEST_SOURCE_LIMITS: every test file calls from
+   * 127.0.0.1, and some make hundreds of 401 calls or sign-ups on purpose).
+   */
+  sourceLimits?: GatewayConfig["sourceLimits"];
 }
+
+/** Per-source limits no test meets by accident; tests of the limits pass their own. */
+export const TEST_SOURCE_LIMITS = { authFailuresPerMinute: 100_000, anonymousPerMinute: 100_000 };
 
 /** A running stack. */
 export interface TestStack {
@@ -58,6 +71,16 @@ export interface TestStack {
   agentDb: Knex;
   /** Creates an API key (and accounts) through the billing service, like `pnpm admin keys create`. */
   createKey(user: string, opts?: { org?: string; plan?: string }): Promise<string>;
+  /**
+   * The raw messages ingest's mail sink wrote, oldest first: every mail of a stack started
+   * without `ingest.mail` (a stack with SMTP reads its scripted server instead).
+   */
+  sentMail(): Promise<string[]>;
+  /**
+   * Sets `email` on the key's user and verifies it with the code the sink received, as a user
+   * reading their mail would (PATCH /v1/users/me, then POST /v1/users/me/email/verify).
+   */
+  verifyEmail(key: string, email: string): Promise<void>;
   /** The billing client, for arranging usage in quota tests through the real service. */
   billing: RpcClient<typeof billingV1.BillingServiceService>;
   revokeKey(key: string): Promise<boolean>;
@@ -75,6 +98,8 @@ const LOCAL = "127.0.0.1:0";
 /** Starts the services and the gateway; close() stops them in reverse order. */
 export async function startTestStack(infra: StackInfra, opts: StackOptions = {}): Promise<TestStack> {
   const databaseUrl = await createTestDatabase(infra.databaseUrl, opts.name ?? "stack");
+  // Each stack's own sink, so one file's mails never show up in another's.
+  const mailSink = opts.ingest?.mail ? undefined : await mkdtemp(join(tmpdir(), "redline-mail-"));
   const logLevel = process.env.TEST_LOG_LEVEL ?? "silent";
   // Sessions calls documents (its workspace workflows), so documents starts first.
   const documents = await startDocumentsService({ grpcAddress: LOCAL, databaseUrl, natsUrl: infra.natsUrl, logLevel });
@@ -93,6 +118,7 @@ export async function startTestStack(infra: StackInfra, opts: StackOptions = {})
         databaseUrl,
         s3: infra.s3,
         addrs: { billing: started.address, documents: documents.address },
+        ...(mailSink && { mail: { sinkDir: mailSink } }),
         ...opts.ingest,
       }),
     ),
@@ -129,10 +155,12 @@ export async function startTestStack(infra: StackInfra, opts: StackOptions = {})
     requestTimeoutMs: opts.requestTimeoutMs,
     headersTimeoutMs: opts.headersTimeoutMs,
     rateLimits: opts.rateLimits,
+    accountRateLimits: opts.accountRateLimits,
     trustProxy: opts.trustProxy,
+    sourceLimits: opts.sourceLimits ?? TEST_SOURCE_LIMITS,
   });
   const billingClient = createRpcClient(billingV1.BillingServiceService, billing.address);
-  return {
+  const stack: TestStack = {
     url: gateway.url,
     addrs: { ...addrs, agent: agent.address },
     databaseUrl,
@@ -143,6 +171,21 @@ export async function startTestStack(infra: StackInfra, opts: StackOptions = {})
     async createKey(user, keyOpts = {}) {
       const res = await billingClient.createApiKey({ user, organization: keyOpts.org ?? "", plan: keyOpts.plan ?? "" });
       return res.apiKey;
+    },
+    async sentMail() {
+      if (!mailSink) return [];
+      const names = (await readdir(mailSink)).sort();
+      return Promise.all(names.map((n) => readFile(join(mailSink, n), "utf8")));
+    },
+    async verifyEmail(key, email) {
+      const before = (await stack.sentMail()).length;
+      const set = await stack.call("PATCH", "/v1/users/me", { key, body: { email } });
+      if (set.status !== 200) throw new Error(`PATCH /v1/users/me: ${set.status} ${await set.text()}`);
+      const mail = (await stack.sentMail()).slice(before).find((m) => m.includes(`To: ${email}`));
+      const code = mail && verificationCode(mail);
+      if (!code) throw new Error(`no verification code was mailed to ${email}`);
+      const done = await stack.call("POST", "/v1/users/me/email/verify", { key, body: { code } });
+      if (done.status !== 200) throw new Error(`verify: ${done.status} ${await done.text()}`);
     },
     async revokeKey(key) {
       return (await billingClient.revokeApiKey({ apiKey: key })).revoked;
@@ -162,6 +205,13 @@ export async function startTestStack(infra: StackInfra, opts: StackOptions = {})
       await gateway.close();
       await agent.close();
       await Promise.all([documents.close(), sessions.close(), billing.close(), ingest.close()]);
+      if (mailSink) await rm(mailSink, { recursive: true, force: true });
     },
   };
+  return stack;
+}
+
+/** The code of a verification mail (its "Verification code: …" line), or undefined. */
+export function verificationCode(rawMail: string): string | undefined {
+  return /Verification code: (\S+)/.exec(rawMail)?.[1];
 }

@@ -69,10 +69,10 @@ export class UnauthenticatedError extends RedlineError {
   }
 }
 
-/** 403: the resource exists but belongs to someone else (used where 404 would confuse). */
+/** 403: the caller may not do this (a role, an agent's key); `body` carries a machine-readable code. */
 export class ForbiddenError extends RedlineError {
-  constructor(detail: string) {
-    super(403, GrpcStatus.PERMISSION_DENIED, detail);
+  constructor(detail: string, body?: Record<string, unknown>) {
+    super(403, GrpcStatus.PERMISSION_DENIED, detail, { body });
   }
 }
 
@@ -121,8 +121,14 @@ export class UnsupportedMediaTypeError extends RedlineError {
 
 /** 429: the monthly quota is spent; carries Retry-After and X-Usage-* (rule 2). */
 export class QuotaExceededError extends RedlineError {
-  constructor(limit: number, used: number, retryAfterSeconds: number, usage: Record<string, unknown>) {
-    super(429, GrpcStatus.RESOURCE_EXHAUSTED, "Monthly operations quota exhausted", {
+  constructor(
+    limit: number,
+    used: number,
+    retryAfterSeconds: number,
+    usage: Record<string, unknown>,
+    detail = "Monthly operations quota exhausted",
+  ) {
+    super(429, GrpcStatus.RESOURCE_EXHAUSTED, detail, {
       body: { code: "quota_exhausted", usage },
       headers: {
         "Retry-After": String(Math.max(1, Math.ceil(retryAfterSeconds))),

@@ -15,6 +15,11 @@ export interface Principal {
    * human save is attributed to in version history and tracked changes. Absent when unknown.
    */
   userName?: string;
+  /**
+   * The id of the API key that made the request (never the key itself). Account commands that
+   * must hold against a just-revoked key (auth answers are cached) check this key again.
+   */
+  keyId?: string;
 }
 
 const KEYS = {
@@ -23,6 +28,7 @@ const KEYS = {
   ownerId: "x-redline-owner-id",
   plan: "x-redline-plan",
   userName: "x-redline-user-name",
+  keyId: "x-redline-key-id",
 } as const;
 
 /** Metadata key of the request id carried from the gateway through every hop. */
@@ -36,6 +42,7 @@ export function principalToMetadata(principal: Principal, md: Metadata): void {
   md.set(KEYS.plan, principal.plan);
   // Metadata values are ASCII: a name is carried percent-encoded.
   if (principal.userName) md.set(KEYS.userName, encodeURIComponent(principal.userName));
+  if (principal.keyId) md.set(KEYS.keyId, principal.keyId);
 }
 
 /** Reads a principal from metadata; null when the call carries none (admin and health calls). */
@@ -54,6 +61,8 @@ export function principalFromMetadata(md: Metadata): Principal | null {
   };
   const userName = decodeName(get(KEYS.userName));
   if (userName) principal.userName = userName;
+  const keyId = get(KEYS.keyId);
+  if (keyId) principal.keyId = keyId;
   return principal;
 }
 

@@ -1,5 +1,7 @@
 // Billing configuration: the only code of the service that reads environment variables.
 import { listenAddr, readMetricsAddr, readTracingEnv, requireEnv, type TracingConfig } from "@redline/service-kit";
+import type { AccountLimits } from "./commands/account-limits.js";
+import { PLANS } from "./commands/plans.js";
 
 /** What the billing service needs: where to listen and its database. */
 export interface BillingConfig {
@@ -19,13 +21,25 @@ export interface BillingConfig {
   agentSignupsPerHour?: number;
   /** Period of the sweep releasing expired holds, in ms; default 30 s (HOLD_SWEEP_MS). */
   holdSweepMs?: number;
+  /** Caps per account and the plan of new self-service organizations; unset fields take the defaults. */
+  accountLimits?: Partial<AccountLimits>;
+}
+
+/** A positive integer variable, undefined when unset; throws naming it when malformed. */
+function positiveInt(env: Record<string, string | undefined>, name: string): number | undefined {
+  const raw = env[name];
+  if (raw === undefined) return undefined;
+  if (!/^[1-9][0-9]{0,8}$/.test(raw)) throw new Error(`${name} must be an integer >= 1, got '${raw}'`);
+  return Number(raw);
 }
 
 /**
  * Reads LISTEN_ADDR (the bind address; default BILLING_ADDR, else 127.0.0.1:8064), DATABASE_URL
  * (required), LOG_LEVEL, REDLINE_TEST_CLOCK ("1" enables SetTestClock; never set it in production)
- * AGENT_SIGNUPS_PER_HOUR (an integer >= 1, default 10) and HOLD_SWEEP_MS (the expired-hold
- * sweep's period, an integer >= 1, default 30 000); throws naming a malformed one.
+ * AGENT_SIGNUPS_PER_HOUR (an integer >= 1, default 10), HOLD_SWEEP_MS (the expired-hold
+ * sweep's period, an integer >= 1, default 30 000), MAX_KEYS_PER_ACCOUNT (default 25),
+ * MAX_ORGANIZATIONS_PER_USER (default 3) and NEW_ORGANIZATION_PLAN (a plan name, default none);
+ * throws naming a malformed one.
  */
 export function loadConfig(env: Record<string, string | undefined>): BillingConfig {
   const signups = env.AGENT_SIGNUPS_PER_HOUR;
@@ -34,7 +48,19 @@ export function loadConfig(env: Record<string, string | undefined>): BillingConf
   const sweep = env.HOLD_SWEEP_MS;
   if (sweep !== undefined && !/^[1-9][0-9]{0,8}$/.test(sweep))
     throw new Error(`HOLD_SWEEP_MS must be an integer >= 1, got '${sweep}'`);
+  const newOrganizationPlan = env.NEW_ORGANIZATION_PLAN;
+  if (newOrganizationPlan !== undefined && !PLANS[newOrganizationPlan])
+    throw new Error(
+      `NEW_ORGANIZATION_PLAN must be one of ${Object.keys(PLANS).join(", ")}, got '${newOrganizationPlan}'`,
+    );
+  const accountLimits: Partial<AccountLimits> = {};
+  const maxKeys = positiveInt(env, "MAX_KEYS_PER_ACCOUNT");
+  if (maxKeys !== undefined) accountLimits.maxKeysPerAccount = maxKeys;
+  const maxOrgs = positiveInt(env, "MAX_ORGANIZATIONS_PER_USER");
+  if (maxOrgs !== undefined) accountLimits.maxOrganizationsPerUser = maxOrgs;
+  if (newOrganizationPlan !== undefined) accountLimits.newOrganizationPlan = newOrganizationPlan;
   return {
+    accountLimits,
     grpcAddress: listenAddr(env, "billing"),
     metricsAddr: readMetricsAddr(env),
     databaseUrl: requireEnv(env, "DATABASE_URL"),

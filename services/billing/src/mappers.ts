@@ -1,7 +1,9 @@
 // Command results → billing.v1 messages.
 import type { billingV1 } from "@redline/grpc-stubs";
 import { InputError, type Principal } from "@redline/service-kit";
+import type { UserAccountView } from "./commands/accounts.js";
 import type { IssuedKey } from "./commands/api-keys.js";
+import type { InvitationResult } from "./commands/invitations.js";
 import type { MemberView, OrganizationOfUser } from "./commands/organizations.js";
 import type { AccountRef } from "./commands/plans.js";
 import type { UsageView } from "./commands/quota.js";
@@ -43,7 +45,7 @@ export function toOrganization(org: OrganizationOfUser): billingV1.Organization 
   return { id: org.id, name: org.name, plan: org.plan, role: org.role, createdAt: org.created_at };
 }
 
-/** A member; email "" when none is on file. */
+/** A member; email "" unless verified and shared by the member. */
 export function toMember(member: MemberView): billingV1.OrganizationMember {
   return { userId: member.user_id, name: member.name, email: member.email ?? "", role: member.role };
 }
@@ -57,4 +59,25 @@ export function toAccountRef(ref: billingV1.AccountRef | undefined): AccountRef 
   if (ref?.user) return { kind: "user", name: ref.user };
   if (ref?.organization) return { kind: "organization", name: ref.organization };
   throw new InputError("account is required: account_id, user or organization");
+}
+
+/** The caller's user account; email_verified_at absent while unverified. */
+export function toUserAccount(account: UserAccountView): billingV1.UserAccount {
+  return { ...account };
+}
+
+/** An invitation with its shown status (pending past its expiry reads expired). */
+export function toInvitation(row: InvitationResult): billingV1.Invitation {
+  return {
+    id: row.id,
+    organizationId: row.organization_id,
+    organizationName: row.organization_name,
+    email: row.email ?? "",
+    userId: row.user_id ?? "",
+    role: row.role,
+    status: row.shownStatus,
+    invitedByName: row.invited_by_name,
+    createdAt: row.created_at,
+    expiresAt: row.expires_at,
+  };
 }

@@ -1,19 +1,89 @@
-// The caller's user account as the API shows it (GET and PATCH /v1/users/me): its ids and the
-// email on file, where email exports without recipient_email are sent. "Me" is the key's user,
-// also for organization keys: the email belongs to a person, not to the organization.
-import { InputError, isEmailAddress, type Knex, NotFoundError, type Principal } from "@redline/service-kit";
-import { findAccount, setAccountEmail } from "../db/store/accounts.js";
+// The caller's user account as the API shows it (GET and PATCH /v1/users/me, POST
+// /v1/users/me/email/verify): its ids and the email on file. "Me" is the key's user, also for
+// organization keys: the email belongs to a person, not to the organization.
+//
+// An email identifies a person only once proven (issue #30): setting one stores it unverified and
+// returns a one-time code for ingest to mail; the code coming back sets email_verified_at. Until
+// then nothing reads the address as the user's (invitations, email exports without a recipient),
+// so typing someone else's address gains nothing. An agent's key never sets the email: the human
+// who takes the account over sets it, through the takeover's own mailed code.
+import { randomUUID } from "node:crypto";
+import { status as GrpcStatus } from "@grpc/grpc-js";
+import {
+  ForbiddenError,
+  InputError,
+  isEmailAddress,
+  type Knex,
+  NotFoundError,
+  type Principal,
+  RedlineError,
+} from "@redline/service-kit";
+import { findAccount, lockAccountById, markEmailVerified, setAccountEmail } from "../db/store/accounts.js";
+import {
+  closeOpenVerifications,
+  insertVerification,
+  latestOpenVerificationForUpdate,
+  markVerificationUsed,
+  recentVerifications,
+  recordWrongVerificationCode,
+} from "../db/store/email-verifications.js";
 import type { AccountRow } from "../db/tables.js";
+import { agentKeyRefusal, callerKey } from "./api-keys.js";
+import { codeMatches, hashCode, MAX_CODE_ATTEMPTS, newCode, wrongCodeDetail } from "./codes.js";
 
-/** A user account: ids of the principal and the email on file ("" when none). */
+/** How long a verification code lives (ms). */
+export const VERIFICATION_TTL_MS = 60 * 60 * 1000;
+/** Verification mails one account may cause per rolling hour: each goes to an address the caller typed. */
+export const MAX_VERIFICATIONS_PER_HOUR = 5;
+const HOUR_MS = 60 * 60 * 1000;
+
+/** A user account: ids of the principal, the email on file ("" when none) and when it was verified. */
 export interface UserAccountView {
   userId: string;
   organizationId: string;
   email: string;
+  /** Absent while the email is unverified (or there is none). */
+  emailVerifiedAt?: Date;
+}
+
+/** A code for ingest to mail, in clear; only its hash is stored. */
+export interface VerificationToMail {
+  verificationId: string;
+  code: string;
+  email: string;
+  expiresAt: Date;
+}
+
+/** 429 `{detail, code: "verification_limit"}` with Retry-After: too many verification mails this hour. */
+export class VerificationLimitError extends RedlineError {
+  constructor(retryAfterSeconds: number) {
+    super(
+      429,
+      GrpcStatus.RESOURCE_EXHAUSTED,
+      `Too many verification mails: at most ${MAX_VERIFICATIONS_PER_HOUR} per hour per account. Retry after ${retryAfterSeconds} seconds.`,
+      { body: { code: "verification_limit" }, headers: { "Retry-After": String(retryAfterSeconds) } },
+    );
+  }
+}
+
+/** 410: a verification disabled for good after too many wrong codes; setting the email again sends a new one. */
+export class VerificationDisabledError extends RedlineError {
+  constructor() {
+    super(
+      410,
+      GrpcStatus.FAILED_PRECONDITION,
+      `This verification code is disabled after ${MAX_CODE_ATTEMPTS} wrong codes; set the email again (PATCH /v1/users/me) for a new one`,
+    );
+  }
 }
 
 function view(principal: Principal, row: AccountRow): UserAccountView {
-  return { userId: principal.userId, organizationId: principal.organizationId, email: row.email ?? "" };
+  return {
+    userId: principal.userId,
+    organizationId: principal.organizationId,
+    email: row.email ?? "",
+    ...(row.email && row.email_verified_at ? { emailVerifiedAt: row.email_verified_at } : {}),
+  };
 }
 
 /** The caller's user account; NotFoundError (404) when the key's user no longer exists. */
@@ -24,15 +94,94 @@ export async function getUserAccount(db: Knex, principal: Principal): Promise<Us
 }
 
 /**
- * Sets the caller's email on file to `email` (trimmed), or clears it when `email` is empty.
- * InputError (400) for anything but one plain address of at most 254 characters (isEmailAddress);
- * NotFoundError (404) when the key's user no longer exists.
+ * Sets the caller's email on file to `email` (trimmed), unverified, and returns the code to mail
+ * to it; or clears it when `email` is empty. The same address already verified changes nothing
+ * and mails nothing; the same address unverified gets a new code (the old one ends). InputError
+ * (400) for anything but one plain address of at most 254 characters; ForbiddenError (403,
+ * agent_key) for an agent's key; VerificationLimitError (429) past MAX_VERIFICATIONS_PER_HOUR;
+ * NotFoundError (404) when the key's user no longer exists; 401 for a key revoked meanwhile.
  */
-export async function setUserEmail(db: Knex, principal: Principal, email: string): Promise<UserAccountView> {
+export async function setUserEmail(
+  db: Knex,
+  principal: Principal,
+  email: string,
+  now: Date,
+): Promise<{ account: UserAccountView; verification?: VerificationToMail }> {
   const address = email.trim();
   if (address && !isEmailAddress(address))
     throw new InputError("email is not a valid email address: one plain address such as name@example.com");
-  const row = await setAccountEmail(db, principal.userId, address || null);
-  if (!row) throw new NotFoundError("Account not found");
-  return view(principal, row);
+  return db.transaction(async (trx) => {
+    const key = await callerKey(trx, principal);
+    // Locked: the mails-per-hour count and the change agree under concurrent requests.
+    const account = await lockAccountById(trx, principal.userId);
+    if (!account) throw new NotFoundError("Account not found");
+    if (key?.agent || account.is_agent)
+      throw agentKeyRefusal("set the email on file; the human who takes the account over does");
+    if (!address) {
+      await closeOpenVerifications(trx, account.id, now);
+      const row = await setAccountEmail(trx, account.id, null, null);
+      return { account: view(principal, row ?? account) };
+    }
+    const same = account.email?.toLowerCase() === address.toLowerCase();
+    if (same && account.email_verified_at) return { account: view(principal, account) };
+    const recent = await recentVerifications(trx, account.id, new Date(now.getTime() - HOUR_MS));
+    if (recent.length >= MAX_VERIFICATIONS_PER_HOUR) {
+      const oldest = recent[recent.length - MAX_VERIFICATIONS_PER_HOUR];
+      throw new VerificationLimitError(Math.max(1, Math.ceil((oldest.getTime() + HOUR_MS - now.getTime()) / 1000)));
+    }
+    await closeOpenVerifications(trx, account.id, now);
+    const row = await setAccountEmail(trx, account.id, address, null);
+    const verificationId = randomUUID();
+    const code = newCode();
+    const expiresAt = new Date(now.getTime() + VERIFICATION_TTL_MS);
+    await insertVerification(trx, {
+      id: verificationId,
+      account_id: account.id,
+      email: address,
+      code_hash: await hashCode(verificationId, code),
+      expires_at: expiresAt,
+      created_at: now,
+    });
+    return {
+      account: view(principal, row ?? account),
+      verification: { verificationId, code, email: address, expiresAt },
+    };
+  });
+}
+
+/**
+ * POST /v1/users/me/email/verify `{code}`: proves the email on file with the code mailed to it.
+ * NotFoundError (404) when no code is pending (none sent, expired, used, or the email changed
+ * since); VerificationDisabledError (410) once disabled, even with the right code; ForbiddenError
+ * (403) for a wrong code, its detail stating the attempts left, the last wrong code answering 410.
+ */
+export async function verifyUserEmail(
+  db: Knex,
+  principal: Principal,
+  code: string,
+  now: Date,
+): Promise<UserAccountView> {
+  const pending = () => new NotFoundError("No email verification is pending: set the email (PATCH /v1/users/me) first");
+  type Outcome = { wrong: number } | { account: AccountRow };
+  const outcome = await db.transaction(async (trx): Promise<Outcome> => {
+    const key = await callerKey(trx, principal);
+    if (key?.agent) throw agentKeyRefusal("verify the email on file");
+    const row = await latestOpenVerificationForUpdate(trx, principal.userId);
+    if (!row) throw pending();
+    if (row.disabled_at) throw new VerificationDisabledError();
+    if (row.expires_at.getTime() <= now.getTime()) throw pending();
+    if (!(await codeMatches(row.id, row.code_hash, code))) {
+      // Committed before the refusal is thrown, so each wrong code counts.
+      return { wrong: await recordWrongVerificationCode(trx, row.id, MAX_CODE_ATTEMPTS) };
+    }
+    await markVerificationUsed(trx, row.id, now);
+    const account = await markEmailVerified(trx, principal.userId, row.email, now);
+    if (!account) throw pending();
+    return { account };
+  });
+  if ("wrong" in outcome) {
+    if (outcome.wrong >= MAX_CODE_ATTEMPTS) throw new VerificationDisabledError();
+    throw new ForbiddenError(wrongCodeDetail(outcome.wrong));
+  }
+  return view(principal, outcome.account);
 }

@@ -85,15 +85,44 @@ describe("named, read-only keys and their last use", () => {
   it("lists and revokes only the caller's own personal keys", async () => {
     const mine = await createApiKey(db, { user: "own-a" });
     const theirs = await createApiKey(db, { user: "own-b" });
-    const extra = await createOwnApiKey(db, mine.principal, { name: "  second  " });
+    const extra = await createOwnApiKey(db, mine.principal, { name: "  second  " }, 25);
     expect(extra.row.name).toBe("second");
     expect((await listOwnApiKeys(db, mine.principal)).map((k) => k.id)).toEqual([extra.row.id, mine.key.id]);
     await expect(revokeOwnApiKey(db, theirs.principal, extra.row.id)).rejects.toMatchObject({ httpStatus: 404 });
     await expect(revokeOwnApiKey(db, mine.principal, "garbage")).rejects.toMatchObject({ httpStatus: 404 });
     await revokeOwnApiKey(db, mine.principal, extra.row.id);
     expect((await listOwnApiKeys(db, mine.principal)).map((k) => k.id)).toEqual([mine.key.id]);
-    await expect(createOwnApiKey(db, mine.principal, { name: "x".repeat(101) })).rejects.toMatchObject({
+    await expect(createOwnApiKey(db, mine.principal, { name: "x".repeat(101) }, 25)).rejects.toMatchObject({
       httpStatus: 400,
     });
+  });
+});
+
+describe("the cap on live keys per account", () => {
+  it("refuses past the cap with 409 key_limit, even when the requests race, and frees a slot on revoke", async () => {
+    const first = await createApiKey(db, { user: "capped-user" });
+    const cap = 5;
+    const attempts = await Promise.allSettled(
+      Array.from({ length: 10 }, (_, i) => createOwnApiKey(db, first.principal, { name: `k${i}` }, cap)),
+    );
+    const made = attempts.filter((a) => a.status === "fulfilled");
+    expect(made).toHaveLength(cap - 1);
+    for (const a of attempts.filter((a) => a.status === "rejected")) {
+      expect((a as PromiseRejectedResult).reason).toMatchObject({ httpStatus: 409, body: { code: "key_limit" } });
+    }
+    expect(await listOwnApiKeys(db, first.principal)).toHaveLength(cap);
+    await revokeOwnApiKey(
+      db,
+      first.principal,
+      (made[0] as PromiseFulfilledResult<{ row: { id: string } }>).value.row.id,
+    );
+    await expect(createOwnApiKey(db, first.principal, {}, cap)).resolves.toBeDefined();
+  });
+
+  it("refuses a new key to a caller whose own key was revoked meanwhile", async () => {
+    const gone = await createApiKey(db, { user: "revoked-caller" });
+    const principal = await resolveApiKey(db, gone.apiKey);
+    await revokeApiKey(db, gone.apiKey);
+    await expect(createOwnApiKey(db, principal, {}, 25)).rejects.toBeInstanceOf(UnauthenticatedError);
   });
 });

@@ -3,17 +3,28 @@
 // read-only, with a last use kept to the minute. A user manages their own personal keys;
 // organization keys are managed in commands/organizations.ts.
 import { createHash, randomBytes } from "node:crypto";
-import { InputError, type Knex, NotFoundError, type Principal, UnauthenticatedError } from "@redline/service-kit";
+import {
+  ConflictError,
+  ForbiddenError,
+  InputError,
+  type Knex,
+  NotFoundError,
+  type Principal,
+  UnauthenticatedError,
+} from "@redline/service-kit";
 import {
   addMembership,
   countOwners,
   findAccount,
   findAccountByName,
+  lockAccountById,
   setAccountPlan,
   upsertAccount,
 } from "../db/store/accounts.js";
 import {
+  countLiveKeys,
   findActiveKey,
+  findKeyById,
   insertApiKey,
   listKeys,
   revokeKeyByHash,
@@ -52,10 +63,13 @@ export interface IssuedKey {
   row: ApiKeyRow;
 }
 
-/** Mints `sk_` + 32 hex and stores its hash for the user (acting for `organizationId` when set). */
+/**
+ * Mints `sk_` + 32 hex and stores its hash for the user (acting for `organizationId` when set);
+ * `agent` marks a key minted while the account is an agent's (a takeover revokes those).
+ */
 export async function issueKey(
   db: Knex | Knex.Transaction,
-  key: { userId: string; organizationId: string | null; name?: string | null; readOnly?: boolean },
+  key: { userId: string; organizationId: string | null; name?: string | null; readOnly?: boolean; agent?: boolean },
 ): Promise<IssuedKey> {
   const apiKey = `sk_${randomBytes(16).toString("hex")}`;
   const row = await insertApiKey(db, {
@@ -65,14 +79,85 @@ export async function issueKey(
     organization_id: key.organizationId,
     name: key.name ?? null,
     read_only: key.readOnly ?? false,
+    agent: key.agent ?? false,
   });
   return { apiKey, row };
+}
+
+/** 409 `{detail, code: "key_limit"}`: the account holds the most live keys allowed. */
+export class KeyLimitError extends ConflictError {
+  constructor(cap: number) {
+    super(`This account already has ${cap} live API keys, the most allowed: revoke one first`, { code: "key_limit" });
+  }
+}
+
+/**
+ * Issues a key under the account's cap of live keys: the account (the user for personal keys,
+ * the organization for its keys) is locked so concurrent creations count one at a time.
+ * KeyLimitError (409) at `cap`.
+ */
+export async function issueCappedKey(
+  trx: Knex.Transaction,
+  key: { userId: string; organizationId: string | null; name: string | null; readOnly?: boolean; agent: boolean },
+  cap: number,
+): Promise<IssuedKey> {
+  await lockAccountById(trx, key.organizationId ?? key.userId);
+  const scope = key.organizationId
+    ? { organizationId: key.organizationId }
+    : { userId: key.userId, organizationId: null };
+  if ((await countLiveKeys(trx, scope)) >= cap) throw new KeyLimitError(cap);
+  return issueKey(trx, key);
+}
+
+/**
+ * The key that made the request, read again from the table: the gateway caches a key's answer
+ * for a few seconds, so an account change (a new key, a revocation, an email) must not trust a
+ * key revoked meanwhile (a takeover revokes the agent's). UnauthenticatedError (401) for a
+ * revoked or unknown key; undefined when the call names no key (internal callers).
+ */
+export async function callerKey(db: Knex | Knex.Transaction, principal: Principal): Promise<ApiKeyRow | undefined> {
+  if (!principal.keyId) return undefined;
+  const row = isUuid(principal.keyId) ? await findKeyById(db, principal.keyId) : undefined;
+  if (!row || row.revoked_at || row.user_id !== principal.userId)
+    throw new UnauthenticatedError("Invalid or revoked API key");
+  return row;
+}
+
+/** 403 `{detail, code: "agent_key"}` for what an agent's key may never do to a human's account. */
+export function agentKeyRefusal(action: string): ForbiddenError {
+  return new ForbiddenError(`An agent's API key cannot ${action}`, { code: "agent_key" });
+}
+
+/**
+ * Revokes the key `id` within `scope` for the caller: a key minted while the account was an
+ * agent's may revoke only other agent keys, never one a human holds. NotFoundError (404) when the
+ * key is not in scope (unknown, revoked, anyone else's); ForbiddenError (403, agent_key) otherwise.
+ */
+export async function revokeKeyForCaller(
+  db: Knex,
+  principal: Principal,
+  id: string,
+  scope: { userId: string; organizationId: null } | { organizationId: string },
+): Promise<void> {
+  await db.transaction(async (trx) => {
+    const caller = await callerKey(trx, principal);
+    const target = isUuid(id) ? await findKeyById(trx, id) : undefined;
+    const inScope =
+      target &&
+      !target.revoked_at &&
+      ("userId" in scope
+        ? target.user_id === scope.userId && target.organization_id === null
+        : target.organization_id === scope.organizationId);
+    if (!target || !inScope) throw new NotFoundError("API key not found");
+    if (caller?.agent && !target.agent) throw agentKeyRefusal("revoke a key a human holds");
+    if (!(await revokeKeyById(trx, id, scope))) throw new NotFoundError("API key not found");
+  });
 }
 
 /**
  * Operator CLI: creates a key `sk_` + 32 hex for `user` (and `organization`, whose member the
  * user becomes: its owner when it has none yet). Accounts are created when missing; `plan`
- * (free|plus|pro|enterprise) is set on the owner. InputError for a missing user, an unknown plan
+ * (none|free|plus|pro|enterprise) is set on the owner. InputError for a missing user, an unknown plan
  * or a name over 100 characters.
  */
 export async function createApiKey(
@@ -81,7 +166,7 @@ export async function createApiKey(
 ): Promise<{ apiKey: string; principal: Principal; key: ApiKeyRow }> {
   if (!input.user) throw new InputError("a user name is required");
   if (input.plan && !PLANS[input.plan])
-    throw new InputError(`unknown plan '${input.plan}' (free, plus, pro, enterprise)`);
+    throw new InputError(`unknown plan '${input.plan}' (${Object.keys(PLANS).join(", ")})`);
   const name = keyName(input.name);
   return db.transaction(async (trx) => {
     const user = await upsertAccount(trx, "user", input.user);
@@ -139,15 +224,27 @@ export function revokeApiKey(db: Knex, apiKey: string): Promise<boolean> {
 
 /**
  * POST /v1/api-keys: a new personal key of the caller's user (never an organization key, even
- * when the caller uses one). InputError (400) for a name over 100 characters.
+ * when the caller uses one), marked an agent's while the account is one. InputError (400) for a
+ * name over 100 characters; KeyLimitError (409) at `cap` live personal keys; 401 when the calling
+ * key was revoked meanwhile.
  */
 export async function createOwnApiKey(
   db: Knex,
   principal: Principal,
   input: { name?: string; readOnly?: boolean },
+  cap: number,
 ): Promise<IssuedKey> {
   const name = keyName(input.name);
-  return issueKey(db, { userId: principal.userId, organizationId: null, name, readOnly: input.readOnly });
+  return db.transaction(async (trx) => {
+    await callerKey(trx, principal);
+    const account = await findAccount(trx, principal.userId);
+    if (!account) throw new NotFoundError("Account not found");
+    return issueCappedKey(
+      trx,
+      { userId: principal.userId, organizationId: null, name, readOnly: input.readOnly, agent: account.is_agent },
+      cap,
+    );
+  });
 }
 
 /** GET /v1/api-keys: the caller's user's active personal keys, newest first. */
@@ -157,11 +254,11 @@ export function listOwnApiKeys(db: Knex, principal: Principal): Promise<ApiKeyRo
 
 /**
  * DELETE /v1/api-keys/{id}: revokes one of the caller's personal keys. NotFoundError (404) for an
- * unknown or revoked id and for anyone else's key, so the answer never tells that a key exists.
+ * unknown or revoked id and for anyone else's key, so the answer never tells that a key exists;
+ * ForbiddenError (403, agent_key) when an agent's key aims at a human's.
  */
-export async function revokeOwnApiKey(db: Knex, principal: Principal, id: string): Promise<void> {
-  const done = isUuid(id) && (await revokeKeyById(db, id, { userId: principal.userId, organizationId: null }));
-  if (!done) throw new NotFoundError("API key not found");
+export function revokeOwnApiKey(db: Knex, principal: Principal, id: string): Promise<void> {
+  return revokeKeyForCaller(db, principal, id, { userId: principal.userId, organizationId: null });
 }
 
 /** Operator CLI: the user's (name or id) active keys, personal and organization; 404 unknown user. */

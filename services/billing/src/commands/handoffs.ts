@@ -4,8 +4,7 @@
 // code adopts the account. The account id never changes, so documents, sessions, jobs and usage
 // (all owned by that id) stay with it and nothing is copied. Codes are stored as salted scrypt
 // hashes; wrong codes are counted under a row lock, and the fifth disables the link for good.
-import { randomInt, randomUUID, scrypt, timingSafeEqual } from "node:crypto";
-import { promisify } from "node:util";
+import { randomUUID } from "node:crypto";
 import { status as GrpcStatus } from "@grpc/grpc-js";
 import {
   ConflictError,
@@ -18,6 +17,7 @@ import {
   RedlineError,
 } from "@redline/service-kit";
 import { adoptAccount, findAccount, insertAccount } from "../db/store/accounts.js";
+import { revokeAllKeysOf } from "../db/store/api-keys.js";
 import {
   countSignup,
   findHandoffForUpdate,
@@ -26,25 +26,19 @@ import {
   markClaimed,
   recordWrongCode,
 } from "../db/store/handoffs.js";
-import { issueKey, isUuid, keyName } from "./api-keys.js";
+import { callerKey, issueKey, isUuid, keyName } from "./api-keys.js";
+import { codeMatches, hashCode, MAX_CODE_ATTEMPTS, newCode, wrongCodeDetail } from "./codes.js";
 
 /** Wrong codes a takeover link takes; the last one disables it for good (410). */
-export const MAX_HANDOFF_ATTEMPTS = 5;
+export const MAX_HANDOFF_ATTEMPTS = MAX_CODE_ATTEMPTS;
 /** How long a takeover link lives (ms). */
 export const HANDOFF_TTL_MS = 30 * 60 * 1000;
 /** Default agent sign-ups per source address per hour (AGENT_SIGNUPS_PER_HOUR). */
 export const DEFAULT_AGENT_SIGNUPS_PER_HOUR = 10;
 /** Takeover mails one agent account may send per rolling hour: the address is the agent's choice. */
 export const MAX_HANDOFFS_PER_HOUR = 5;
-const CODE_DIGITS = 8;
 const HOUR_MS = 60 * 60 * 1000;
 const SIGNUP_WINDOW_MS = HOUR_MS;
-
-const scryptAsync = promisify(scrypt) as (password: string, salt: string, keylen: number) => Promise<Buffer>;
-
-async function hashCode(handoffId: string, code: string): Promise<string> {
-  return (await scryptAsync(code, handoffId, 32)).toString("hex");
-}
 
 /** 429 for a source past its agent sign-ups of the hour: JSON `{detail, code}` with Retry-After (Errors rule 2). */
 export class SignupLimitError extends RedlineError {
@@ -106,7 +100,7 @@ export async function signUpAgent(
     const id = randomUUID();
     // Account names are unique per kind; the id makes an agent's name unique whatever its label.
     await insertAccount(trx, { id, kind: "user", name: `${label ?? "agent"}-${id}`, plan: "free", is_agent: true });
-    const { apiKey } = await issueKey(trx, { userId: id, organizationId: null, name: label ?? "agent" });
+    const { apiKey } = await issueKey(trx, { userId: id, organizationId: null, name: label ?? "agent", agent: true });
     return { accountId: id, apiKey, plan: "free" };
   });
 }
@@ -135,13 +129,14 @@ export async function createHandoff(
   const address = email.trim();
   if (!isEmailAddress(address))
     throw new InputError("email is not a valid email address: one plain address such as name@example.com");
+  await callerKey(db, principal);
   const account = await findAccount(db, principal.userId);
   if (principal.organizationId || !account?.is_agent)
     throw new ConflictError("Only an agent account (POST /v1/agents/signup) can be handed off", {
       code: "not_an_agent_account",
     });
   const handoffId = randomUUID();
-  const code = String(randomInt(0, 10 ** CODE_DIGITS)).padStart(CODE_DIGITS, "0");
+  const code = newCode();
   const expiresAt = new Date(now.getTime() + HANDOFF_TTL_MS);
   const codeHash = await hashCode(handoffId, code);
   await db.transaction(async (trx) => {
@@ -165,8 +160,10 @@ export async function createHandoff(
 
 /**
  * POST /v1/agents/handoff/{id}/claim: redeems a code. The agent account becomes the human's
- * (email on file set, agent mark cleared, same id) and a new personal key is returned; the
- * agent's own keys stay until the new owner revokes them (DELETE /v1/api-keys/{id}).
+ * (email on file set and verified: the code reached that mailbox; agent mark cleared; same id),
+ * every key the agent held is revoked (personal and organization: control passes whole, the agent
+ * keeps none to revoke the human's key or change the email with), and a new personal key is
+ * returned.
  * NotFoundError (404) unknown, expired or already used link (or an account taken over through
  * another link); HandoffDisabledError (410) once disabled, even with the right code;
  * ForbiddenError (403) for a wrong code, its detail stating the attempts left, the last wrong
@@ -187,22 +184,20 @@ export async function claimHandoff(
     if (row.claimed_at || row.expires_at.getTime() <= now.getTime()) throw unknown();
     const account = await findAccount(trx, row.account_id);
     if (!account?.is_agent) throw unknown();
-    const expected = Buffer.from(row.code_hash, "hex");
-    const given = Buffer.from(await hashCode(row.id, input.code.trim()), "hex");
-    if (!timingSafeEqual(expected, given)) {
+    if (!(await codeMatches(row.id, row.code_hash, input.code))) {
       // Committed before the refusal is thrown, so each wrong code counts.
       const attempts = await recordWrongCode(trx, row.id, MAX_HANDOFF_ATTEMPTS);
       return { wrong: attempts };
     }
     await markClaimed(trx, row.id);
-    await adoptAccount(trx, account.id, row.email);
+    await adoptAccount(trx, account.id, row.email, now);
+    await revokeAllKeysOf(trx, account.id);
     const { apiKey } = await issueKey(trx, { userId: account.id, organizationId: null, name: "takeover" });
     return { accountId: account.id, apiKey };
   });
   if ("wrong" in outcome) {
-    const left = MAX_HANDOFF_ATTEMPTS - outcome.wrong;
-    if (left <= 0) throw new HandoffDisabledError();
-    throw new ForbiddenError(`Wrong code: ${left} attempt${left === 1 ? "" : "s"} left`);
+    if (outcome.wrong >= MAX_HANDOFF_ATTEMPTS) throw new HandoffDisabledError();
+    throw new ForbiddenError(wrongCodeDetail(outcome.wrong));
   }
   return outcome;
 }

@@ -1,39 +1,50 @@
 // Organizations (interface-spec Authentication rule 6, "not shown": ours to design). Members
-// have a role: owners and admins add and remove members and manage the organization's keys;
+// have a role: owners and admins invite and remove members and manage the organization's keys;
 // every member may read the organization and its member list and use the keys they are given.
 // Only owners make owners, and an organization always keeps one. A caller who is not a member
 // gets 404, never 403, so an organization's existence does not leak; a key that acts for another
-// organization sees only that one.
+// organization sees only that one. People join only by accepting an invitation
+// (commands/invitations.ts); a member's email shows only when verified and shared by them.
 import { randomUUID } from "node:crypto";
 import {
   ConflictError,
   ForbiddenError,
   InputError,
-  isEmailAddress,
   type Knex,
   NotFoundError,
   type Principal,
 } from "@redline/service-kit";
 import {
   addMembership,
+  countOrganizationsCreatedBy,
   countOwners,
   deleteMembership,
   findAccount,
   findAccountByName,
   findMembership,
   insertAccount,
+  lockAccountById,
   lockMemberships,
   type MemberView,
   membersOf,
   type OrganizationOfUser,
   organizationsOfUser,
   setMemberRole,
+  setShareEmail,
   upsertAccount,
-  usersByEmail,
 } from "../db/store/accounts.js";
-import { listKeys, revokeKeyById, revokeMemberKeys } from "../db/store/api-keys.js";
+import { listKeys, revokeMemberKeys } from "../db/store/api-keys.js";
 import type { AccountRow, ApiKeyRow, MemberRole } from "../db/tables.js";
-import { findUserByNameOrId, type IssuedKey, issueKey, isUuid, keyName } from "./api-keys.js";
+import type { AccountLimits } from "./account-limits.js";
+import {
+  callerKey,
+  findUserByNameOrId,
+  type IssuedKey,
+  issueCappedKey,
+  isUuid,
+  keyName,
+  revokeKeyForCaller,
+} from "./api-keys.js";
 
 /** Longest organization name (characters). */
 export const MAX_ORG_NAME_CHARS = 100;
@@ -41,14 +52,15 @@ const ROLES: readonly MemberRole[] = ["owner", "admin", "member"];
 
 export type { MemberView, OrganizationOfUser };
 
-function roleOf(role: string | undefined, fallback: MemberRole): MemberRole {
+/** The role named by `role`, `fallback` when empty; InputError (400) for anything else. */
+export function roleOf(role: string | undefined, fallback: MemberRole): MemberRole {
   if (!role) return fallback;
   if (!(ROLES as readonly string[]).includes(role)) throw new InputError("role must be owner, admin or member");
   return role as MemberRole;
 }
 
 /** The caller's membership of `organizationId`; NotFoundError (404) when there is none to see. */
-async function membershipOf(db: Knex | Knex.Transaction, principal: Principal, organizationId: string) {
+export async function membershipOf(db: Knex | Knex.Transaction, principal: Principal, organizationId: string) {
   const hidden = () => new NotFoundError("Organization not found");
   if (!isUuid(organizationId)) throw hidden();
   if (principal.organizationId && principal.organizationId !== organizationId) throw hidden();
@@ -58,28 +70,50 @@ async function membershipOf(db: Knex | Knex.Transaction, principal: Principal, o
 }
 
 /** The caller's membership when they are an owner or admin; else ForbiddenError (403) naming the action. */
-async function adminOf(db: Knex | Knex.Transaction, principal: Principal, organizationId: string, action: string) {
+export async function adminOf(
+  db: Knex | Knex.Transaction,
+  principal: Principal,
+  organizationId: string,
+  action: string,
+) {
   const membership = await membershipOf(db, principal, organizationId);
   if (membership.role === "member") throw new ForbiddenError(`Only the organization's owners and admins can ${action}`);
   return membership;
 }
 
 /**
- * POST /v1/organizations: a new organization on the free plan, the caller's user its owner.
- * InputError (400) for an empty name or one over 100 characters; ConflictError (409) when taken.
+ * POST /v1/organizations: a new organization on `limits.newOrganizationPlan` (default none: no
+ * operations until an operator grants a plan), the caller's user its owner and creator.
+ * InputError (400) for an empty name or one over 100 characters; ConflictError (409) when the
+ * name is taken (name_taken) or the user already created limits.maxOrganizationsPerUser
+ * (organization_limit); 401 for a key revoked meanwhile.
  */
-export async function createOrganization(db: Knex, principal: Principal, name: string): Promise<OrganizationOfUser> {
+export async function createOrganization(
+  db: Knex,
+  principal: Principal,
+  name: string,
+  limits: Pick<AccountLimits, "maxOrganizationsPerUser" | "newOrganizationPlan">,
+): Promise<OrganizationOfUser> {
   const trimmed = name.trim();
   if (!trimmed || trimmed.length > MAX_ORG_NAME_CHARS)
     throw new InputError(`name must be 1 to ${MAX_ORG_NAME_CHARS} characters`);
   return db.transaction(async (trx) => {
+    await callerKey(trx, principal);
+    // Locked: concurrent creations by one user count one at a time.
+    if (!(await lockAccountById(trx, principal.userId))) throw new NotFoundError("Account not found");
+    if ((await countOrganizationsCreatedBy(trx, principal.userId)) >= limits.maxOrganizationsPerUser)
+      throw new ConflictError(
+        `You have created ${limits.maxOrganizationsPerUser} organizations, the most allowed; ask the operator for more`,
+        { code: "organization_limit" },
+      );
     const id = randomUUID();
     const inserted = await insertAccount(trx, {
       id,
       kind: "organization",
       name: trimmed,
-      plan: "free",
+      plan: limits.newOrganizationPlan,
       is_agent: false,
+      created_by: principal.userId,
     });
     if (!inserted) throw new ConflictError(`An organization named '${trimmed}' already exists`, { code: "name_taken" });
     await addMembership(trx, principal.userId, id, "owner");
@@ -110,73 +144,51 @@ export async function listMembers(db: Knex, principal: Principal, organizationId
   return membersOf(db, organizationId);
 }
 
-/** The existing user to add: by id, or by email on file (exactly one of them). */
-async function userToAdd(db: Knex | Knex.Transaction, who: { userId?: string; email?: string }): Promise<AccountRow> {
-  if (!!who.userId === !!who.email) throw new InputError("send exactly one of user_id and email");
-  if (who.userId) {
-    const account = isUuid(who.userId) ? await findAccount(db, who.userId) : undefined;
-    if (account?.kind !== "user") throw new NotFoundError("User not found");
-    return account;
-  }
-  const email = (who.email ?? "").trim();
-  if (!isEmailAddress(email)) throw new InputError("email is not a valid email address");
-  const matches = await usersByEmail(db, email);
-  if (matches.length === 0) throw new NotFoundError("No user has this email on file");
-  if (matches.length > 1)
-    throw new ConflictError("Several users have this email on file; add the member by user_id", {
-      code: "email_ambiguous",
-    });
-  return matches[0];
-}
-
 /**
- * POST /v1/organizations/{id}/members: adds an existing user (by id or email on file) as admin or
- * member (default member); only owners add owners. 404 non-member caller or unknown user, 403 a
- * plain member calling, 409 already a member, 400 bad role or both/neither of user_id and email.
+ * PATCH /v1/organizations/{id}/members/{user_id} `{role?, share_email?}`: owners and admins
+ * change a member's role (only owners make an owner or change one); a member changes only their
+ * own share_email. 404 non-member caller or target, 403 not allowed, 409 demoting the last owner,
+ * 400 bad role or neither field.
  */
-export async function addMember(
+export async function updateMember(
   db: Knex,
   principal: Principal,
-  input: { organizationId: string; userId?: string; email?: string; role?: string },
+  input: { organizationId: string; userId: string; role?: string; shareEmail?: boolean },
 ): Promise<MemberView> {
-  const role = roleOf(input.role, "member");
+  if (input.role === undefined && input.shareEmail === undefined)
+    throw new InputError("send role, share_email or both");
   return db.transaction(async (trx) => {
-    const caller = await adminOf(trx, principal, input.organizationId, "add members");
-    if (role === "owner" && caller.role !== "owner") throw new ForbiddenError("Only owners can add owners");
-    const user = await userToAdd(trx, input);
-    if (!(await addMembership(trx, user.id, input.organizationId, role)))
-      throw new ConflictError("This user is already a member", { code: "already_member" });
-    const [member] = await membersOf(trx, input.organizationId, user.id);
+    if (input.shareEmail !== undefined) {
+      await membershipOf(trx, principal, input.organizationId);
+      if (input.userId !== principal.userId)
+        throw new ForbiddenError("Only the member themself chooses whether their email is shared");
+      await setShareEmail(trx, input.userId, input.organizationId, input.shareEmail);
+    }
+    if (input.role !== undefined) await setRoleLocked(trx, principal, { ...input, role: input.role });
+    const [member] = await membersOf(trx, input.organizationId, input.userId);
+    if (!member) throw new NotFoundError("Member not found");
     return member;
   });
 }
 
-/**
- * PATCH /v1/organizations/{id}/members/{user_id} `{role}`: owners and admins change a member's
- * role; only owners make an owner or change one. 404 non-member caller or target, 403 not
- * allowed, 409 demoting the last owner, 400 bad role.
- */
-export async function setRole(
-  db: Knex,
+/** The role change of updateMember, inside its transaction. */
+async function setRoleLocked(
+  trx: Knex.Transaction,
   principal: Principal,
   input: { organizationId: string; userId: string; role: string },
-): Promise<MemberView> {
+): Promise<void> {
   const role = roleOf(input.role, "member");
-  return db.transaction(async (trx) => {
-    const caller = await adminOf(trx, principal, input.organizationId, "change roles");
-    await lockMemberships(trx, input.organizationId);
-    const target = isUuid(input.userId) ? await findMembership(trx, input.userId, input.organizationId) : undefined;
-    if (!target) throw new NotFoundError("Member not found");
-    if ((role === "owner" || target.role === "owner") && caller.role !== "owner")
-      throw new ForbiddenError("Only owners can make or change owners");
-    if (target.role === "owner" && role !== "owner" && (await countOwners(trx, input.organizationId)) <= 1)
-      throw new ConflictError("An organization keeps at least one owner: add another owner first", {
-        code: "last_owner",
-      });
-    await setMemberRole(trx, input.userId, input.organizationId, role);
-    const [member] = await membersOf(trx, input.organizationId, input.userId);
-    return member;
-  });
+  const caller = await adminOf(trx, principal, input.organizationId, "change roles");
+  await lockMemberships(trx, input.organizationId);
+  const target = isUuid(input.userId) ? await findMembership(trx, input.userId, input.organizationId) : undefined;
+  if (!target) throw new NotFoundError("Member not found");
+  if ((role === "owner" || target.role === "owner") && caller.role !== "owner")
+    throw new ForbiddenError("Only owners can make or change owners");
+  if (target.role === "owner" && role !== "owner" && (await countOwners(trx, input.organizationId)) <= 1)
+    throw new ConflictError("An organization keeps at least one owner: add another owner first", {
+      code: "last_owner",
+    });
+  await setMemberRole(trx, input.userId, input.organizationId, role);
 }
 
 /** Ends a membership under the organization's lock; the last owner stays (409). Revokes the member's keys. */
@@ -219,20 +231,32 @@ export async function removeMember(
 
 /**
  * POST /v1/organizations/{id}/api-keys: a key acting for the organization (billing its plan),
- * held by the calling admin's user. 404 non-member, 403 plain member, 400 name too long.
+ * held by the calling admin's user (an agent's key when the caller's account is an agent's).
+ * 404 non-member, 403 plain member, 400 name too long, 409 key_limit at `cap` live keys of the
+ * organization, 401 for a key revoked meanwhile.
  */
 export async function createOrganizationApiKey(
   db: Knex,
   principal: Principal,
   input: { organizationId: string; name?: string; readOnly?: boolean },
+  cap: number,
 ): Promise<IssuedKey> {
   const name = keyName(input.name);
-  await adminOf(db, principal, input.organizationId, "manage its API keys");
-  return issueKey(db, {
-    userId: principal.userId,
-    organizationId: input.organizationId,
-    name,
-    readOnly: input.readOnly,
+  return db.transaction(async (trx) => {
+    await callerKey(trx, principal);
+    await adminOf(trx, principal, input.organizationId, "manage its API keys");
+    const account = await findAccount(trx, principal.userId);
+    return issueCappedKey(
+      trx,
+      {
+        userId: principal.userId,
+        organizationId: input.organizationId,
+        name,
+        readOnly: input.readOnly,
+        agent: account?.is_agent ?? false,
+      },
+      cap,
+    );
   });
 }
 
@@ -246,7 +270,10 @@ export async function listOrganizationApiKeys(
   return listKeys(db, { organizationId });
 }
 
-/** DELETE /v1/organizations/{id}/api-keys/{key_id} (owners and admins); 404 for a key of anyone else. */
+/**
+ * DELETE /v1/organizations/{id}/api-keys/{key_id} (owners and admins); 404 for a key of anyone
+ * else, 403 (agent_key) when an agent's key aims at a key a human holds.
+ */
 export async function revokeOrganizationApiKey(
   db: Knex,
   principal: Principal,
@@ -254,7 +281,7 @@ export async function revokeOrganizationApiKey(
   id: string,
 ): Promise<void> {
   await adminOf(db, principal, organizationId, "manage its API keys");
-  if (!(isUuid(id) && (await revokeKeyById(db, id, { organizationId })))) throw new NotFoundError("API key not found");
+  await revokeKeyForCaller(db, principal, id, { organizationId });
 }
 
 /**

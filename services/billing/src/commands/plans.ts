@@ -13,6 +13,9 @@ export interface Plan {
 }
 
 export const PLANS: Record<string, Plan> = {
+  // No operations until an operator grants a plan: what a self-service organization starts on
+  // (issue #30), so creating organizations cannot multiply a person's free operations.
+  none: { name: "none", monthlyLimit: 0, hardStop: true },
   free: { name: "free", monthlyLimit: 500, hardStop: true },
   plus: { name: "plus", monthlyLimit: 2000, hardStop: true },
   pro: { name: "pro", monthlyLimit: 10_000, hardStop: false },

@@ -1,10 +1,17 @@
-// Promotion codes: operators create them (admin CLI), users redeem them once per account for a
+// Promotion codes: operators create them (admin CLI), users redeem them once per person for a
 // grant of operations that is spent before the monthly bucket until it expires (interface-spec
 // usage object `promotions`; Errors: 404 unknown or expired, 409 conflicts). Codes are not
 // credentials, so they are stored plain and compared case-insensitively.
 import { randomInt } from "node:crypto";
 import { ConflictError, InputError, type Knex, NotFoundError, type Principal } from "@redline/service-kit";
-import { findGrant, insertGrant, insertPromotion, lockPromotionByCode } from "../db/store/promotions.js";
+import { findAccount } from "../db/store/accounts.js";
+import {
+  findGrant,
+  findGrantOfPerson,
+  insertGrant,
+  insertPromotion,
+  lockPromotionByCode,
+} from "../db/store/promotions.js";
 import { getUsage, type UsageView } from "./quota.js";
 
 /** Letters and digits that cannot be misread (no 0/O, 1/I/L). */
@@ -59,10 +66,23 @@ function isCodeTaken(err: unknown): boolean {
 }
 
 /**
+ * The person a redemption for `principal`'s owner counts against (issue #30): the user for a
+ * personal key; for an organization, the user who created it (an operator-made organization
+ * counts as its own person). So "once per account" cannot be multiplied by creating organizations.
+ */
+async function beneficiaryOf(db: Knex | Knex.Transaction, principal: Principal): Promise<string> {
+  if (!principal.organizationId) return principal.userId;
+  const org = await findAccount(db, principal.organizationId);
+  return org?.created_by ?? principal.organizationId;
+}
+
+/**
  * Redeems `code` for the caller's owner (the organization for organization keys) and returns
  * the usage with the new grant. Errors: InputError (400) blank code; NotFoundError (404) unknown
- * or expired code; ConflictError (409) already redeemed by this account, or no redemptions left.
- * The promotion row is locked, so parallel redemptions never pass max_redemptions.
+ * or expired code; ConflictError (409) already redeemed by this account or by its person (the
+ * user, or the creator of the organization: once per person across the organizations they
+ * created), or no redemptions left. The promotion row is locked, so parallel redemptions never
+ * pass max_redemptions and one person's parallel redemptions count one at a time.
  */
 export async function redeemPromotion(db: Knex, principal: Principal, code: string, now: Date): Promise<UsageView> {
   const wanted = code.trim();
@@ -75,9 +95,15 @@ export async function redeemPromotion(db: Knex, principal: Principal, code: stri
       throw new NotFoundError(`Promotion code expired on ${promotion.expires_at.toISOString()}`);
     if (await findGrant(trx, principal.ownerId, promotion.id))
       throw new ConflictError("This account has already redeemed this promotion code");
+    const person = await beneficiaryOf(trx, principal);
+    if (await findGrantOfPerson(trx, person, promotion.id))
+      throw new ConflictError(
+        "This promotion code was already redeemed once for you or an organization you created: once per person",
+        { code: "already_redeemed_by_person" },
+      );
     if (promotion.max_redemptions !== null && promotion.redemptions >= promotion.max_redemptions)
       throw new ConflictError(`Promotion code used up: all ${promotion.max_redemptions} redemptions are taken`);
-    await insertGrant(trx, principal.ownerId, promotion);
+    await insertGrant(trx, principal.ownerId, person, promotion);
   });
   return getUsage(db, principal, now);
 }

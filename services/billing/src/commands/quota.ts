@@ -161,14 +161,24 @@ async function quotaExceeded(db: Knex, ownerId: string, cycle: Cycle, now: Date)
   // Read after the refusal: the statement's own snapshot may predate the usage that refused it.
   const usage = view(await usedIn(db, ownerId, cycle.period.start), cycle, NOTHING, []);
   const retryAfter = (cycle.period.end.getTime() - now.getTime()) / 1000;
-  return new QuotaExceededError(cycle.plan.monthlyLimit, usage.monthlyUsed, retryAfter, {
-    monthly_used: usage.monthlyUsed,
-    monthly_limit: usage.monthlyLimit,
-    monthly_remaining: usage.monthlyRemaining,
-    quota_exhausted: true,
-    subscription_tier: usage.subscriptionTier,
-  });
+  return new QuotaExceededError(
+    cycle.plan.monthlyLimit,
+    usage.monthlyUsed,
+    retryAfter,
+    {
+      monthly_used: usage.monthlyUsed,
+      monthly_limit: usage.monthlyLimit,
+      monthly_remaining: usage.monthlyRemaining,
+      quota_exhausted: true,
+      subscription_tier: usage.subscriptionTier,
+    },
+    cycle.plan.monthlyLimit === 0 ? NO_OPERATIONS_DETAIL : undefined,
+  );
 }
+
+/** The 429 detail of an account whose plan grants no operations (a new self-service organization). */
+export const NO_OPERATIONS_DETAIL =
+  "This account's plan grants no operations: ask the operator for a plan (admin accounts set-plan), or redeem a promotion code";
 
 /** The charge a snapshot saw, as a Charged. */
 function seenCharge(seen: ChargeSnapshot): Charged {

@@ -245,4 +245,114 @@ export const migrations: Migration[] = [
       });
     },
   },
+  {
+    name: "20261210T0900_verified_email_invitations",
+    // Issue #30: an email identifies a user only once verified (a code mailed to it); members
+    // join by invitations they accept; keys minted while an account was an agent's are marked,
+    // so a takeover can revoke them; organizations remember who created them (the cap per user
+    // and "once per person" promotions); a promotion grant names the person it counts against.
+    async up(db: Knex) {
+      await db.schema.withSchema(SCHEMA).alterTable("accounts", (t) => {
+        t.timestamp("email_verified_at", { useTz: true }).nullable();
+        t.uuid("created_by").nullable().references("id").inTable(`${SCHEMA}.accounts`);
+        t.index(["created_by"]);
+      });
+      // An address a takeover was claimed with was proven by that claim; every other email on
+      // file was set without proof and must be verified again.
+      await db.raw(
+        `update ${SCHEMA}.accounts a set email_verified_at = h.claimed_at
+           from ${SCHEMA}.handoffs h
+          where h.account_id = a.id and h.claimed_at is not null and lower(h.email) = lower(a.email)`,
+      );
+      await db.schema.withSchema(SCHEMA).createTable("email_verifications", (t) => {
+        t.uuid("id").primary();
+        t.uuid("account_id").notNullable().references("id").inTable(`${SCHEMA}.accounts`);
+        t.text("email").notNullable();
+        t.text("code_hash").notNullable();
+        t.integer("failed_attempts").notNullable().defaultTo(0);
+        t.timestamp("expires_at", { useTz: true }).notNullable();
+        t.timestamp("disabled_at", { useTz: true }).nullable();
+        t.timestamp("used_at", { useTz: true }).nullable();
+        t.timestamp("created_at", { useTz: true }).notNullable().defaultTo(db.fn.now());
+        t.index(["account_id", "created_at"]);
+      });
+      await db.schema.withSchema(SCHEMA).alterTable("api_keys", (t) => {
+        t.boolean("agent").notNullable().defaultTo(false);
+      });
+      // Keys of accounts still an agent's, and keys an adopted account had before its claim.
+      await db.raw(
+        `update ${SCHEMA}.api_keys k set agent = true
+           from ${SCHEMA}.accounts a
+          where a.id = k.user_id and a.is_agent`,
+      );
+      await db.raw(
+        `update ${SCHEMA}.api_keys k set agent = true
+           from ${SCHEMA}.handoffs h
+          where h.account_id = k.user_id and h.claimed_at is not null and k.created_at < h.claimed_at
+            and k.name is distinct from 'takeover'`,
+      );
+      await db.schema.withSchema(SCHEMA).alterTable("memberships", (t) => {
+        // Whether the member's verified email shows in the member list; their choice.
+        t.boolean("share_email").notNullable().defaultTo(false);
+      });
+      await db.schema.withSchema(SCHEMA).createTable("invitations", (t) => {
+        t.uuid("id").primary();
+        t.uuid("organization_id").notNullable().references("id").inTable(`${SCHEMA}.accounts`);
+        // Exactly one of email (matched against a verified email at acceptance) and user_id.
+        t.text("email").nullable();
+        t.uuid("user_id").nullable();
+        t.text("role").notNullable();
+        t.uuid("invited_by").notNullable().references("id").inTable(`${SCHEMA}.accounts`);
+        t.text("status").notNullable().defaultTo("pending");
+        t.uuid("accepted_by").nullable();
+        t.timestamp("created_at", { useTz: true }).notNullable().defaultTo(db.fn.now());
+        t.timestamp("expires_at", { useTz: true }).notNullable();
+        t.timestamp("decided_at", { useTz: true }).nullable();
+        t.index(["organization_id", "status"]);
+        t.index(["user_id"]);
+      });
+      await db.raw(
+        `alter table ${SCHEMA}.invitations add constraint invitations_role_check check (role in ('owner', 'admin', 'member')),
+           add constraint invitations_status_check check (status in ('pending', 'accepted', 'declined', 'revoked')),
+           add constraint invitations_invitee_check check ((email is null) <> (user_id is null))`,
+      );
+      // One pending invitation per organization and invitee: inviting again refreshes it.
+      await db.raw(
+        `create unique index invitations_pending_email on ${SCHEMA}.invitations (organization_id, lower(email))
+           where status = 'pending' and email is not null`,
+      );
+      await db.raw(
+        `create unique index invitations_pending_user on ${SCHEMA}.invitations (organization_id, user_id)
+           where status = 'pending' and user_id is not null`,
+      );
+      await db.raw(`create index invitations_email on ${SCHEMA}.invitations (lower(email)) where status = 'pending'`);
+      await db.schema.withSchema(SCHEMA).alterTable("promotion_grants", (t) => {
+        // The person a redemption counts against: the user, or the organization's creator.
+        t.uuid("beneficiary_id").nullable();
+      });
+      await db.raw(`update ${SCHEMA}.promotion_grants set beneficiary_id = owner_id`);
+      await db.raw(
+        `alter table ${SCHEMA}.promotion_grants alter column beneficiary_id set not null,
+           add constraint promotion_grants_once_per_person unique (promotion_id, beneficiary_id)`,
+      );
+    },
+    async down(db: Knex) {
+      await db.raw(
+        `alter table ${SCHEMA}.promotion_grants drop constraint promotion_grants_once_per_person, drop column beneficiary_id`,
+      );
+      await db.schema.withSchema(SCHEMA).dropTableIfExists("invitations");
+      await db.schema.withSchema(SCHEMA).alterTable("memberships", (t) => {
+        t.dropColumn("share_email");
+      });
+      await db.schema.withSchema(SCHEMA).alterTable("api_keys", (t) => {
+        t.dropColumn("agent");
+      });
+      await db.schema.withSchema(SCHEMA).dropTableIfExists("email_verifications");
+      await db.schema.withSchema(SCHEMA).alterTable("accounts", (t) => {
+        t.dropIndex(["created_by"]);
+        t.dropColumn("created_by");
+        t.dropColumn("email_verified_at");
+      });
+    },
+  },
 ];

@@ -14,6 +14,8 @@ export const TABLES = {
   signupWindows: `${SCHEMA}.signup_windows`,
   rateLimitBuckets: `${SCHEMA}.rate_limit_buckets`,
   idempotencyRecords: `${SCHEMA}.idempotency_records`,
+  emailVerifications: `${SCHEMA}.email_verifications`,
+  invitations: `${SCHEMA}.invitations`,
 } as const;
 
 export interface AccountRow {
@@ -23,6 +25,10 @@ export interface AccountRow {
   plan: string;
   /** The email on file (users; PATCH /v1/users/me); null when none was set. */
   email: string | null;
+  /** When `email` was proven (a mailed code, or a takeover claimed through it); null = unverified. */
+  email_verified_at: Date | null;
+  /** Organizations: the user who created it self-service; null when an operator made it. */
+  created_by: string | null;
   /** Signed up by an agent (POST /v1/agents/signup) and not yet taken over by a human. */
   is_agent: boolean;
   created_at: Date;
@@ -40,6 +46,8 @@ export interface MembershipRow {
   organization_id: string;
   role: MemberRole;
   created_at: Date;
+  /** The member chose to show their verified email in the member list. */
+  share_email: boolean;
 }
 
 export interface ApiKeyRow {
@@ -55,6 +63,8 @@ export interface ApiKeyRow {
   last_used_at: Date | null;
   created_at: Date;
   revoked_at: Date | null;
+  /** Minted while the account was an agent's: revoked by a takeover, never above a human's key. */
+  agent: boolean;
 }
 
 export interface UsagePeriodRow {
@@ -112,6 +122,8 @@ export interface PromotionGrantRow {
   ops_remaining: number;
   expires_at: Date;
   created_at: Date;
+  /** The person the redemption counts against: the user, or the organization's creator. */
+  beneficiary_id: string;
 }
 
 /** A takeover link of an agent account; the code is stored only as a salted scrypt hash. */
@@ -136,7 +148,7 @@ export interface SignupWindowRow {
 }
 
 export interface RateLimitBucketRow {
-  /** The API key id the bucket belongs to. */
+  /** Whose bucket (free text): the API key id, or `account:<owner id>` for an owner account's. */
   subject: string;
   /** The endpoint class: expensive, write or read. */
   limiter: string;
@@ -162,4 +174,39 @@ export interface IdempotencyRecordRow {
   lease_until: Date;
   /** 24 h after the claim; an expired key is free again. */
   expires_at: Date;
+}
+
+/** A code mailed to prove an email address (PATCH /v1/users/me); stored only as a scrypt hash. */
+export interface EmailVerificationRow {
+  id: string;
+  account_id: string;
+  /** The address the code went to; verifying applies only while it is still the email on file. */
+  email: string;
+  code_hash: string;
+  failed_attempts: number;
+  expires_at: Date;
+  /** Set when too many wrong codes disabled it for good. */
+  disabled_at: Date | null;
+  used_at: Date | null;
+  created_at: Date;
+}
+
+/** What became of an invitation; an expired one is a pending one past expires_at. */
+export type InvitationStatus = "pending" | "accepted" | "declined" | "revoked";
+
+/** An invitation to join an organization, for an email (verified at acceptance) or a user id. */
+export interface InvitationRow {
+  id: string;
+  organization_id: string;
+  email: string | null;
+  user_id: string | null;
+  role: MemberRole;
+  invited_by: string;
+  status: InvitationStatus;
+  /** The user who accepted it. */
+  accepted_by: string | null;
+  created_at: Date;
+  expires_at: Date;
+  /** When it was accepted, declined or revoked. */
+  decided_at: Date | null;
 }

@@ -4,6 +4,13 @@ import { createOwnApiKey as create } from "../commands/api-keys.js";
 import { toCreatedApiKey } from "../mappers.js";
 import type { BillingRpc } from "./call.js";
 
-/** The raw key (shown once) and its listing; INVALID_ARGUMENT (400) for a name over 100 characters. */
+/** The raw key (shown once) and its listing; INVALID_ARGUMENT (400) name over 100 characters, 409 key_limit. */
 export const createOwnApiKey: BillingRpc<"createOwnApiKey"> = async (ctx, req, call) =>
-  toCreatedApiKey(await create(ctx.db, requirePrincipal(call), { name: req.name, readOnly: req.readOnly }));
+  toCreatedApiKey(
+    await create(
+      ctx.db,
+      requirePrincipal(call),
+      { name: req.name, readOnly: req.readOnly },
+      ctx.accountLimits.maxKeysPerAccount,
+    ),
+  );

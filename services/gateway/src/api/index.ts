@@ -8,6 +8,7 @@ import { attachmentsRoutes } from "./attachments/routes.js";
 import { chatRoutes } from "./chat/routes.js";
 import { documentsRoutes } from "./documents/routes.js";
 import { exportsRoutes } from "./exports/routes.js";
+import { invitationsRoutes } from "./invitations/routes.js";
 import { jobsRoutes } from "./jobs/routes.js";
 import { organizationsRoutes } from "./organizations/routes.js";
 import { promotionsRoutes } from "./promotions/routes.js";
@@ -40,6 +41,7 @@ export function apiRoutes(): Route[] {
     ...promotionsRoutes,
     ...apiKeysRoutes,
     ...organizationsRoutes,
+    ...invitationsRoutes,
     ...agentsRoutes,
     ...systemRoutes,
   ];

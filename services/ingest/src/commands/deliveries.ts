@@ -19,6 +19,9 @@ export const EMAIL_LINK_TTL_SECONDS = 7 * 24 * 3600;
 /** The 400 detail of an email export with no recipient_email and no email on file: how to set one. */
 export const NO_EMAIL_ON_FILE =
   'recipient_email is missing and this account has no email on file: set one with PATCH /v1/users/me {"email": "you@example.com"}, or send recipient_email';
+/** The 400 detail when the email on file is not verified yet: only a proven address gets mail by default. */
+export const EMAIL_NOT_VERIFIED =
+  "recipient_email is missing and the email on file is not verified: send the mailed code to POST /v1/users/me/email/verify, or send recipient_email";
 
 /** Stores a file under `exports/<id><ext>` and signs a GET link that downloads it under `filename`. */
 async function storeAndSign(ctx: IngestContext, id: string, file: ExportedFile, filename: string, ttlSeconds: number) {
@@ -67,8 +70,9 @@ export interface EmailCaller {
 
 /**
  * The address to mail: the request's (InputError 400 when malformed), else the caller's email on
- * file in billing (InputError 400 with code no_email_on_file, whose detail says how to set one,
- * when there is none; UnavailableError 503 when this ingest has no billing address).
+ * file in billing once verified (InputError 400 with code no_email_on_file, whose detail says how
+ * to set one, when there is none; code email_not_verified while it is unverified; UnavailableError
+ * 503 when this ingest has no billing address).
  */
 async function recipientOf(ctx: IngestContext, caller: EmailCaller, requested: string): Promise<string> {
   const given = requested.trim();
@@ -80,6 +84,7 @@ async function recipientOf(ctx: IngestContext, caller: EmailCaller, requested: s
   const { account } = await ctx.billing.getUserAccount({}, caller.fwd);
   const onFile = account?.email ?? "";
   if (!onFile) throw new InputError(NO_EMAIL_ON_FILE, { code: "no_email_on_file" });
+  if (!account?.emailVerifiedAt) throw new InputError(EMAIL_NOT_VERIFIED, { code: "email_not_verified" });
   return onFile;
 }
 

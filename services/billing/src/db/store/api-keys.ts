@@ -10,7 +10,7 @@ type Db = Knex | Knex.Transaction;
 export async function insertApiKey(
   db: Db,
   key: Pick<ApiKeyRow, "key_hash" | "key_prefix" | "user_id" | "organization_id"> &
-    Partial<Pick<ApiKeyRow, "name" | "read_only">>,
+    Partial<Pick<ApiKeyRow, "name" | "read_only" | "agent">>,
 ): Promise<ApiKeyRow> {
   const [row] = await db<ApiKeyRow>(TABLES.apiKeys)
     .insert({ id: randomUUID(), ...key })
@@ -80,4 +80,23 @@ export function revokeMemberKeys(db: Db, userId: string, organizationId: string)
     .where({ user_id: userId, organization_id: organizationId })
     .whereNull("revoked_at")
     .update({ revoked_at: db.fn.now() });
+}
+
+/** The key by id, revoked or not; undefined when unknown. */
+export function findKeyById(db: Db, id: string): Promise<ApiKeyRow | undefined> {
+  return db<ApiKeyRow>(TABLES.apiKeys).where({ id }).first();
+}
+
+/** Live keys of `scope` (a user's personal keys, or an organization's). */
+export async function countLiveKeys(
+  db: Db,
+  scope: { userId: string; organizationId: null } | { organizationId: string },
+): Promise<number> {
+  const row = await scoped(db, scope).count<{ n: string }[]>({ n: "*" }).first();
+  return Number(row?.n ?? 0);
+}
+
+/** Revokes every live key the user holds, personal and organization (a takeover); how many. */
+export function revokeAllKeysOf(db: Db, userId: string): Promise<number> {
+  return db(TABLES.apiKeys).where({ user_id: userId }).whereNull("revoked_at").update({ revoked_at: db.fn.now() });
 }

@@ -27,12 +27,29 @@ export function findGrant(db: Db, ownerId: string, promotionId: string): Promise
   return db<PromotionGrantRow>(TABLES.promotionGrants).where({ owner_id: ownerId, promotion_id: promotionId }).first();
 }
 
-/** Records a redemption: the grant for the owner, and one more redemption on the promotion. */
-export async function insertGrant(db: Db, ownerId: string, promotion: PromotionRow): Promise<PromotionGrantRow> {
+/** A grant of the promotion counted against the person (beneficiary), for any of their accounts. */
+export function findGrantOfPerson(
+  db: Db,
+  beneficiaryId: string,
+  promotionId: string,
+): Promise<PromotionGrantRow | undefined> {
+  return db<PromotionGrantRow>(TABLES.promotionGrants)
+    .where({ beneficiary_id: beneficiaryId, promotion_id: promotionId })
+    .first();
+}
+
+/** Records a redemption: the grant for the owner, counted against the person, and one more redemption on the promotion. */
+export async function insertGrant(
+  db: Db,
+  ownerId: string,
+  beneficiaryId: string,
+  promotion: PromotionRow,
+): Promise<PromotionGrantRow> {
   const [grant] = await db<PromotionGrantRow>(TABLES.promotionGrants)
     .insert({
       id: randomUUID(),
       owner_id: ownerId,
+      beneficiary_id: beneficiaryId,
       promotion_id: promotion.id,
       name: promotion.name,
       ops_granted: promotion.ops,

@@ -91,6 +91,8 @@ describe("promotion grants and charges", () => {
     await db(TABLES.promotionGrants).insert({
       id,
       owner_id: ownerId,
+      // The person the grant counts against ("once per person"): here the owner itself.
+      beneficiary_id: ownerId,
       promotion_id: promotionId,
       name: "Test",
       ops_granted: opsGranted,

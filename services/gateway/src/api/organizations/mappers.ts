@@ -2,9 +2,11 @@
 import type { billingV1 } from "@redline/grpc-stubs";
 import { required } from "@redline/service-kit";
 import { iso } from "../shared/mappers.js";
-import type { MemberJson, OrganizationJson } from "./schemas.js";
+import type { InvitationJson, MemberJson, OrganizationJson } from "./schemas.js";
 
 const ROLES = ["owner", "admin", "member"] as const;
+
+const INVITATION_STATUSES = ["pending", "accepted", "declined", "revoked", "expired"] as const;
 
 function roleOf(role: string): OrganizationJson["role"] {
   const found = ROLES.find((r) => r === role);
@@ -30,5 +32,23 @@ export function memberToJson(member: billingV1.OrganizationMember): MemberJson {
     name: member.name,
     ...(member.email && { email: member.email }),
     role: roleOf(member.role),
+  };
+}
+
+/** An invitation; the invitee as invited (email or user_id), the other left out. */
+export function invitationToJson(inv: billingV1.Invitation): InvitationJson {
+  const status = INVITATION_STATUSES.find((st) => st === inv.status);
+  if (!status) throw new Error(`contract: unknown invitation status '${inv.status}'`);
+  return {
+    id: inv.id,
+    organization_id: inv.organizationId,
+    organization_name: inv.organizationName,
+    ...(inv.email && { email: inv.email }),
+    ...(inv.userId && { user_id: inv.userId }),
+    role: roleOf(inv.role),
+    status,
+    invited_by: inv.invitedByName,
+    created_at: required(iso(inv.createdAt), "created_at"),
+    expires_at: required(iso(inv.expiresAt), "expires_at"),
   };
 }

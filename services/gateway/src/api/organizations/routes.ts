@@ -1,19 +1,24 @@
 // Organizations under /v1/organizations: create one (the caller owns it), list and read them,
-// their members (owners and admins add and remove), and their keys (owners and admins manage;
-// members use the keys they are given). A caller who is not a member gets 404 for everything of
-// the organization; a member whose role does not allow the action gets 403.
+// their members (owners and admins invite and remove; people join by accepting, see
+// api/invitations/), and their keys (owners and admins manage; members use the keys they are
+// given). A caller who is not a member gets 404 for everything of the organization; a member
+// whose role does not allow the action gets 403.
 import { required } from "@redline/service-kit";
 import { defineRoute, type Route } from "../../route-registry.js";
 import { apiKeyToJson, createdApiKeyToJson } from "../api-keys/mappers.js";
 import * as keySchemas from "../api-keys/schemas.js";
 import { answers, endpoint } from "../shared/routes.js";
-import { memberToJson, organizationToJson } from "./mappers.js";
+import { invitationToJson, memberToJson, organizationToJson } from "./mappers.js";
 import * as schemas from "./schemas.js";
 
 /** POST /v1/organizations `{name}`: the caller's user becomes its owner. */
 export const createOrganizationRoute = defineRoute({
   ...endpoint("POST /v1/organizations", "createOrganization", "Create an organization", "organizations"),
-  description: "Creates an organization on the free plan; the caller's user is its owner. A taken name is a 409.",
+  description:
+    "Creates an organization; the caller's user is its owner. It starts on the operator's plan for new " +
+    "organizations (NEW_ORGANIZATION_PLAN, default `none`: no operations until an operator grants a plan). A " +
+    'taken name is a 409 (`code: "name_taken"`), and so is a user past the organizations they may create ' +
+    '(MAX_ORGANIZATIONS_PER_USER, default 3; `code: "organization_limit"`).',
   request: { body: schemas.CreateOrganizationSchema },
   ...answers(schemas.OrganizationSchema, { status: 201, description: "The new organization." }, [403, 409, 503]),
   async handle({ body }, call) {
@@ -60,30 +65,72 @@ export const listMembersRoute = defineRoute({
   },
 });
 
-/** POST /v1/organizations/{organization_id}/members `{user_id | email, role?}`. */
+/** POST /v1/organizations/{organization_id}/members `{user_id | email, role?}`: an invitation. */
 export const addMemberRoute = defineRoute({
   ...endpoint(
     "POST /v1/organizations/{organization_id}/members",
     "addOrganizationMember",
-    "Add a member",
+    "Invite a member",
     "organizations",
   ),
   description:
-    "Owners and admins add an existing user, by id or by the email on file, as admin or member; only owners add " +
-    "owners. 403 for a plain member; 404 for an unknown user; 409 when already a member or when several users " +
-    "have that email (add by user_id).",
-  request: { params: schemas.OrganizationPathSchema, body: schemas.AddMemberSchema },
-  ...answers(schemas.MemberSchema, { status: 201, description: "The new member." }, [403, 404, 409, 503]),
+    "Owners and admins invite a person, by user id or by email, as admin or member (only owners invite owners). " +
+    "Nobody joins until they accept with their own key (POST /v1/invitations/{id}/accept); an invitation by email " +
+    "is theirs only once that is their verified email. The answer is the same whether or not the invitee exists; " +
+    "inviting again renews the pending invitation. 403 for a plain member; 409 `already_member` (by user id) or " +
+    "`invitation_limit` (100 pending).",
+  request: { params: schemas.OrganizationPathSchema, body: schemas.InviteMemberSchema },
+  ...answers(schemas.InvitationSchema, { status: 201, description: "The pending invitation." }, [403, 404, 409, 503]),
   async handle({ params, body }, call) {
-    const res = await call.ctx.billing.addMember(
+    const res = await call.ctx.billing.inviteMember(
       { organizationId: params.organization_id, userId: body.user_id ?? "", email: body.email ?? "", role: body.role },
       call.rpc(),
     );
-    return { status: 201, body: memberToJson(required(res.member, "member")) };
+    return { status: 201, body: invitationToJson(required(res.invitation, "invitation")) };
   },
 });
 
-/** PATCH /v1/organizations/{organization_id}/members/{user_id} `{role}`. */
+/** GET /v1/organizations/{organization_id}/invitations. */
+export const listInvitationsRoute = defineRoute({
+  ...endpoint(
+    "GET /v1/organizations/{organization_id}/invitations",
+    "listOrganizationInvitations",
+    "List an organization's invitations",
+    "organizations",
+  ),
+  description: "Owners and admins: the invitations of the last 30 days, pending first, then newest first.",
+  request: { params: schemas.OrganizationPathSchema },
+  ...answers(schemas.InvitationListSchema, "The invitations.", [403, 404, 503]),
+  async handle({ params }, call) {
+    const res = await call.ctx.billing.listOrganizationInvitations(
+      { organizationId: params.organization_id },
+      call.rpc(),
+    );
+    return { body: { invitations: res.invitations.map(invitationToJson) } };
+  },
+});
+
+/** DELETE /v1/organizations/{organization_id}/invitations/{invitation_id}. */
+export const revokeInvitationRoute = defineRoute({
+  ...endpoint(
+    "DELETE /v1/organizations/{organization_id}/invitations/{invitation_id}",
+    "revokeOrganizationInvitation",
+    "Withdraw an invitation",
+    "organizations",
+  ),
+  description: "Owners and admins withdraw a pending invitation; an unknown or already decided one is a 404.",
+  request: { params: schemas.OrganizationInvitationPathSchema },
+  ...answers(schemas.InvitationSchema, "The invitation, revoked.", [403, 404, 503]),
+  async handle({ params }, call) {
+    const res = await call.ctx.billing.revokeInvitation(
+      { organizationId: params.organization_id, invitationId: params.invitation_id },
+      call.rpc(),
+    );
+    return { body: invitationToJson(required(res.invitation, "invitation")) };
+  },
+});
+
+/** PATCH /v1/organizations/{organization_id}/members/{user_id} `{role?, share_email?}`. */
 export const setRoleRoute = defineRoute({
   ...endpoint(
     "PATCH /v1/organizations/{organization_id}/members/{user_id}",
@@ -93,12 +140,12 @@ export const setRoleRoute = defineRoute({
   ),
   description:
     "Owners and admins change a member's role; only owners make an owner or change one. Demoting the last " +
-    "owner is a 409.",
-  request: { params: schemas.MemberPathSchema, body: schemas.SetRoleSchema },
+    "owner is a 409. A member sets their own `share_email` (whether their verified email shows in the member list).",
+  request: { params: schemas.MemberPathSchema, body: schemas.UpdateMemberSchema },
   ...answers(schemas.MemberSchema, "The member after the change.", [403, 404, 409, 503]),
   async handle({ params, body }, call) {
-    const res = await call.ctx.billing.setMemberRole(
-      { organizationId: params.organization_id, userId: params.user_id, role: body.role },
+    const res = await call.ctx.billing.updateMember(
+      { organizationId: params.organization_id, userId: params.user_id, role: body.role, shareEmail: body.share_email },
       call.rpc(),
     );
     return { body: memberToJson(required(res.member, "member")) };
@@ -190,6 +237,8 @@ export const organizationsRoutes: Route[] = [
   getOrganizationRoute,
   listMembersRoute,
   addMemberRoute,
+  listInvitationsRoute,
+  revokeInvitationRoute,
   setRoleRoute,
   removeMemberRoute,
   createOrganizationKeyRoute,
