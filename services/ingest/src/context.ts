@@ -1,6 +1,6 @@
 // The ingest service's dependencies, built once from the config: the converter pool, the
 // optional storage (Postgres ingest schema + object store), the mailer, the attachment
-// processor, and the billing and documents clients. Absent storage makes the stored-file RPCs
+// processor, and the accounts and documents clients. Absent storage makes the stored-file RPCs
 // answer 503.
 import {
   type Clients,
@@ -12,8 +12,6 @@ import {
   migrateLatest,
   type StartOptions,
 } from "@redline/service-kit";
-import { AttachmentProcessor } from "./commands/attachment-processing.js";
-import type { FilesStorage } from "./commands/shared.js";
 import {
   DEFAULT_EMAIL_EXPORTS_PER_HOUR,
   DEFAULT_EXPORT_MAX_MB,
@@ -26,14 +24,17 @@ import { closeBrowser } from "./export/to-pdf.js";
 import { type ConvertLimits, DEFAULT_LIMITS } from "./formats.js";
 import { createMailer, type Mailer } from "./mailer.js";
 import { ConverterPool } from "./sandbox/pool.js";
+import type { FilesStorage } from "./storage.js";
+import { AttachmentProcessor } from "./workers/attachment-processor.js";
 
 /**
- * The services ingest calls: billing, for the caller's email on file; documents' library, for
- * which stored originals its documents still name (the retention sweep).
+ * The services ingest calls: accounts (served by the billing process), for the caller's email on
+ * file and the codes it mails; documents' library, for which stored originals its documents still
+ * name (the retention sweep).
  */
-const CLIENTS = ["billing", "library"] as const;
+const CLIENTS = ["accounts", "library"] as const;
 
-export type { FilesStorage } from "./commands/shared.js";
+export type { FilesStorage } from "./storage.js";
 
 /** Everything the RPCs and commands use. Sizes in bytes. */
 export interface IngestContext {
@@ -59,8 +60,8 @@ export interface IngestContext {
   publicS3Endpoint?: string;
   /** Runs attachment processing after the reply. */
   attachments: AttachmentProcessor;
-  /** Billing (the caller's email on file); null without IngestConfig.addrs. */
-  billing: Clients<"billing">["billing"] | null;
+  /** Accounts (the caller's email on file, verification codes, handoffs); null without IngestConfig.addrs. */
+  accounts: Clients<"accounts">["accounts"] | null;
   /** Documents' library (which originals are still named); null without IngestConfig.addrs. */
   library: Clients<"library">["library"] | null;
 }
@@ -108,7 +109,7 @@ export async function createContext(cfg: IngestConfig, opts: StartOptions = {}):
     mailer: createMailer(cfg.mail ?? {}),
     emailExportsPerHour: cfg.emailExportsPerHour ?? DEFAULT_EMAIL_EXPORTS_PER_HOUR,
     publicS3Endpoint: cfg.s3PublicEndpoint,
-    ...(cfg.addrs ? createClients(cfg.addrs, CLIENTS) : { billing: null, library: null }),
+    ...(cfg.addrs ? createClients(cfg.addrs, CLIENTS) : { accounts: null, library: null }),
   };
   return { ...deps, attachments: new AttachmentProcessor(deps) };
 }
@@ -117,7 +118,7 @@ export async function createContext(cfg: IngestConfig, opts: StartOptions = {}):
 export async function closeContext(ctx: IngestContext): Promise<void> {
   ctx.attachments.close();
   ctx.mailer.close();
-  ctx.billing?.close();
+  ctx.accounts?.close();
   ctx.library?.close();
   await Promise.all([ctx.pool.close(), closeBrowser()]);
   await ctx.storage?.db.destroy();

@@ -1,7 +1,16 @@
 // Public surface of @redline/ingest (tests, scripts).
+
+export { exportDocument } from "./commands/export-document.js";
+export { removeExpiredFiles } from "./commands/retention.js";
 export { type IngestConfig, loadConfig } from "./config.js";
 export { closeDefaultConverterPool, convertDocument } from "./convert.js";
+export { convertDocx } from "./converters/docx.js";
 export { migrations, SCHEMA } from "./db/migrations.js";
+export { checkZip } from "./docx/zip-guard.js";
+export { documentBlocks, writeDocxInPlace } from "./export/docx-in-place.js";
+export { type ExportFormat, resolveLayout } from "./export/export-formats.js";
+export { htmlToDocx } from "./export/to-docx.js";
+export { closeBrowser, warmBrowser } from "./export/to-pdf.js";
 export {
   type ConvertLimits,
   type ConvertResult,
@@ -12,5 +21,9 @@ export {
   type PaperSize,
   SUPPORTED_EXTENSIONS,
 } from "./formats.js";
+export { loadHtml } from "./html/util.js";
 export { ConverterPool, type ConverterPoolOptions } from "./sandbox/pool.js";
 export { type RunningIngestService, startIngestService } from "./service.js";
+// Fixture builders of the system tests (test/), kept beside the unit tests that share them.
+export { CODEPAGE_TEXTS, codepageRtf, HIDDEN, hiddenDocx, LIST_ITEMS, listsDocx } from "./testing/generated-docs.js";
+export { buildZip, minimalDocxParts } from "./testing/zip.js";

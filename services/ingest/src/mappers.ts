@@ -1,10 +1,10 @@
 // Proto messages ↔ the commands' plain values: rows and results to messages, export requests to jobs.
 import { type commonV1, type ingestFilesV1, type ingestV1, NullValue } from "@redline/grpc-stubs";
 import type { AttachmentJobView } from "./commands/attachment-jobs.js";
+import type { StoredSource } from "./commands/sources.js";
 import type { AttachmentRow, TemplateRow } from "./db/tables.js";
 import { type ExportJob, marginPreset, normalizeExportFormat } from "./export/export-formats.js";
 import { type ConvertResult, FORMATS_WITH_PARTS, type PageSetup, type PaperSize } from "./formats.js";
-import type { StoredSource } from "./sources/store.js";
 
 const PAPER_NAMES = ["Letter", "A4", "Legal"] as const;
 

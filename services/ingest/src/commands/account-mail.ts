@@ -3,7 +3,7 @@
 // mail, so it runs these workflows: billing opens the link or the verification and hands back
 // the code once, ingest mails it and keeps nothing. The texts are fixed; nothing in them is the
 // caller's but the code and ids billing made.
-import type { billingV1 } from "@redline/grpc-stubs";
+import type { accountsV1 } from "@redline/grpc-stubs";
 import { type CallOpts, required, UnavailableError } from "@redline/service-kit";
 import type { IngestContext } from "../context.js";
 
@@ -12,9 +12,9 @@ export const HANDOFF_SUBJECT = "Your Redline account takeover code";
 /** The subject of every verification mail. */
 export const VERIFICATION_SUBJECT = "Your Redline email verification code";
 
-function billingOf(ctx: IngestContext) {
-  if (!ctx.billing) throw new UnavailableError("Billing is not configured for the ingest service (BILLING_ADDR)");
-  return ctx.billing;
+function accountsOf(ctx: IngestContext) {
+  if (!ctx.accounts) throw new UnavailableError("Billing is not configured for the ingest service (BILLING_ADDR)");
+  return ctx.accounts;
 }
 
 /** Mails `lines` as text and as escaped paragraphs; UnavailableError (503) when the mail server refuses. */
@@ -41,7 +41,7 @@ export async function startAgentHandoff(
   fwd: CallOpts,
   email: string,
 ): Promise<{ handoffId: string; expiresAt: Date }> {
-  const link = await billingOf(ctx).createHandoff({ email }, fwd);
+  const link = await accountsOf(ctx).createHandoff({ email }, fwd);
   const expiresAt = required(link.expiresAt, "expires_at");
   await mailLines(
     ctx,
@@ -74,8 +74,8 @@ export async function updateUserEmail(
   ctx: IngestContext,
   fwd: CallOpts,
   email: string,
-): Promise<{ account: billingV1.UserAccount; verificationExpiresAt?: Date }> {
-  const res = await billingOf(ctx).setUserEmail({ email }, fwd);
+): Promise<{ account: accountsV1.UserAccount; verificationExpiresAt?: Date }> {
+  const res = await accountsOf(ctx).setUserEmail({ email }, fwd);
   const account = required(res.account, "account");
   const verification = res.verification;
   if (!verification) return { account };

@@ -5,7 +5,7 @@ import { NotFoundError } from "@redline/service-kit";
 import type { IngestContext } from "../context.js";
 import * as store from "../db/store/attachments.js";
 import type { AttachmentRow } from "../db/tables.js";
-import { requireStorage } from "./shared.js";
+import { requireStorage } from "../storage.js";
 
 /** Seconds an ended attachment job stays visible (interface-spec: jobs are removed 1 hour after completion). */
 export const ATTACHMENT_JOB_RETENTION_SECONDS = 3600;

@@ -1,6 +1,6 @@
 // Attachments (interface-spec, Attachment status; unshown-parts.md, Attachments): files a session
 // keeps next to its documents for the agent to search and quote. Stored in the object store,
-// processed in the background (attachment-processing.ts), extracted text kept per chunk for
+// processed in the background (workers/attachment-processor.ts), extracted text kept per chunk for
 // Postgres full-text search. Images are not converted: they go to the model as vision input.
 import { InputError, NotFoundError, UnsupportedMediaTypeError } from "@redline/service-kit";
 import type { IngestContext } from "../context.js";
@@ -8,7 +8,8 @@ import * as store from "../db/store/attachments.js";
 import { markAttachmentsRemoved } from "../db/store/retention.js";
 import type { AttachmentRow } from "../db/tables.js";
 import { CONTENT_TYPE_BY_EXTENSION, extensionOf, SUPPORTED_EXTENSIONS, type SupportedExtension } from "../formats.js";
-import { checkSize, newId, requireStorage } from "./shared.js";
+import { requireStorage } from "../storage.js";
+import { checkSize, newId } from "./shared.js";
 import { getUpload, readUpload } from "./uploads.js";
 
 const IMAGE_TYPES: Record<string, string> = {

@@ -5,9 +5,9 @@ import { InputError, type Logger } from "@redline/service-kit";
 import type { IngestContext } from "../context.js";
 import { convertDocument } from "../convert.js";
 import { type ConvertResult, formatForFilename, TooManyElementsError } from "../formats.js";
-import { type StoredSource, storeSource } from "../sources/store.js";
 import { extractMedia } from "./media.js";
 import { checkSize, timeBound } from "./shared.js";
+import { type StoredSource, storeSource } from "./sources.js";
 
 const MAX_FILENAME_CHARS = 512;
 // Leave the reply time to travel back before the caller's deadline passes.

@@ -5,12 +5,13 @@
 import type { ingestFilesV1 } from "@redline/grpc-stubs";
 import { type CallOpts, InputError, isEmailAddress, UnavailableError } from "@redline/service-kit";
 import type { IngestContext } from "../context.js";
-import { escapeHtml } from "../converters/html-util.js";
 import { insertExport, updateExportStatus } from "../db/store/exports.js";
 import type { ExportedFile, ExportJob } from "../export/export-formats.js";
+import { escapeHtml } from "../html/util.js";
+import { requireStorage } from "../storage.js";
 import { EMAIL_EXPORT_SUBJECT, insertWithinEmailCap, safeExportFilename } from "./email-limits.js";
 import { type ExportCaller, exportForCaller, withSource } from "./exports.js";
-import { newId, publicUrl, requireStorage } from "./shared.js";
+import { newId, publicUrl } from "./shared.js";
 
 /** Seconds a download link is valid. */
 export const DOWNLOAD_TTL_SECONDS = 900;
@@ -80,8 +81,8 @@ async function recipientOf(ctx: IngestContext, caller: EmailCaller, requested: s
     if (!isEmailAddress(given)) throw new InputError("recipient_email is not a valid email address");
     return given;
   }
-  if (!ctx.billing) throw new UnavailableError("Billing is not configured for the ingest service (BILLING_ADDR)");
-  const { account } = await ctx.billing.getUserAccount({}, caller.fwd);
+  if (!ctx.accounts) throw new UnavailableError("Billing is not configured for the ingest service (BILLING_ADDR)");
+  const { account } = await ctx.accounts.getUserAccount({}, caller.fwd);
   const onFile = account?.email ?? "";
   if (!onFile) throw new InputError(NO_EMAIL_ON_FILE, { code: "no_email_on_file" });
   if (!account?.emailVerifiedAt) throw new InputError(EMAIL_NOT_VERIFIED, { code: "email_not_verified" });

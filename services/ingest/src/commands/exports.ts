@@ -4,7 +4,6 @@
 import type { ingestFilesV1 } from "@redline/grpc-stubs";
 import type { Logger } from "@redline/service-kit";
 import type { IngestContext } from "../context.js";
-import { exportDocument } from "../export/export-document.js";
 import {
   EXPORT_FORMATS,
   type ExportedFile,
@@ -12,9 +11,10 @@ import {
   type ExportJob,
   sourceFormatForExport,
 } from "../export/export-formats.js";
-import { loadSource } from "../sources/store.js";
+import { exportDocument } from "./export-document.js";
 import { mediaResolver } from "./media.js";
 import { timeBound } from "./shared.js";
+import { loadSource } from "./sources.js";
 
 // Answer the rule-6 413 before the caller's deadline turns it into a gateway timeout.
 const DEADLINE_MARGIN_MS = 500;

@@ -11,9 +11,9 @@ import { createHash } from "node:crypto";
 import { NotFoundError } from "@redline/service-kit";
 import type { IngestContext } from "../context.js";
 import { findMedia, insertMedia } from "../db/store/media.js";
-import type { ImageResolver } from "../export/export-document.js";
+import { type FilesStorage, requireStorage } from "../storage.js";
 import { dropSvgImages } from "../svg-images.js";
-import { type FilesStorage, requireStorage } from "./shared.js";
+import type { ImageResolver } from "./export-document.js";
 
 /** The URL path images are referenced by in stored HTML. */
 export const MEDIA_PATH = "/v1/media/";

@@ -29,8 +29,8 @@ import {
   type SourceToCheck,
   sourcesToCheck,
 } from "../db/store/retention.js";
+import type { FilesStorage } from "../storage.js";
 import { DOWNLOAD_TTL_SECONDS, EMAIL_LINK_TTL_SECONDS } from "./deliveries.js";
-import type { FilesStorage } from "./shared.js";
 
 /** How often the sweep runs by default (FILE_SWEEP_MS), in ms. */
 export const DEFAULT_FILE_SWEEP_MS = 600_000;

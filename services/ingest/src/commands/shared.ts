@@ -1,19 +1,7 @@
-// Helpers every files command uses: storage presence (503), ids, size refusals, time bounds.
-import { type Knex, type ObjectStore, PayloadTooLargeError, UnavailableError } from "@redline/service-kit";
+// Helpers every files command uses: ids, size refusals, time bounds, public links (storage
+// presence, the 503, is storage.ts's requireStorage).
+import { PayloadTooLargeError } from "@redline/service-kit";
 import type { IngestContext } from "../context.js";
-
-/** Storage-backed pieces; null when the service runs without a database or object store. */
-export interface FilesStorage {
-  db: Knex;
-  store: ObjectStore;
-}
-
-/** The storage, or UnavailableError (503) when this ingest runs without a database and object store. */
-export function requireStorage(ctx: Pick<IngestContext, "storage">): FilesStorage {
-  if (!ctx.storage)
-    throw new UnavailableError("File storage is not configured for the ingest service (DATABASE_URL and S3_*)");
-  return ctx.storage;
-}
 
 /** A new id: prefix + 32 hex characters. */
 export function newId(prefix: string): string {

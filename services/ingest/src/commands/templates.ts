@@ -6,8 +6,9 @@ import { convertDocument } from "../convert.js";
 import * as templates from "../db/store/templates.js";
 import type { TemplateRow } from "../db/tables.js";
 import { baseTitle, formatForFilename } from "../formats.js";
+import { requireStorage } from "../storage.js";
 import { extractMedia } from "./media.js";
-import { newId, requireStorage } from "./shared.js";
+import { newId } from "./shared.js";
 
 /**
  * Converts and stores a template named after `rawFilename`'s last path segment. InputError

@@ -8,8 +8,9 @@ import type { ExportScan } from "../export/export-worker.js";
 import type { ConvertResult } from "../formats.js";
 import { formatForFilename } from "../formats.js";
 import { seconds } from "../sandbox/pool.js";
+import { requireStorage } from "../storage.js";
 import { type ConvertedForCaller, convertForOwner, tooManyElementsAs413 } from "./conversions.js";
-import { checkSize, newId, requireStorage } from "./shared.js";
+import { checkSize, newId } from "./shared.js";
 
 /** Seconds a pre-signed upload URL is valid (unshown-parts.md). */
 export const UPLOAD_TTL_SECONDS = 300;

@@ -6,7 +6,7 @@
 // the n-th numbered paragraph. When the counts disagree (numbering from styles, text boxes written
 // twice) no number is changed: no start is better than a wrong one.
 import type * as cheerio from "cheerio";
-import { type DomElement, findAll, loadHtml } from "./html-util.js";
+import { type DomElement, findAll, loadHtml } from "../html/util.js";
 
 interface LevelDef {
   start: number;

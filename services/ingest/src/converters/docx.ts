@@ -2,14 +2,15 @@
 // checked (encrypted OOXML, truncated zips and zip bombs never reach mammoth).
 import { InputError } from "@redline/service-kit";
 import mammoth from "mammoth";
+import { fenceHiddenXml, hiddenSpans } from "../docx/hidden.js";
+import { markNotes } from "../docx/notes.js";
+import { docxPageSetup } from "../docx/page-setup.js";
+import { docxParts, partsToHtml } from "../docx/parts.js";
+import { mapChunks, tagBodyBlocks, withMainPart } from "../docx/source-map.js";
+import { checkZip } from "../docx/zip-guard.js";
 import { baseTitle, type ConvertLimits, type ConvertOptions, type ConvertResult } from "../formats.js";
-import { fenceHiddenXml, hiddenSpans } from "./docx-hidden.js";
+import { firstHeadingText } from "../html/util.js";
 import { applyListStarts } from "./docx-list-starts.js";
-import { docxPageSetup } from "./docx-page-setup.js";
-import { docxParts, partsToHtml } from "./docx-parts.js";
-import { mapChunks, tagBodyBlocks, withMainPart } from "./docx-source-map.js";
-import { firstHeadingText } from "./html-util.js";
-import { checkZip } from "./zip-guard.js";
 
 // Added to mammoth's default map (which already maps Heading 1-6 to h1-h6, keeps bold, italic,
 // strikethrough, sub/superscript, links, lists, tables with spans, footnotes and endnotes).
@@ -21,7 +22,7 @@ const STYLE_MAP = [
   // mammoth drops underline by default (it reads as a link on the web); documents keep it.
   "u => u",
   "strike => s",
-  // Hidden text of our own exports carries this style (export/hidden-text.ts); docx-hidden.ts marks it.
+  // Hidden text of our own exports carries this style (export/hidden-text.ts); docx/hidden.ts marks it.
   "r[style-name='Redline Hidden'] => ",
 ];
 
@@ -87,14 +88,6 @@ function summarizeMessages(messages: { type: string; message: string }[]): strin
 }
 
 /**
- * Marks mammoth's notes lists (the `<ol>` of `<li id="footnote-N">` / `endnote-N` at the end)
- * as out-of-flow parts: `data-part="footnote"` / `"endnote"`. They stay last, in the flow.
- */
-function markNotes(html: string): string {
-  return html.replace(/<ol>(?=<li id="(footnote|endnote)-)/g, (_, kind: string) => `<ol data-part="${kind}">`);
-}
-
-/**
  * Converts a .docx to HTML: headings (Title → h1, Heading 1-6 → h1-h6), bold, italic,
  * underline (`u`), strikethrough (`s`), sub/superscript, links, lists, tables (colspan/rowspan),
  * images as data: URIs, footnotes and endnotes as an ordered list at the end (`data-part`
@@ -103,7 +96,7 @@ function markNotes(html: string): string {
  * from the final w:sectPr. Throws InputError for encrypted, legacy, damaged or oversized
  * (zip bomb) files, checked against `limits` before mammoth unzips anything. With
  * `opts.keepSource` the HTML is chunked (ids as stored) and `source.map` gives each in-flow
- * chunk's body blocks (docx-source-map.ts).
+ * chunk's body blocks (docx/source-map.ts).
  */
 export async function convertDocx(
   bytes: Buffer,
@@ -165,7 +158,7 @@ export async function convertDocx(
   }
 
   const warnings = summarizeMessages(result.messages);
-  // Headers, footers and comments become out-of-flow parts (docx-parts.ts); a part that cannot
+  // Headers, footers and comments become out-of-flow parts (docx/parts.ts); a part that cannot
   // be read is a loss to report, not a reason to refuse the document.
   let parts = { before: "", after: "" };
   try {

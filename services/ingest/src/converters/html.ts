@@ -1,8 +1,9 @@
 // HTML/HTM → the body's content as block-structured HTML, decoded with the page's charset.
+import { BLOCK_LEVEL_TAGS } from "@redline/html-chunks";
 import * as cheerio from "cheerio";
 import { baseTitle, type ConvertResult } from "../formats.js";
-import { decodeText } from "./encoding.js";
-import { collapseWhitespace, firstHeadingText, HEADING_TAGS } from "./html-util.js";
+import { collapseWhitespace, firstHeadingText } from "../html/util.js";
+import { decodeText } from "../text/encoding.js";
 
 /** A DOM node as cheerio hands it out (domhandler's AnyNode, which is not our dependency). */
 type AnyNode = Parameters<typeof cheerio.contains>[0];
@@ -10,40 +11,6 @@ type AnyNode = Parameters<typeof cheerio.contains>[0];
 // Elements that are never document content: code, styling, page plumbing, embedded apps.
 const DROPPED = new Set(["script", "style", "noscript", "template", "link", "meta", "base", "title"]);
 const EMBEDDED = new Set(["iframe", "frame", "frameset", "object", "embed", "applet"]);
-
-const BLOCK_TAGS = new Set([
-  "address",
-  "article",
-  "aside",
-  "blockquote",
-  "center",
-  "details",
-  "dialog",
-  "dd",
-  "div",
-  "dl",
-  "dt",
-  "fieldset",
-  "figcaption",
-  "figure",
-  "footer",
-  "form",
-  ...HEADING_TAGS,
-  "header",
-  "hgroup",
-  "hr",
-  "li",
-  "main",
-  "menu",
-  "nav",
-  "ol",
-  "p",
-  "pre",
-  "section",
-  "summary",
-  "table",
-  "ul",
-]);
 
 /**
  * The charset a page declares in its first 4 KB (`<meta charset>` or the http-equiv
@@ -124,7 +91,7 @@ export async function convertHtml(bytes: Uint8Array, filename: string): Promise<
 
 /**
  * Serializes top-level nodes, grouping runs of text and inline elements into `<p>` so the
- * result is a sequence of blocks (the chunker splits on blocks).
+ * result is a sequence of blocks (the chunker splits on blocks: its BLOCK_LEVEL_TAGS decide here too).
  */
 function wrapLooseInline($: cheerio.CheerioAPI, nodes: AnyNode[]): string {
   const out: string[] = [];
@@ -136,7 +103,7 @@ function wrapLooseInline($: cheerio.CheerioAPI, nodes: AnyNode[]): string {
     runHasText = false;
   };
   for (const node of nodes) {
-    if (node.type === "tag" && BLOCK_TAGS.has(node.name)) {
+    if (node.type === "tag" && BLOCK_LEVEL_TAGS.has(node.name)) {
       flush();
       out.push($.html(node));
       continue;

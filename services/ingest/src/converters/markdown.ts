@@ -2,9 +2,9 @@
 import { createHash } from "node:crypto";
 import { Marked, type Token } from "marked";
 import { baseTitle, type ConvertOptions, type ConvertResult } from "../formats.js";
+import { firstHeadingText } from "../html/util.js";
 import { chunkSourceBlocks, type SourceBlock } from "../sources/blocks.js";
 import { decodeMapped } from "../sources/text-offsets.js";
-import { firstHeadingText } from "./html-util.js";
 
 // A private instance: global marked.setOptions elsewhere in the process must not change ours.
 const md = new Marked({ gfm: true, breaks: false, async: false });

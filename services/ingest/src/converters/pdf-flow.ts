@@ -2,7 +2,7 @@
 // footers taken out as out-of-flow parts, paragraphs rebuilt across line, column and page
 // breaks, line-end hyphenation undone where the document shows the word is one, headings
 // recognised by font size and weight, and tables rebuilt from aligned columns.
-import { escapeHtml } from "./html-util.js";
+import { escapeHtml } from "../html/util.js";
 import type { LayoutEntry, LayoutLine } from "./pdf-layout.js";
 
 /** One page's lines and ruled tables in reading order, and its height in points. */

@@ -1,7 +1,7 @@
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { exportDocument } from "../commands/export-document.js";
 import { convertDocument } from "../convert.js";
-import { exportDocument } from "../export/export-document.js";
 import { closeBrowser } from "../export/to-pdf.js";
 import { DEFAULT_LIMITS, type PageMargins, type PageSetup } from "../formats.js";
 import { ConverterPool } from "../sandbox/pool.js";

@@ -2,8 +2,9 @@
 // from where the body text sits. A PDF records no margins, so they are an estimate, made on
 // the displayed page (y down from the top edge, after rotation) so that MediaBox/CropBox
 // offsets and /Rotate need no special case further on.
+
+import { paperSize } from "../docx/page-setup.js";
 import type { PageMargins, PageSetup } from "../formats.js";
-import { paperSize } from "./docx-page-setup.js";
 
 const POINTS_PER_INCH = 72;
 

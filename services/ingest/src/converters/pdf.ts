@@ -3,7 +3,7 @@
 // hyphenation, aligned tables and running headers/footers (pdf-flow.ts).
 import { InputError } from "@redline/service-kit";
 import { baseTitle, type ConvertResult } from "../formats.js";
-import { collapseWhitespace, escapeHtml } from "./html-util.js";
+import { collapseWhitespace, escapeHtml } from "../html/util.js";
 import {
   type FlowPage,
   flowToHtml,

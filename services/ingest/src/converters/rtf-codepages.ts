@@ -2,7 +2,7 @@
 // from the font table, else the document's `\ansicpgN` (Windows-1252 when absent). Word writes
 // Japanese, Chinese, Korean, Cyrillic, Greek, ... text this way, one `\'hh` per byte (a double-byte
 // character is two escapes), usually next to a `\uN` that readers prefer.
-import { charsetSupported } from "./encoding.js";
+import { charsetSupported } from "../text/encoding.js";
 
 // \fcharsetN → the Windows code page it stands for (RTF 1.9.1 spec, "Font table").
 const CHARSET_CODEPAGES = new Map<number, number>([

@@ -1,7 +1,7 @@
 // The RTF reader: one pass over the bytes, a group stack of states, destinations and control
 // words dispatched by table (rtf-words.ts), text written to sinks (rtf-sink.ts).
 import { InputError } from "@redline/service-kit";
-import { decodeWith } from "./encoding.js";
+import { decodeWith } from "../text/encoding.js";
 import { codepageLabel, codepageName, fontCodepage } from "./rtf-codepages.js";
 import { flushList, flushTable, type GroupState, newPara, newSink, plain, renderRuns, type Sink } from "./rtf-sink.js";
 import {

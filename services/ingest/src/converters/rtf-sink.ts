@@ -1,7 +1,7 @@
 // The RTF reader's model: character formats, paragraph properties, and the sinks text is
 // written to (the body, each footnote, each header or footer), rendered to HTML blocks.
-import { HIDDEN_SPAN_OPEN } from "./docx-hidden.js";
-import { escapeHtml } from "./html-util.js";
+import { HIDDEN_SPAN_OPEN } from "../docx/hidden.js";
+import { escapeHtml } from "../html/util.js";
 
 /** Character formatting of a run (bold, italic, underline, strike, superscript, subscript, hidden). */
 export interface CharFormat {

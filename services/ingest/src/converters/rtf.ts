@@ -5,7 +5,7 @@
 // as out-of-flow parts; fonts, colours, shapes and WMF/EMF pictures are dropped with a warning.
 import { InputError } from "@redline/service-kit";
 import { baseTitle, type ConvertResult } from "../formats.js";
-import { collapseWhitespace, firstHeadingText } from "./html-util.js";
+import { collapseWhitespace, firstHeadingText } from "../html/util.js";
 import { type RtfPart, RtfReader } from "./rtf-reader.js";
 
 /**

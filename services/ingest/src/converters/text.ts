@@ -3,9 +3,9 @@
 import { createHash } from "node:crypto";
 import { InputError } from "@redline/service-kit";
 import { baseTitle, type ConvertOptions, type ConvertResult } from "../formats.js";
+import { collapseWhitespace, escapeHtml } from "../html/util.js";
 import { chunkSourceBlocks, type SourceBlock } from "../sources/blocks.js";
 import { decodeMapped } from "../sources/text-offsets.js";
-import { collapseWhitespace, escapeHtml } from "./html-util.js";
 
 const MAX_HEADING_CHARS = 60;
 // "CHAPTER I.", "Chapter 12: The End", "BOOK IV", "Part 2"

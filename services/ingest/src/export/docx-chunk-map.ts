@@ -4,7 +4,7 @@
 // are removed. What tracked changes are written against (docx-revisions.ts).
 import { sanitizeHtml } from "@redline/html-chunks";
 import { type CheerioAPI, load } from "cheerio";
-import type { DomNode as AnyNode, DomElement as Element } from "../converters/html-util.js";
+import type { DomNode as AnyNode, DomElement as Element } from "../html/util.js";
 import type { SourceMap } from "../sources/types.js";
 
 const OPEN = "\uE000";

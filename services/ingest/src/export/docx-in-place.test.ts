@@ -4,7 +4,7 @@ import JSZip from "jszip";
 import mammoth from "mammoth";
 import { describe, expect, it } from "vitest";
 import { convertDocx } from "../converters/docx.js";
-import { bodyLayout } from "../converters/docx-source-map.js";
+import { bodyLayout } from "../docx/source-map.js";
 import { DEFAULT_LIMITS, type PageSetup } from "../formats.js";
 import type { DocumentSource } from "../sources/types.js";
 import { corpusDir, readCorpus } from "../testing/corpus.js";

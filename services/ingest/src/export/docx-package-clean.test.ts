@@ -7,7 +7,7 @@ import { chunkHtml } from "@redline/html-chunks";
 import JSZip from "jszip";
 import { describe, expect, it } from "vitest";
 import { convertDocx } from "../converters/docx.js";
-import { checkZip } from "../converters/zip-guard.js";
+import { checkZip } from "../docx/zip-guard.js";
 import { DEFAULT_LIMITS } from "../formats.js";
 import type { DocumentSource } from "../sources/types.js";
 import { readCorpus } from "../testing/corpus.js";

@@ -8,9 +8,9 @@
 // an element that cannot be without it goes, elsewhere the attribute naming it goes (a
 // hyperlink keeps its text, a linked picture its embedded copy). Nothing else is rewritten.
 import type JSZip from "jszip";
+import { decodeXml } from "../docx/xml.js";
 import { partOfRels } from "./docx-package.js";
 import { attr, isAddress } from "./docx-package-names.js";
-import { decodeXml } from "./docx-xml.js";
 
 const REL_NAMESPACES = [
   "http://schemas.openxmlformats.org/officeDocument/2006/relationships",

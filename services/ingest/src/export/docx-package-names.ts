@@ -7,9 +7,9 @@
 // A package with nothing to normalize is loaded as it is, so its parts stay byte-identical.
 import { inflateRawSync } from "node:zlib";
 import JSZip from "jszip";
-import { checkZip, type ZipEntry } from "../converters/zip-guard.js";
+import { decodeXml, escapeXml } from "../docx/xml.js";
+import { checkZip, type ZipEntry } from "../docx/zip-guard.js";
 import { partOfRels } from "./docx-package.js";
-import { decodeXml, escapeXml } from "./docx-xml.js";
 
 /** A package ready for the in-place writer, and what was done to its names. */
 export interface LoadedPackage {
@@ -69,7 +69,7 @@ function entryName(raw: string): string {
 /**
  * The entries to keep, each under its normalized name: the first of colliding entries wins,
  * except that one already under the normalized name beats the ones renamed to it (the importer
- * reads the main part by its exact name, zip-guard.ts). `renamed`
+ * reads the main part by its exact name, docx/zip-guard.ts). `renamed`
  * counts entries whose name changed or had nothing left; `dropped` the collisions left out.
  */
 function plan(entries: ZipEntry[]): { keep: { entry: ZipEntry; name: string }[]; renamed: number; dropped: number } {

@@ -8,10 +8,10 @@ import { Document, Header, Packer, Paragraph } from "docx";
 import { htmlToContent } from "docx/html";
 import { TextWatermark } from "docx/watermarks";
 import JSZip from "jszip";
-import { measureToInches, paperSize } from "../converters/docx-page-setup.js";
-import { bodyLayout } from "../converters/docx-source-map.js";
+import { measureToInches, paperSize } from "../docx/page-setup.js";
+import { bodyLayout } from "../docx/source-map.js";
+import { escapeXml } from "../docx/xml.js";
 import type { PageMargins, PageSetup, PaperSize } from "../formats.js";
-import { escapeXml } from "./docx-xml.js";
 
 const REL_BASE = "http://schemas.openxmlformats.org/officeDocument/2006/relationships";
 const W_NAMESPACE = "http://schemas.openxmlformats.org/wordprocessingml/2006/main";

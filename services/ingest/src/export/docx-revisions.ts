@@ -5,7 +5,7 @@
 import { type Cheerio, type CheerioAPI, load } from "cheerio";
 import { diffArrays } from "diff";
 import JSZip from "jszip";
-import type { DomElement as Element } from "../converters/html-util.js";
+import type { DomElement as Element } from "../html/util.js";
 import type { SourceMap, SourceSpan } from "../sources/types.js";
 
 /** One chunk edited since the base version, as the revision writer takes it. */

@@ -2,8 +2,8 @@
 // sanitize the source, bound its element count, list its images, then build the file (or, for
 // pdf, the page Chromium prints).
 import { sanitizeHtml } from "@redline/html-chunks";
-import { countElements } from "../converters/html-util.js";
 import { TooManyElementsError } from "../formats.js";
+import { countElements } from "../html/util.js";
 import { currentChunks, spliceText } from "../sources/splice.js";
 import type { DocumentSource } from "../sources/types.js";
 import { writeDocxInPlace } from "./docx-in-place.js";

@@ -2,7 +2,7 @@
 // exports: left out of txt and markdown, not shown by html/pdf (the attribute and a CSS rule),
 // and written back to docx as text in a character style that hides it (w:vanish), which the
 // docx import reads as hidden again.
-import { findAll, loadHtml } from "../converters/html-util.js";
+import { findAll, loadHtml } from "../html/util.js";
 
 /** The Word character style hidden text is written in; its name is what the docx import maps. */
 export const HIDDEN_CHARACTER_STYLE = { id: "RedlineHidden", name: "Redline Hidden", run: { vanish: true } };

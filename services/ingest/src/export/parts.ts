@@ -2,7 +2,7 @@
 // chunks with `data-part="header" | "footer" | "comment"` (footnotes and endnotes stay in the
 // flow, as the notes list at the end, marked `data-part="footnote" | "endnote"`); exporters put
 // them back where each format keeps them (docx headers/footers, a notes list elsewhere).
-import { findAll, loadHtml } from "../converters/html-util.js";
+import { findAll, loadHtml } from "../html/util.js";
 
 /** The document split into its flow and its out-of-flow parts (each an HTML fragment). */
 export interface DocumentParts {

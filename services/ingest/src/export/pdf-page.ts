@@ -1,6 +1,6 @@
 // The HTML side of a PDF export: the page Chromium prints and the header/footer templates.
 // Kept apart from to-pdf.ts so the pool's workers build it without loading playwright.
-import { escapeHtml } from "../converters/html-util.js";
+import { escapeHtml } from "../html/util.js";
 import { splitParts } from "./parts.js";
 import { htmlPage, type PageInput } from "./to-html.js";
 

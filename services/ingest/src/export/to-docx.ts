@@ -5,8 +5,8 @@ import { AlignmentType, Document, Footer, Header, Packer, PageOrientation, Parag
 import { htmlToContent } from "docx/html";
 import { TextWatermark } from "docx/watermarks";
 import JSZip from "jszip";
+import { anchorComments, type CommentChunk, readComments } from "../docx/comments.js";
 import { locateChunks, type MarkedBody, markChunks, stripMarkers } from "./docx-chunk-map.js";
-import { anchorComments, type CommentChunk, readComments } from "./docx-comments.js";
 import { applyRevisions, maxWordId, type TrackedChangeInput } from "./docx-revisions.js";
 import type { ExportLayout } from "./export-formats.js";
 import { HIDDEN_CHARACTER_STYLE, HIDDEN_STYLE_MAP, hiddenTextForDocx } from "./hidden-text.js";
@@ -172,7 +172,7 @@ async function withRevisions(
   return zip.generateAsync({ type: "nodebuffer", compression: "DEFLATE" });
 }
 
-/** The package with each comment's range and reference placed in word/document.xml (docx-comments.ts). */
+/** The package with each comment's range and reference placed in word/document.xml (docx/comments.ts). */
 async function withCommentAnchors(bytes: Buffer, comments: CommentChunk[]): Promise<Buffer> {
   const zip = await JSZip.loadAsync(bytes);
   const xml = await zip.file("word/document.xml")?.async("string");

@@ -1,6 +1,6 @@
 // HTML export and the print page Chromium renders: one standalone page with the layout as CSS
 // @page rules, headers/footers and comments placed out of flow, and an optional watermark.
-import { escapeHtml } from "../converters/html-util.js";
+import { escapeHtml } from "../html/util.js";
 import type { ExportLayout } from "./export-formats.js";
 import { splitParts } from "./parts.js";
 

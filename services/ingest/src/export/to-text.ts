@@ -2,7 +2,7 @@
 import { gfm } from "@joplin/turndown-plugin-gfm";
 import type * as cheerio from "cheerio";
 import TurndownService from "turndown";
-import { HEADING_TAGS, loadHtml } from "../converters/html-util.js";
+import { HEADING_TAGS, loadHtml } from "../html/util.js";
 import { withoutHiddenText } from "./hidden-text.js";
 import { splitParts } from "./parts.js";
 

@@ -4,7 +4,7 @@
 // `currentChunks` are what any in-place exporter (docx too) decides with.
 import { type ChunkRecord, chunkHtml } from "@redline/html-chunks";
 import iconv from "iconv-lite";
-import { decodeText } from "../converters/encoding.js";
+import { decodeText } from "../text/encoding.js";
 import type { DocumentSource, SourceSpan } from "./types.js";
 
 /** The export's chunks in document order, as the documents service stored them (ids kept). */

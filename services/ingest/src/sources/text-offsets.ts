@@ -1,7 +1,7 @@
 // Decoded text with the way back to the original bytes: what lets the markdown and text
 // converters give byte ranges for blocks they find in normalized text.
 import iconv from "iconv-lite";
-import { decodeText } from "../converters/encoding.js";
+import { decodeText } from "../text/encoding.js";
 
 /** Encodings whose byte offsets are computed here; other decodings get no source map. */
 const OFFSET_ENCODINGS = new Set(["utf-8", "utf-16le", "utf-16be", "windows-1252"]);

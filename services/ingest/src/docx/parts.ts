@@ -3,9 +3,11 @@
 // a chunk the documents service stores and exporters put back, and is never inlined into the
 // text. Headers and footers keep their paragraphs with bold/italic/underline; tabs and table
 // cells become separators; fields (page numbers) keep their cached result.
-import { commentAnchors } from "../export/docx-comments.js";
-import { HIDDEN_SPAN_OPEN, isHiddenRun } from "./docx-hidden.js";
-import { escapeHtml } from "./html-util.js";
+
+import { escapeHtml } from "../html/util.js";
+import { commentAnchors } from "./comments.js";
+import { HIDDEN_SPAN_OPEN, isHiddenRun } from "./hidden.js";
+import { decodeXml } from "./xml.js";
 import type { CheckedZip } from "./zip-guard.js";
 
 /** One extracted part: its kind, Word's variant (default/first/even) and its HTML paragraphs. */
@@ -23,17 +25,6 @@ const REL = /<Relationship\b[^>]*>/g;
 
 function attr(tag: string, name: string): string | undefined {
   return new RegExp(`\\s(?:[\\w.-]+:)?${name}\\s*=\\s*"([^"]*)"`).exec(tag)?.[1];
-}
-
-function decodeXml(text: string): string {
-  return text
-    .replace(/&lt;/g, "<")
-    .replace(/&gt;/g, ">")
-    .replace(/&quot;/g, '"')
-    .replace(/&apos;/g, "'")
-    .replace(/&#x([0-9a-f]+);/gi, (_, h: string) => String.fromCodePoint(Number.parseInt(h, 16)))
-    .replace(/&#(\d+);/g, (_, d: string) => String.fromCodePoint(Number(d)))
-    .replace(/&amp;/g, "&");
 }
 
 /**

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { docxPageSetup, measureToInches, paperSize } from "./docx-page-setup.js";
+import { docxPageSetup, measureToInches, paperSize } from "./page-setup.js";
 
 const doc = (sectPr: string) => `<w:document><w:body><w:p/>${sectPr}</w:body></w:document>`;
 

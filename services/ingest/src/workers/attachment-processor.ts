@@ -1,18 +1,25 @@
 // Attachment processing (interface-spec, Attachment processing states): pending → processing →
-// completed | failed, in this process after the reply; a restart resumes unfinished rows.
-import { InputError, RedlineError } from "@redline/service-kit";
-import type { IngestContext } from "../context.js";
+// completed | failed, in this process after the reply; a restart resumes unfinished rows. A
+// worker, not a command: context.ts builds it from its own parts, so it names what it needs
+// (ProcessingDeps) instead of the context.
+import { InputError, type Logger, RedlineError } from "@redline/service-kit";
 import { convertDocument } from "../convert.js";
 import * as store from "../db/store/attachments.js";
 import type { AttachmentRow } from "../db/tables.js";
-import { seconds } from "../sandbox/pool.js";
-import { type FilesStorage, requireStorage } from "./shared.js";
+import type { ConvertLimits } from "../formats.js";
+import { type ConverterPool, seconds } from "../sandbox/pool.js";
+import { type FilesStorage, requireStorage } from "../storage.js";
 
 // Longest passage stored per chunk: a giant table cell should not become one huge search hit.
 const MAX_CHUNK_TEXT = 4000;
 
-/** What processing needs: the context without the processor itself. */
-export type ProcessingDeps = Omit<IngestContext, "attachments">;
+/** What processing needs (a subset of IngestContext): storage, the converter pool, limits, a logger. */
+export interface ProcessingDeps {
+  storage: FilesStorage | null;
+  pool: ConverterPool;
+  limits: ConvertLimits;
+  log: Logger;
+}
 
 /** Runs attachment processing in this process, one at a time per attachment, after the reply. */
 export class AttachmentProcessor {

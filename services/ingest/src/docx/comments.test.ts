@@ -1,11 +1,11 @@
 import JSZip from "jszip";
 import { describe, expect, it } from "vitest";
 import { convertDocx } from "../converters/docx.js";
+import { resolveLayout } from "../export/export-formats.js";
+import { htmlToDocx } from "../export/to-docx.js";
 import { DEFAULT_LIMITS } from "../formats.js";
 import { readCorpus } from "../testing/corpus.js";
-import { anchorComments, commentAnchors, insertInParagraph } from "./docx-comments.js";
-import { resolveLayout } from "./export-formats.js";
-import { htmlToDocx } from "./to-docx.js";
+import { anchorComments, commentAnchors, insertInParagraph } from "./comments.js";
 
 const text = (xml: string) => [...xml.matchAll(/<w:t\b[^>]*>([^<]*)<\/w:t>/g)].map((m) => m[1]).join("");
 

@@ -1,7 +1,7 @@
 // Small WordprocessingML helpers for writing a package back in place: top-level children of an
 // element, a paragraph's text and the things anchored in it (bookmarks, comment ranges, notes,
 // drawings, equations), and runs written from formatted text with those anchors put back.
-import { elementEnd } from "../converters/docx-source-map.js";
+import { elementEnd } from "./source-map.js";
 
 /** One element: `[start, end)` offsets in its string, its local name. */
 export interface XmlElement {

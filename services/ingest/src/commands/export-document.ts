@@ -5,10 +5,7 @@
 import { randomUUID } from "node:crypto";
 import { InputError } from "@redline/service-kit";
 import { defaultConverterPool } from "../convert.js";
-import { DEFAULT_LIMITS, type PageSetup, TooManyElementsError } from "../formats.js";
-import { timeExport } from "../ingest-metrics.js";
-import { type ConverterPool, seconds } from "../sandbox/pool.js";
-import type { PageRequest } from "./docx-package.js";
+import type { PageRequest } from "../export/docx-package.js";
 import {
   checkTrackChanges,
   EXPORT_MEDIA,
@@ -20,9 +17,12 @@ import {
   ExportTooLargeError,
   resolveLayout,
   sourceFormatForExport,
-} from "./export-formats.js";
-import type { ExportBuild, ExportBuildTask, ExportScan, TaskImage } from "./export-worker.js";
-import { printPdf } from "./to-pdf.js";
+} from "../export/export-formats.js";
+import type { ExportBuild, ExportBuildTask, ExportScan, TaskImage } from "../export/export-worker.js";
+import { printPdf } from "../export/to-pdf.js";
+import { DEFAULT_LIMITS, type PageSetup, TooManyElementsError } from "../formats.js";
+import { timeExport } from "../ingest-metrics.js";
+import { type ConverterPool, seconds } from "../sandbox/pool.js";
 
 /** An image's bytes and type, or null when the source cannot be resolved. */
 export type ImageResolver = (src: string) => Promise<{ bytes: Buffer; contentType: string } | null>;

@@ -1,10 +1,10 @@
 // The source store: a loaded document's original bytes and chunk map in the object store, under
 // the owner's prefix, with a row naming the owner. Only that owner's calls ever read it back.
 import type { Logger } from "@redline/service-kit";
-import { newId } from "../commands/shared.js";
 import type { IngestContext } from "../context.js";
 import { findSource, insertSource } from "../db/store/sources.js";
-import type { DocumentSource, SourceFormat, SourceMap } from "./types.js";
+import type { DocumentSource, SourceFormat, SourceMap } from "../sources/types.js";
+import { newId } from "./shared.js";
 
 const FORMATS: readonly SourceFormat[] = ["docx", "markdown", "txt"];
 const ID = /^src_[0-9a-f]{32}$/;

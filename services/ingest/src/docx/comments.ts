@@ -1,11 +1,11 @@
 // Word comments in an exported .docx. Comments are out-of-flow chunks
 // (`<p data-part="comment" data-comment-id data-author data-anchor>text<br>more</p>`, see
-// converters/docx-parts.ts); `data-anchor` is the text the comment was anchored to. A generated
+// docx/parts.ts); `data-anchor` is the text the comment was anchored to. A generated
 // export writes them to comments.xml (through docx@9) and anchors each to the first place its
 // text appears in the body (the start of the document when the text is gone); the in-place
 // writer keeps the original anchors and only rewrites a changed comment's text.
-import { loadHtml } from "../converters/html-util.js";
-import { childElements, decodeXml, escapeXml, runText } from "./docx-xml.js";
+import { loadHtml } from "../html/util.js";
+import { childElements, decodeXml, escapeXml, runText } from "./xml.js";
 
 /** One comment as the document carries it. */
 export interface CommentChunk {

@@ -2,13 +2,13 @@ import { chunkHtml } from "@redline/html-chunks";
 import * as cheerio from "cheerio";
 import JSZip from "jszip";
 import { describe, expect, it } from "vitest";
+import { convertDocx } from "../converters/docx.js";
 import { resolveLayout } from "../export/export-formats.js";
 import { htmlToDocx } from "../export/to-docx.js";
 import { htmlPage } from "../export/to-html.js";
 import { htmlToMarkdown, htmlToText } from "../export/to-text.js";
 import { DEFAULT_LIMITS } from "../formats.js";
 import { HIDDEN, hiddenDocx } from "../testing/generated-docs.js";
-import { convertDocx } from "./docx.js";
 
 const importDocx = async (bytes: Buffer) => (await convertDocx(bytes, "hidden.docx", DEFAULT_LIMITS)).html;
 const hiddenTexts = (html: string) => {
