@@ -1,12 +1,14 @@
 // The gRPC clients services hold of one another, under one name each across the repo, so a
 // service's context lists the names it calls instead of repeating definitions and addresses.
 import {
+  accountsV1,
   agentJobsV1,
   agentRevertV1,
   agentV1,
   billingV1,
   documentsLibraryV1,
   documentsV1,
+  edgePolicyV1,
   ingestFilesV1,
   ingestV1,
   sessionsCheckpointsV1,
@@ -23,7 +25,12 @@ export const SERVICE_CLIENTS = {
   jobs: [agentJobsV1.JobsServiceService, "agent"],
   /** Revert and redo-revert (agent). */
   revert: [agentRevertV1.RevertServiceService, "agent"],
+  /** Keys, user accounts, organizations, members, invitations, agents and handoffs (billing process). */
+  accounts: [accountsV1.AccountsServiceService, "billing"],
+  /** Quota reservations and settlements, usage, plans and promotions (billing). */
   billing: [billingV1.BillingServiceService, "billing"],
+  /** The gateway's rate-limit buckets and idempotency records (billing process). */
+  edgePolicy: [edgePolicyV1.EdgePolicyServiceService, "billing"],
   documents: [documentsV1.DocumentsServiceService, "documents"],
   /** The Files view, saves, archive, document events and conflicts (documents). */
   library: [documentsLibraryV1.DocumentLibraryServiceService, "documents"],

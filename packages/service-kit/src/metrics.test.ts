@@ -4,7 +4,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
-import { billingV1, healthV1 } from "@redline/grpc-stubs";
+import { accountsV1, billingV1, healthV1 } from "@redline/grpc-stubs";
 import { describe, expect, it } from "vitest";
 import { NotFoundError } from "./errors.js";
 import { HEALTH_CACHE_MS, healthService, singleFlight } from "./health.js";
@@ -24,13 +24,13 @@ import { bindService, createRpcClient, startGrpcServer } from "./rpc.js";
 const log = createLogger("metrics-test", "silent");
 
 const Billing = {
-  resolveApiKey: billingV1.BillingServiceService.resolveApiKey,
+  resolveApiKey: accountsV1.AccountsServiceService.resolveApiKey,
   getUsage: billingV1.BillingServiceService.getUsage,
 };
 
 /** A real server answering ResolveApiKey with an empty principal and GetUsage with `getUsage`, and a client of it. */
 async function billingServer(getUsage: () => Promise<billingV1.GetUsageResponse>) {
-  const handlers = { resolveApiKey: async () => billingV1.ResolveApiKeyResponse.fromPartial({}), getUsage };
+  const handlers = { resolveApiKey: async () => accountsV1.ResolveApiKeyResponse.fromPartial({}), getUsage };
   const server = await startGrpcServer("127.0.0.1:0", [bindService(Billing, handlers)], log);
   const client = createRpcClient(Billing, server.address);
   return {
@@ -84,9 +84,16 @@ describe("metrics helpers", () => {
   });
 
   it("a served RPC counts by the code its caller got and is timed; a lost database counts as UNAVAILABLE", async () => {
-    const labels = { grpc_service: "redline.billing.v1.BillingService" };
+    const services: Record<string, string> = {
+      ResolveApiKey: "redline.accounts.v1.AccountsService",
+      GetUsage: "redline.billing.v1.BillingService",
+    };
     const handled = (method: string, code: string) =>
-      seriesValue("redline_grpc_server_handled_total", { ...labels, grpc_method: method, grpc_code: code });
+      seriesValue("redline_grpc_server_handled_total", {
+        grpc_service: services[method],
+        grpc_method: method,
+        grpc_code: code,
+      });
     const before = {
       ok: (await handled("ResolveApiKey", "OK")) ?? 0,
       missing: (await handled("GetUsage", "NOT_FOUND")) ?? 0,
@@ -116,7 +123,11 @@ describe("metrics helpers", () => {
   });
 
   it("setMetricsRecording(false) stops the per-call hooks recording, and true resumes them", async () => {
-    const labels = { grpc_service: "redline.billing.v1.BillingService", grpc_method: "ResolveApiKey", grpc_code: "OK" };
+    const labels = {
+      grpc_service: "redline.accounts.v1.AccountsService",
+      grpc_method: "ResolveApiKey",
+      grpc_code: "OK",
+    };
     const { client, close } = await billingServer(async () => billingV1.GetUsageResponse.fromPartial({}));
     try {
       const before = (await seriesValue("redline_grpc_server_handled_total", labels)) ?? 0;

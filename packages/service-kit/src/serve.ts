@@ -25,10 +25,20 @@ export interface StartOptions {
   migrate?: boolean;
 }
 
+/** A folder of RPC files and the proto services whose methods it holds, one file per method. */
+export interface RpcFiles {
+  dir: URL;
+  definitions: ServiceDef[];
+}
+
 /** What serveService needs besides the name, address and context. */
 export interface ServeOptions {
-  /** The folder of the service's RPC files (`new URL("./rpc/", import.meta.url)`) and the proto services they serve. */
-  rpc: { dir: URL; definitions: ServiceDef[] };
+  /**
+   * The folder of the service's RPC files (`new URL("./rpc/", import.meta.url)`) and the proto
+   * services they serve; a list when each proto service has its own folder (billing's rpc/accounts/,
+   * rpc/billing/, rpc/edge-policy/).
+   */
+  rpc: RpcFiles | RpcFiles[];
   /** Probes for grpc.health.v1 (e.g. `{postgres: () => pingDb(db)}`). */
   health: Record<string, HealthCheck>;
   /**
@@ -46,7 +56,7 @@ export interface ServeOptions {
 }
 
 /**
- * Serves every RPC of `opts.rpc.definitions` from its file (bindRpcFiles, handed `ctx`) and
+ * Serves every RPC of `opts.rpc`'s definitions from its file (bindRpcFiles, handed `ctx`) and
  * grpc.health.v1 on `address` (host:port; port 0 picks one). Throws, naming the file, when an
  * RPC has no file.
  *
@@ -60,7 +70,8 @@ export async function serveService<Ctx extends { log: Logger }>(
   ctx: Ctx,
   opts: ServeOptions,
 ): Promise<RunningService> {
-  const services = await bindRpcFiles(ctx, opts.rpc.dir, opts.rpc.definitions);
+  const groups = Array.isArray(opts.rpc) ? opts.rpc : [opts.rpc];
+  const services = (await Promise.all(groups.map((g) => bindRpcFiles(ctx, g.dir, g.definitions)))).flat();
   let stopping = false;
   const metrics = opts.metrics ? await startMetricsServer(opts.metrics, ctx.log) : null;
   const server = await startGrpcServer(

@@ -3,7 +3,7 @@
 // caller's span; a call that failed, answered by a handler or never answered at all, also gets a
 // client span with the error and the gRPC code. This file runs in its own worker, so its provider
 // is the only one.
-import { billingV1 } from "@redline/grpc-stubs";
+import { accountsV1, billingV1 } from "@redline/grpc-stubs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { logLines } from "../../../test/support/log-lines.js";
 import { NotFoundError } from "./errors.js";
@@ -87,7 +87,7 @@ describe("gRPC client spans (TRACE_RPC_CLIENT_SPANS=errors)", () => {
     const handlers = {
       resolveApiKey: async (_req: unknown, ctx: CallContext) => {
         ctx.log.info("resolving");
-        return billingV1.ResolveApiKeyResponse.fromPartial({});
+        return accountsV1.ResolveApiKeyResponse.fromPartial({});
       },
       getUsage: async () => {
         throw new Error("the ledger is gone");
@@ -126,7 +126,7 @@ describe("gRPC client spans (TRACE_RPC_CLIENT_SPANS=errors)", () => {
     const handlers = {
       resolveApiKey: async (_req: unknown, ctx: CallContext) => {
         seen.push(traceHeaders(ctx.trace));
-        return billingV1.ResolveApiKeyResponse.fromPartial({});
+        return accountsV1.ResolveApiKeyResponse.fromPartial({});
       },
       getUsage: async () => billingV1.GetUsageResponse.fromPartial({}),
     };

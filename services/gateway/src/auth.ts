@@ -55,7 +55,7 @@ export interface KeyResolver {
   known(apiKey: string): boolean;
 }
 
-/** A KeyResolver over `ctx.billing.resolveApiKey`, caching successes for `ttlMs`. */
+/** A KeyResolver over `ctx.accounts.resolveApiKey`, caching successes for `ttlMs`. */
 export function createKeyResolver(ctx: GatewayContext, ttlMs: number): KeyResolver {
   const cache = new Map<string, { value: ResolvedKey; expiresAt: number }>();
   const inflight = new Map<string, Promise<ResolvedKey>>();
@@ -74,9 +74,9 @@ export function createKeyResolver(ctx: GatewayContext, ttlMs: number): KeyResolv
   };
 
   const lookup = async (apiKey: string, requestId: string, trace?: TraceContext): Promise<ResolvedKey> => {
-    let res: Awaited<ReturnType<GatewayContext["billing"]["resolveApiKey"]>>;
+    let res: Awaited<ReturnType<GatewayContext["accounts"]["resolveApiKey"]>>;
     try {
-      res = await ctx.billing.resolveApiKey({ apiKey }, { requestId, timeoutMs: RESOLVE_TIMEOUT_MS, trace });
+      res = await ctx.accounts.resolveApiKey({ apiKey }, { requestId, timeoutMs: RESOLVE_TIMEOUT_MS, trace });
     } catch (err) {
       // Billing's own refusals (unknown, revoked, malformed key) all read as 401 to the caller.
       if (err instanceof RedlineError && err.httpStatus >= 400 && err.httpStatus < 500 && err.httpStatus !== 429) {

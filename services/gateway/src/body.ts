@@ -16,7 +16,7 @@ function megabytes(bytes: number): number {
 }
 
 /** The 413 of Errors rule 5 for a body of `sizeBytes`; logs its support event id. */
-export function requestTooLarge(cfg: GatewayConfig, res: Response, sizeBytes: number): PayloadTooLargeError {
+function requestTooLarge(cfg: GatewayConfig, res: Response, sizeBytes: number): PayloadTooLargeError {
   const supportEventId = `evt_${randomUUID().replaceAll("-", "")}`;
   const requestSizeMb = megabytes(sizeBytes);
   requestState(res).log.warn({ supportEventId, requestSizeMb, maxSizeMb: cfg.maxRequestMb }, "request too large");
@@ -42,7 +42,7 @@ export function bodySizeGuard(cfg: GatewayConfig): RequestHandler {
 const LONE_SURROGATE = /\p{Surrogate}/u;
 
 /** True when `value` holds a lone surrogate: not valid Unicode, cannot be encoded as UTF-8. */
-export function hasLoneSurrogate(value: string): boolean {
+function hasLoneSurrogate(value: string): boolean {
   return LONE_SURROGATE.test(value);
 }
 
@@ -61,7 +61,7 @@ function isJsonContentType(req: IncomingMessage): boolean {
 }
 
 /** Content-Encodings the JSON parser inflates (body-parser 2); multipart bodies take identity only. */
-export const JSON_CONTENT_ENCODINGS = ["identity", "gzip", "deflate", "br"] as const;
+const JSON_CONTENT_ENCODINGS = ["identity", "gzip", "deflate", "br"] as const;
 
 /** Deepest JSON nesting a body may have; real request bodies stay under 10 levels. */
 export const MAX_JSON_DEPTH = 64;

@@ -22,7 +22,9 @@ export type ServiceName = (typeof SERVICE_NAMES)[number] & keyof ServiceAddrs;
 
 /** The services the gateway calls (names of SERVICE_CLIENTS). */
 const CLIENTS = [
+  "accounts",
   "billing",
+  "edgePolicy",
   "agent",
   "jobs",
   "revert",

@@ -14,25 +14,25 @@ import { RedlineError } from "@redline/service-kit";
 import type { Request, RequestHandler } from "express";
 
 /** Request headers a browser client may send (what the gateway reads). */
-export const CORS_ALLOW_HEADERS =
+const CORS_ALLOW_HEADERS =
   "Authorization, Content-Type, Content-Encoding, Last-Event-ID, X-Request-Id, Idempotency-Key";
 
 /**
  * Response headers a browser client may read: quota (Errors rule 2), rate limits, a replayed
  * Idempotency-Key answer, export file name and warnings, request id.
  */
-export const CORS_EXPOSE_HEADERS =
+const CORS_EXPOSE_HEADERS =
   "Retry-After, X-Usage-Limit, X-Usage-Used, X-Usage-Remaining, RateLimit, RateLimit-Policy, Idempotent-Replayed, " +
   "Content-Disposition, X-Export-Warnings, X-Request-Id";
 
 /** Methods of the /v1 routes. */
-export const CORS_ALLOW_METHODS = "GET, POST, PATCH, DELETE";
+const CORS_ALLOW_METHODS = "GET, POST, PATCH, DELETE";
 
 /** How long a browser may cache a preflight answer, in seconds. */
 const PREFLIGHT_MAX_AGE_S = 600;
 
 /** 403 `{detail, code: "browser_origin"}` of a route that web pages may not call. */
-export class BrowserOriginError extends RedlineError {
+class BrowserOriginError extends RedlineError {
   constructor() {
     super(
       403,

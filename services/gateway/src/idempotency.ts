@@ -1,8 +1,8 @@
 // Idempotency-Key (issue #13) on the routes that declare it (chat, async chat, uploads,
 // attachment uploads, re-edit): a client that timed out may retry with the same key, and the
 // retry answers the first response (status, body, Content-Type and X-Usage-*) without running
-// the request again, so it is charged once. Records live in billing (BeginIdempotency /
-// CompleteIdempotency), scoped to the key owner, for 24 h.
+// the request again, so it is charged once. Records live in the billing process (EdgePolicyService
+// BeginIdempotency / CompleteIdempotency), scoped to the key owner, for 24 h.
 //
 // Semantics, chosen here:
 // - same key, same request (method, path, query and canonical body): the stored response, with
@@ -17,7 +17,7 @@
 //   dependency, the quota) release the key, so the retry runs the request again.
 import { createHash } from "node:crypto";
 import { status as GrpcStatus } from "@grpc/grpc-js";
-import { billingV1 } from "@redline/grpc-stubs";
+import { edgePolicyV1 } from "@redline/grpc-stubs";
 import { InputError, RedlineError, SchemaError } from "@redline/service-kit";
 import type { Request, RequestHandler, Response } from "express";
 import type { UploadedFile } from "./body.js";
@@ -136,29 +136,29 @@ export function idempotency(ctx: GatewayContext, cfg: GatewayConfig): RequestHan
     if (!principal) return next();
     const hash = requestHash(req.method, req.path, req.query, req.body);
     const opts = { principal, requestId: state.requestId, timeoutMs: BEGIN_TIMEOUT_MS, trace: state.trace };
-    const complete = (response: billingV1.StoredResponse | undefined) =>
-      ctx.billing.completeIdempotency({ idempotencyKey: key, requestHash: hash, response }, opts);
-    const begin = () => ctx.billing.beginIdempotency({ idempotencyKey: key, requestHash: hash, leaseSeconds }, opts);
+    const complete = (response: edgePolicyV1.StoredResponse | undefined) =>
+      ctx.edgePolicy.completeIdempotency({ idempotencyKey: key, requestHash: hash, response }, opts);
+    const begin = () => ctx.edgePolicy.beginIdempotency({ idempotencyKey: key, requestHash: hash, leaseSeconds }, opts);
     let [refusal, begun] = await Promise.all([rateLimitDecision(res), begin()]);
     // A duplicate of a running request waits a little for its answer (a quick upload, or a
     // retry right behind the first's record) before the 409.
     const waitUntil = Date.now() + IN_PROGRESS_WAIT_MS;
     while (
       !refusal &&
-      begun.outcome === billingV1.IdempotencyOutcome.IDEMPOTENCY_OUTCOME_IN_PROGRESS &&
+      begun.outcome === edgePolicyV1.IdempotencyOutcome.IDEMPOTENCY_OUTCOME_IN_PROGRESS &&
       Date.now() < waitUntil
     ) {
       await new Promise((resolve) => setTimeout(resolve, IN_PROGRESS_POLL_MS));
       begun = await begin();
     }
     if (refusal) {
-      if (begun.outcome === billingV1.IdempotencyOutcome.IDEMPOTENCY_OUTCOME_STARTED) {
+      if (begun.outcome === edgePolicyV1.IdempotencyOutcome.IDEMPOTENCY_OUTCOME_STARTED) {
         complete(undefined).catch((err) => state.log.warn({ err }, "idempotency key not released after a 429"));
       }
       return next(refusal);
     }
     switch (begun.outcome) {
-      case billingV1.IdempotencyOutcome.IDEMPOTENCY_OUTCOME_REPLAY: {
+      case edgePolicyV1.IdempotencyOutcome.IDEMPOTENCY_OUTCOME_REPLAY: {
         const stored = begun.response;
         if (!stored) throw new Error("contract: response is missing from a replay");
         for (const [name, value] of Object.entries(stored.headers)) res.setHeader(name, value);
@@ -166,7 +166,7 @@ export function idempotency(ctx: GatewayContext, cfg: GatewayConfig): RequestHan
         res.status(stored.status).end(stored.body);
         return;
       }
-      case billingV1.IdempotencyOutcome.IDEMPOTENCY_OUTCOME_MISMATCH:
+      case edgePolicyV1.IdempotencyOutcome.IDEMPOTENCY_OUTCOME_MISMATCH:
         return next(
           new SchemaError([
             {
@@ -176,7 +176,7 @@ export function idempotency(ctx: GatewayContext, cfg: GatewayConfig): RequestHan
             },
           ]),
         );
-      case billingV1.IdempotencyOutcome.IDEMPOTENCY_OUTCOME_IN_PROGRESS:
+      case edgePolicyV1.IdempotencyOutcome.IDEMPOTENCY_OUTCOME_IN_PROGRESS:
         return next(
           new RedlineError(
             409,
@@ -185,7 +185,7 @@ export function idempotency(ctx: GatewayContext, cfg: GatewayConfig): RequestHan
             { body: { code: "idempotency_in_progress" }, headers: { "Retry-After": "1" } },
           ),
         );
-      case billingV1.IdempotencyOutcome.IDEMPOTENCY_OUTCOME_STARTED:
+      case edgePolicyV1.IdempotencyOutcome.IDEMPOTENCY_OUTCOME_STARTED:
         state.retryKey = retryKeyOf(key, hash);
         break;
       default:

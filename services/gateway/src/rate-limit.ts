@@ -4,7 +4,7 @@
 // endpoint class. Per key alone, keys would be the unit of the limit and an account could
 // multiply its rate by making keys; the account bucket (ACCOUNT_LIMIT_FACTOR times the key's by
 // default) caps what all its keys take together, while one key can still use its whole rate.
-// Billing keeps the buckets (ConsumeRateLimit: one atomic statement over both rows in Postgres,
+// The billing process keeps the buckets (EdgePolicyService ConsumeRateLimit: one atomic statement over both rows in Postgres,
 // both tokens or neither, see services/billing/src/commands/rate-limits.ts), so every gateway
 // replica draws from the same buckets. Each keyed route declares its class where it is declared
 // (endpoint() in api/shared/routes.ts).
@@ -14,7 +14,7 @@
 // "<class>-account";q=…;w=…` names the policies and `RateLimit: "<class>";r=<whole tokens
 // left>;t=<seconds until the bucket is full again>, "<class>-account";r=…;t=…` their state.
 import { status as GrpcStatus } from "@grpc/grpc-js";
-import type { billingV1 } from "@redline/grpc-stubs";
+import type { edgePolicyV1 } from "@redline/grpc-stubs";
 import { RedlineError, required } from "@redline/service-kit";
 import type { Request, RequestHandler, Response } from "express";
 import { accountLimitsFor, type LimiterClass, type RateLimitPolicy, type RateLimitsConfig } from "./config.js";
@@ -202,14 +202,14 @@ interface RequestBucket {
   /** The mirror's key. */
   id: string;
   /** As sent to billing. */
-  spec: billingV1.RateLimitBucket;
+  spec: edgePolicyV1.RateLimitBucket;
   policy: RateLimitPolicy;
   name: string;
   strictZone: number;
 }
 
 /** Of a refusal's exhausted buckets, the one whose token comes back last (the key's on a tie). */
-function refusingBucket(buckets: RequestBucket[], states: billingV1.RateLimitBucketState[]): number {
+function refusingBucket(buckets: RequestBucket[], states: edgePolicyV1.RateLimitBucketState[]): number {
   let worst = -1;
   states.forEach((s, i) => {
     if (s.exhausted && (worst < 0 || s.retryAfterSeconds > states[worst].retryAfterSeconds)) worst = i;
@@ -274,7 +274,7 @@ export function rateLimiter(
         };
       });
       const consume = (of: RequestBucket[], debit: number) =>
-        ctx.billing.consumeRateLimit(
+        ctx.edgePolicy.consumeRateLimit(
           { buckets: of.map((b) => b.spec), debit },
           { principal, requestId: state.requestId, timeoutMs, trace: state.trace },
         );
@@ -318,7 +318,7 @@ export function rateLimiter(
         });
         return null;
       }
-      let decision: billingV1.ConsumeRateLimitResponse;
+      let decision: edgePolicyV1.ConsumeRateLimitResponse;
       const question = mirror.ask();
       try {
         decision = await consume(buckets, 0);

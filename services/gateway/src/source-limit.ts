@@ -27,7 +27,7 @@ interface Level {
 }
 
 /** Token buckets of `perMinute` tokens per source (refill perMinute / 60 per second), in memory. */
-export class SourceBuckets {
+class SourceBuckets {
   private readonly levels = new Map<string, Level>();
   private readonly perSecond: number;
 
@@ -73,7 +73,7 @@ export class SourceBuckets {
 }
 
 /** 429 of a per-source limit: `{detail, code, retry_after}` + Retry-After (seconds). */
-export class SourceRateLimitedError extends RedlineError {
+class SourceRateLimitedError extends RedlineError {
   constructor(code: "auth_rate_limited" | "anonymous_rate_limited", detail: string, retryAfterSeconds: number) {
     const retryAfter = Math.max(1, Math.ceil(retryAfterSeconds));
     super(429, GrpcStatus.RESOURCE_EXHAUSTED, `${detail}; retry in ${retryAfter} s`, {

@@ -40,7 +40,7 @@ function regexSource(pattern: string | undefined): string {
 }
 
 /** Maps one zod issue to one `{type, loc, msg}` item. */
-export function toValidationIssue(issue: z.core.$ZodIssue, where: InputLocation): ValidationIssue {
+function toValidationIssue(issue: z.core.$ZodIssue, where: InputLocation): ValidationIssue {
   const loc: (string | number)[] = [where, ...issue.path.map((p) => (typeof p === "symbol" ? String(p) : p))];
   switch (issue.code) {
     case "invalid_type":

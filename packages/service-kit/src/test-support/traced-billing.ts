@@ -1,17 +1,17 @@
 // The fixture of the gRPC span tests: tracing on in this process, exporting to the system tests'
-// scripted OTLP receiver, and two of billing's methods served and called through service-kit's
-// real server and client.
-import { billingV1 } from "@redline/grpc-stubs";
+// scripted OTLP receiver, and two methods of the billing process (accounts' ResolveApiKey, billing's
+// GetUsage) served and called through service-kit's real server and client.
+import { accountsV1, billingV1 } from "@redline/grpc-stubs";
 import { type OtlpReceiver, startOtlpReceiver } from "../../../../test/support/otlp-receiver.js";
 import { createLogger } from "../logger.js";
 import { bindService, createRpcClient, type RpcClient, startGrpcServer } from "../rpc.js";
 import { initTracing, readTracingEnv, type Tracing } from "../tracing.js";
 
 export const Billing = {
-  resolveApiKey: billingV1.BillingServiceService.resolveApiKey,
+  resolveApiKey: accountsV1.AccountsServiceService.resolveApiKey,
   getUsage: billingV1.BillingServiceService.getUsage,
 };
-export const RESOLVE = "redline.billing.v1.BillingService/ResolveApiKey";
+export const RESOLVE = "redline.accounts.v1.AccountsService/ResolveApiKey";
 export const USAGE = "redline.billing.v1.BillingService/GetUsage";
 
 /** A traced process with a billing server: what the tests read, call and close. */
@@ -34,7 +34,7 @@ export async function startTracedBilling(
 ): Promise<TracedBilling> {
   const receiver = await startOtlpReceiver();
   const tracing = initTracing(service, readTracingEnv({ ...env, OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url }));
-  const handlers = { resolveApiKey: async () => billingV1.ResolveApiKeyResponse.fromPartial({}), getUsage };
+  const handlers = { resolveApiKey: async () => accountsV1.ResolveApiKeyResponse.fromPartial({}), getUsage };
   const server = await startGrpcServer("127.0.0.1:0", [bindService(Billing, handlers)], createLogger("test", "silent"));
   const client = createRpcClient(Billing, server.address);
   return {

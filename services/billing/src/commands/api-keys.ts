@@ -7,6 +7,7 @@ import {
   ConflictError,
   ForbiddenError,
   InputError,
+  isUuid,
   type Knex,
   NotFoundError,
   type Principal,
@@ -35,18 +36,12 @@ import type { AccountRow, ApiKeyRow } from "../db/tables.js";
 import { PLANS } from "./plans.js";
 
 const KEY_PATTERN = /^sk_[0-9a-f]{32}$/;
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** Longest key label (characters). */
 export const MAX_KEY_NAME_CHARS = 100;
 
 /** sha256 hex of a raw key; the raw key is never stored. */
 export function hashKey(apiKey: string): string {
   return createHash("sha256").update(apiKey).digest("hex");
-}
-
-/** Whether `id` can be a stored id (a UUID); anything else is unknown without a query. */
-export function isUuid(id: string): boolean {
-  return UUID.test(id);
 }
 
 /** A key's label trimmed, null when empty; InputError (400) past MAX_KEY_NAME_CHARS. */

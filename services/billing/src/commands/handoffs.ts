@@ -11,6 +11,7 @@ import {
   ForbiddenError,
   InputError,
   isEmailAddress,
+  isUuid,
   type Knex,
   NotFoundError,
   type Principal,
@@ -26,7 +27,7 @@ import {
   markClaimed,
   recordWrongCode,
 } from "../db/store/handoffs.js";
-import { callerKey, issueKey, isUuid, keyName } from "./api-keys.js";
+import { callerKey, issueKey, keyName } from "./api-keys.js";
 import { codeMatches, hashCode, MAX_CODE_ATTEMPTS, newCode, wrongCodeDetail } from "./codes.js";
 
 /** Wrong codes a takeover link takes; the last one disables it for good (410). */

@@ -9,6 +9,7 @@ import {
   ForbiddenError,
   InputError,
   isEmailAddress,
+  isUuid,
   type Knex,
   NotFoundError,
   type Principal,
@@ -25,7 +26,7 @@ import {
   upsertPendingInvitation,
 } from "../db/store/invitations.js";
 import type { InvitationRow } from "../db/tables.js";
-import { callerKey, isUuid } from "./api-keys.js";
+import { callerKey } from "./api-keys.js";
 import { adminOf, type OrganizationOfUser, roleOf } from "./organizations.js";
 
 /** How long an invitation may be accepted (ms). */

@@ -10,6 +10,7 @@ import {
   ConflictError,
   ForbiddenError,
   InputError,
+  isUuid,
   type Knex,
   NotFoundError,
   type Principal,
@@ -41,7 +42,6 @@ import {
   findUserByNameOrId,
   type IssuedKey,
   issueCappedKey,
-  isUuid,
   keyName,
   revokeKeyForCaller,
 } from "./api-keys.js";

@@ -24,7 +24,7 @@ export const signupRoute = defineRoute({
     503,
   ]),
   async handle({ body }, call) {
-    const res = await call.ctx.billing.signUpAgent({ name: body?.name ?? "", source: call.sourceAddress }, call.rpc());
+    const res = await call.ctx.accounts.signUpAgent({ name: body?.name ?? "", source: call.sourceAddress }, call.rpc());
     return { status: 201, body: signupToJson(res) };
   },
 });
@@ -64,7 +64,7 @@ export const claimRoute = defineRoute({
   request: { params: schemas.HandoffPathSchema, body: schemas.ClaimSchema },
   ...answers(schemas.ClaimResponseSchema, "The adopted account and its new key.", [...schemas.ClaimErrors, 503]),
   async handle({ params, body }, call) {
-    const res = await call.ctx.billing.claimHandoff({ handoffId: params.handoff_id, code: body.code }, call.rpc());
+    const res = await call.ctx.accounts.claimHandoff({ handoffId: params.handoff_id, code: body.code }, call.rpc());
     return { body: claimToJson(res) };
   },
 });

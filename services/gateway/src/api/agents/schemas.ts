@@ -1,10 +1,8 @@
 // Agent sign-up and takeover (unshown-parts.md, Accounts: agent takeover; interface-spec
 // Authentication rule 5, Errors 403/404/410).
-import { isEmailAddress, MAX_EMAIL_CHARS } from "@redline/service-kit";
 import { z } from "zod";
-import { issueType } from "../../validation.js";
 import { MAX_KEY_NAME_CHARS } from "../api-keys/schemas.js";
-import { component, ErrorSchema, MAX_ID_CHARS } from "../shared/schemas.js";
+import { component, ErrorSchema, emailAddress, MAX_ID_CHARS } from "../shared/schemas.js";
 
 /** POST /v1/agents/signup body: optional (no body, or `{}`, or `{name}`). */
 export const SignupObjectSchema = component("AgentSignupRequest", {
@@ -28,15 +26,7 @@ export const SignupResponseSchema = component("AgentSignup", {
 
 /** POST /v1/agents/handoff body. */
 export const HandoffSchema = component("AgentHandoffRequest", {
-  email: z
-    .string()
-    .trim()
-    .max(MAX_EMAIL_CHARS)
-    .refine(isEmailAddress, {
-      message: "value is not a valid email address: one plain address such as name@example.com",
-      ...issueType("value_error"),
-    })
-    .meta({ format: "email", description: "The human's address; the one-time code is mailed there." }),
+  email: emailAddress.meta({ format: "email", description: "The human's address; the one-time code is mailed there." }),
 });
 
 /** POST /v1/agents/handoff response. */

@@ -15,7 +15,10 @@ export const createApiKeyRoute = defineRoute({
   request: { body: schemas.CreateApiKeySchema },
   ...answers(schemas.CreatedApiKeySchema, { status: 201, description: "The new key, shown once." }, [403, 503]),
   async handle({ body }, call) {
-    const res = await call.ctx.billing.createOwnApiKey({ name: body.name ?? "", readOnly: body.read_only }, call.rpc());
+    const res = await call.ctx.accounts.createOwnApiKey(
+      { name: body.name ?? "", readOnly: body.read_only },
+      call.rpc(),
+    );
     return { status: 201, body: createdApiKeyToJson(res) };
   },
 });
@@ -26,7 +29,7 @@ export const listApiKeysRoute = defineRoute({
   description: "The caller's user's active personal keys, newest first: prefix, never the key.",
   ...answers(schemas.ApiKeyListSchema, "The keys.", [503]),
   async handle(_input, call) {
-    const res = await call.ctx.billing.listOwnApiKeys({}, call.rpc());
+    const res = await call.ctx.accounts.listOwnApiKeys({}, call.rpc());
     return { body: { api_keys: res.keys.map(apiKeyToJson) } };
   },
 });
@@ -40,7 +43,7 @@ export const revokeApiKeyRoute = defineRoute({
   request: { params: schemas.ApiKeyPathSchema },
   ...answers(schemas.ApiKeyRevokedSchema, "Revoked.", [403, 404, 503]),
   async handle({ params }, call) {
-    await call.ctx.billing.revokeOwnApiKey({ id: params.key_id }, call.rpc());
+    await call.ctx.accounts.revokeOwnApiKey({ id: params.key_id }, call.rpc());
     return { body: { id: params.key_id, revoked: true as const } };
   },
 });

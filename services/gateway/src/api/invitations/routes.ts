@@ -36,7 +36,7 @@ export const listMyInvitationsRoute = defineRoute({
     "Pending invitations to organizations that name the caller: by user id, or by the caller's verified email.",
   ...answers(InvitationListSchema, "The invitations, newest first.", [503]),
   async handle(_input, call) {
-    const res = await call.ctx.billing.listMyInvitations({}, call.rpc());
+    const res = await call.ctx.accounts.listMyInvitations({}, call.rpc());
     return { body: { invitations: res.invitations.map(invitationToJson) } };
   },
 });
@@ -51,7 +51,7 @@ export const acceptInvitationRoute = defineRoute({
   request: { params: InvitationPathSchema, body: AcceptObjectSchema.optional() },
   ...answers(AcceptedSchema, "The organization joined and your membership.", [403, 404, 409, 503]),
   async handle({ params, body }, call) {
-    const res = await call.ctx.billing.acceptInvitation(
+    const res = await call.ctx.accounts.acceptInvitation(
       { invitationId: params.invitation_id, shareEmail: body?.share_email },
       call.rpc(),
     );
@@ -76,7 +76,7 @@ export const declineInvitationRoute = defineRoute({
   request: { params: InvitationPathSchema },
   ...answers(InvitationSchema, "The invitation, declined.", [404, 503]),
   async handle({ params }, call) {
-    const res = await call.ctx.billing.declineInvitation({ invitationId: params.invitation_id }, call.rpc());
+    const res = await call.ctx.accounts.declineInvitation({ invitationId: params.invitation_id }, call.rpc());
     return { body: invitationToJson(required(res.invitation, "invitation")) };
   },
 });

@@ -1,5 +1,5 @@
-// billing.v1 organization messages → the Organization and OrganizationMember JSON.
-import type { billingV1 } from "@redline/grpc-stubs";
+// accounts.v1 organization messages → the Organization and OrganizationMember JSON.
+import type { accountsV1 } from "@redline/grpc-stubs";
 import { required } from "@redline/service-kit";
 import { iso } from "../shared/mappers.js";
 import type { InvitationJson, MemberJson, OrganizationJson } from "./schemas.js";
@@ -15,7 +15,7 @@ function roleOf(role: string): OrganizationJson["role"] {
 }
 
 /** An organization with the caller's role. */
-export function organizationToJson(org: billingV1.Organization): OrganizationJson {
+export function organizationToJson(org: accountsV1.Organization): OrganizationJson {
   return {
     id: org.id,
     name: org.name,
@@ -26,7 +26,7 @@ export function organizationToJson(org: billingV1.Organization): OrganizationJso
 }
 
 /** A member; email left out when none is on file. */
-export function memberToJson(member: billingV1.OrganizationMember): MemberJson {
+export function memberToJson(member: accountsV1.OrganizationMember): MemberJson {
   return {
     user_id: member.userId,
     name: member.name,
@@ -36,7 +36,7 @@ export function memberToJson(member: billingV1.OrganizationMember): MemberJson {
 }
 
 /** An invitation; the invitee as invited (email or user_id), the other left out. */
-export function invitationToJson(inv: billingV1.Invitation): InvitationJson {
+export function invitationToJson(inv: accountsV1.Invitation): InvitationJson {
   const status = INVITATION_STATUSES.find((st) => st === inv.status);
   if (!status) throw new Error(`contract: unknown invitation status '${inv.status}'`);
   return {

@@ -22,7 +22,7 @@ export const createOrganizationRoute = defineRoute({
   request: { body: schemas.CreateOrganizationSchema },
   ...answers(schemas.OrganizationSchema, { status: 201, description: "The new organization." }, [403, 409, 503]),
   async handle({ body }, call) {
-    const res = await call.ctx.billing.createOrganization({ name: body.name }, call.rpc());
+    const res = await call.ctx.accounts.createOrganization({ name: body.name }, call.rpc());
     return { status: 201, body: organizationToJson(required(res.organization, "organization")) };
   },
 });
@@ -33,7 +33,7 @@ export const listOrganizationsRoute = defineRoute({
   description: "The organizations of the caller's user with its role in each (only its own with an organization key).",
   ...answers(schemas.OrganizationListSchema, "The organizations.", [503]),
   async handle(_input, call) {
-    const res = await call.ctx.billing.listOrganizations({}, call.rpc());
+    const res = await call.ctx.accounts.listOrganizations({}, call.rpc());
     return { body: { organizations: res.organizations.map(organizationToJson) } };
   },
 });
@@ -44,7 +44,7 @@ export const getOrganizationRoute = defineRoute({
   request: { params: schemas.OrganizationPathSchema },
   ...answers(schemas.OrganizationSchema, "The organization.", [404, 503]),
   async handle({ params }, call) {
-    const res = await call.ctx.billing.getOrganization({ organizationId: params.organization_id }, call.rpc());
+    const res = await call.ctx.accounts.getOrganization({ organizationId: params.organization_id }, call.rpc());
     return { body: organizationToJson(required(res.organization, "organization")) };
   },
 });
@@ -60,7 +60,7 @@ export const listMembersRoute = defineRoute({
   request: { params: schemas.OrganizationPathSchema },
   ...answers(schemas.MemberListSchema, "The members.", [404, 503]),
   async handle({ params }, call) {
-    const res = await call.ctx.billing.listMembers({ organizationId: params.organization_id }, call.rpc());
+    const res = await call.ctx.accounts.listMembers({ organizationId: params.organization_id }, call.rpc());
     return { body: { members: res.members.map(memberToJson) } };
   },
 });
@@ -82,7 +82,7 @@ export const addMemberRoute = defineRoute({
   request: { params: schemas.OrganizationPathSchema, body: schemas.InviteMemberSchema },
   ...answers(schemas.InvitationSchema, { status: 201, description: "The pending invitation." }, [403, 404, 409, 503]),
   async handle({ params, body }, call) {
-    const res = await call.ctx.billing.inviteMember(
+    const res = await call.ctx.accounts.inviteMember(
       { organizationId: params.organization_id, userId: body.user_id ?? "", email: body.email ?? "", role: body.role },
       call.rpc(),
     );
@@ -102,7 +102,7 @@ export const listInvitationsRoute = defineRoute({
   request: { params: schemas.OrganizationPathSchema },
   ...answers(schemas.InvitationListSchema, "The invitations.", [403, 404, 503]),
   async handle({ params }, call) {
-    const res = await call.ctx.billing.listOrganizationInvitations(
+    const res = await call.ctx.accounts.listOrganizationInvitations(
       { organizationId: params.organization_id },
       call.rpc(),
     );
@@ -122,7 +122,7 @@ export const revokeInvitationRoute = defineRoute({
   request: { params: schemas.OrganizationInvitationPathSchema },
   ...answers(schemas.InvitationSchema, "The invitation, revoked.", [403, 404, 503]),
   async handle({ params }, call) {
-    const res = await call.ctx.billing.revokeInvitation(
+    const res = await call.ctx.accounts.revokeInvitation(
       { organizationId: params.organization_id, invitationId: params.invitation_id },
       call.rpc(),
     );
@@ -144,7 +144,7 @@ export const setRoleRoute = defineRoute({
   request: { params: schemas.MemberPathSchema, body: schemas.UpdateMemberSchema },
   ...answers(schemas.MemberSchema, "The member after the change.", [403, 404, 409, 503]),
   async handle({ params, body }, call) {
-    const res = await call.ctx.billing.updateMember(
+    const res = await call.ctx.accounts.updateMember(
       { organizationId: params.organization_id, userId: params.user_id, role: body.role, shareEmail: body.share_email },
       call.rpc(),
     );
@@ -166,7 +166,10 @@ export const removeMemberRoute = defineRoute({
   request: { params: schemas.MemberPathSchema },
   ...answers(schemas.MemberRemovedSchema, "Removed.", [403, 404, 409, 503]),
   async handle({ params }, call) {
-    await call.ctx.billing.removeMember({ organizationId: params.organization_id, userId: params.user_id }, call.rpc());
+    await call.ctx.accounts.removeMember(
+      { organizationId: params.organization_id, userId: params.user_id },
+      call.rpc(),
+    );
     return { body: { organization_id: params.organization_id, user_id: params.user_id, removed: true as const } };
   },
 });
@@ -185,7 +188,7 @@ export const createOrganizationKeyRoute = defineRoute({
   request: { params: schemas.OrganizationPathSchema, body: keySchemas.CreateApiKeySchema },
   ...answers(keySchemas.CreatedApiKeySchema, { status: 201, description: "The new key, shown once." }, [403, 404, 503]),
   async handle({ params, body }, call) {
-    const res = await call.ctx.billing.createOrganizationApiKey(
+    const res = await call.ctx.accounts.createOrganizationApiKey(
       { organizationId: params.organization_id, name: body.name ?? "", readOnly: body.read_only },
       call.rpc(),
     );
@@ -205,7 +208,7 @@ export const listOrganizationKeysRoute = defineRoute({
   request: { params: schemas.OrganizationPathSchema },
   ...answers(keySchemas.ApiKeyListSchema, "The keys.", [403, 404, 503]),
   async handle({ params }, call) {
-    const res = await call.ctx.billing.listOrganizationApiKeys({ organizationId: params.organization_id }, call.rpc());
+    const res = await call.ctx.accounts.listOrganizationApiKeys({ organizationId: params.organization_id }, call.rpc());
     return { body: { api_keys: res.keys.map(apiKeyToJson) } };
   },
 });
@@ -222,7 +225,7 @@ export const revokeOrganizationKeyRoute = defineRoute({
   request: { params: schemas.OrganizationKeyPathSchema },
   ...answers(keySchemas.ApiKeyRevokedSchema, "Revoked.", [403, 404, 503]),
   async handle({ params }, call) {
-    await call.ctx.billing.revokeOrganizationApiKey(
+    await call.ctx.accounts.revokeOrganizationApiKey(
       { organizationId: params.organization_id, id: params.key_id },
       call.rpc(),
     );

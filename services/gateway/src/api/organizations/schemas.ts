@@ -2,10 +2,9 @@
 // to design). Roles: owner, admin, member. Owners and admins invite and remove members and manage
 // the organization's keys; every member reads the organization and its members. People join by
 // accepting an invitation (issue #30).
-import { isEmailAddress, MAX_EMAIL_CHARS } from "@redline/service-kit";
 import { z } from "zod";
 import { issueType } from "../../validation.js";
-import { component, MAX_ID_CHARS } from "../shared/schemas.js";
+import { component, emailAddress, MAX_ID_CHARS } from "../shared/schemas.js";
 
 /** Longest organization name (characters), as billing stores it. */
 export const MAX_ORG_NAME_CHARS = 100;
@@ -58,19 +57,10 @@ export const MemberListSchema = component("OrganizationMemberList", {
 /** POST /v1/organizations/{id}/members body: exactly one of user_id and email. */
 export const InviteMemberSchema = component("InviteMemberRequest", {
   user_id: z.string().min(1).max(MAX_ID_CHARS).optional().meta({ description: "The user to invite, by id." }),
-  email: z
-    .string()
-    .trim()
-    .max(MAX_EMAIL_CHARS)
-    .refine(isEmailAddress, {
-      message: "value is not a valid email address: one plain address such as name@example.com",
-      ...issueType("value_error"),
-    })
-    .optional()
-    .meta({
-      format: "email",
-      description: "The person to invite, by email: the invitation is theirs once this is their verified email.",
-    }),
+  email: emailAddress.optional().meta({
+    format: "email",
+    description: "The person to invite, by email: the invitation is theirs once this is their verified email.",
+  }),
   role: z
     .enum(["owner", "admin", "member"])
     .default("member")

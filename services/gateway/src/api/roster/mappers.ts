@@ -1,7 +1,7 @@
 // Roster views: entries as JSON (with HTML and change flags on request), the roster response,
 // editor actions, and resolving the ids a caller asks to open.
 import type { documentsV1, sessionsV1, sessionsWorkspaceV1 } from "@redline/grpc-stubs";
-import { ConflictError, NotFoundError } from "@redline/service-kit";
+import { ConflictError, isUuid, NotFoundError } from "@redline/service-kit";
 import type { RouteCall } from "../../route-registry.js";
 import { headHtml } from "../documents/mappers.js";
 import { type PageSetupJson, pageSetupToJson } from "../shared/mappers.js";
@@ -91,9 +91,6 @@ export async function rosterResponse(
   };
 }
 
-/** A durable document id (any UUID version); other ids are session slot ids. */
-export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
 /**
  * Resolves ids given to open (durable UUIDs, or slot ids of this session) to durable documents
  * of the caller: 404 for unknown or foreign ones, 409 document_archived for archived ones.
@@ -104,7 +101,7 @@ export async function resolveDocumentsToOpen(
   refs: string[],
 ): Promise<documentsV1.DocumentMeta[]> {
   const durable = refs.map((ref) => {
-    if (UUID.test(ref)) return ref.toLowerCase();
+    if (isUuid(ref)) return ref.toLowerCase();
     const slot = session.roster.find((r) => r.documentId === ref);
     if (!slot?.durableDocumentId) throw new NotFoundError(`Document ${ref} not found`);
     return slot.durableDocumentId;

@@ -1,13 +1,13 @@
 // The roster routes under /v1/sessions/{session_id}/documents, /chunks and /editor-actions, and
 // POST /v1/sessions/init.
 import type { sessionsV1, sessionsWorkspaceV1 } from "@redline/grpc-stubs";
-import { required } from "@redline/service-kit";
+import { isUuid, required } from "@redline/service-kit";
 import { defineRoute, type Route, type RouteCall } from "../../route-registry.js";
 import { IncludeHtmlQuerySchema } from "../documents/schemas.js";
 import { usageHeaders, usageToJson, withUsageHeaders } from "../shared/mappers.js";
 import { answers, EXPENSIVE_IDEMPOTENT, endpoint } from "../shared/routes.js";
 import { SessionPathSchema } from "../shared/schemas.js";
-import { editorActionJson, resolveDocumentsToOpen, rosterResponse, UUID } from "./mappers.js";
+import { editorActionJson, resolveDocumentsToOpen, rosterResponse } from "./mappers.js";
 import * as schemas from "./schemas.js";
 
 type EditorActionBody = {
@@ -83,7 +83,7 @@ export const initSessionRoute = defineRoute({
   async handle({ query, body }, call) {
     const refs = body.document_ids ?? [];
     // Saved-document ids are checked before the session is created, so a bad id leaves nothing behind.
-    const durableOnly = refs.every((ref) => UUID.test(ref));
+    const durableOnly = refs.every(isUuid);
     if (refs.length > 0 && durableOnly) await resolveDocumentsToOpen(call, EMPTY_SESSION, refs);
     const ensured = await call.ctx.sessions.ensureSession({ sessionId: body.session_id ?? "" }, call.rpc());
     let s = session(ensured.session);

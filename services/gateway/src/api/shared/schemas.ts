@@ -1,6 +1,7 @@
 // Schema pieces every area shares: the `apiSchemas` registry of named OpenAPI components, the
 // bounds of every request field, ids, query and form coercions, base64 and file parts, the change
 // record and usage objects, and the error bodies of the error catalog (interface-spec, Errors).
+import { isEmailAddress, MAX_EMAIL_CHARS } from "@redline/service-kit";
 import { z } from "zod";
 import type { UploadedFile } from "../../body.js";
 import { issueType } from "../../validation.js";
@@ -15,6 +16,19 @@ export const apiSchemas = z.registry<{ id: string }>();
 export function component<Shape extends z.core.$ZodLooseShape>(id: string, shape: Shape) {
   return z.object(shape).register(apiSchemas, { id });
 }
+
+/**
+ * One plain email address, trimmed (service-kit isEmailAddress, at most MAX_EMAIL_CHARS): the
+ * rule of every address a request gives. Anything else is a 422 value_error.
+ */
+export const emailAddress = z
+  .string()
+  .trim()
+  .max(MAX_EMAIL_CHARS)
+  .refine(isEmailAddress, {
+    message: "value is not a valid email address: one plain address such as name@example.com",
+    ...issueType("value_error"),
+  });
 
 /** Session ids chosen by callers: letters, digits, `_`, `-`, `.`; at most 256 (Limits). */
 export const SESSION_ID_PATTERN = /^[a-zA-Z0-9_\-.]+$/;

@@ -16,7 +16,7 @@ export const getUserRoute = defineRoute({
     "verified.",
   ...answers(schemas.UserAccountSchema, "The caller's account.", [503]),
   async handle(_request, call) {
-    const res = await call.ctx.billing.getUserAccount({}, call.rpc());
+    const res = await call.ctx.accounts.getUserAccount({}, call.rpc());
     return { body: userAccountToJson(required(res.account, "account")) };
   },
 });
@@ -51,7 +51,7 @@ export const verifyEmailRoute = defineRoute({
   request: { body: schemas.VerifyEmailSchema },
   ...answers(schemas.UserAccountSchema, "The account, its email verified.", [...schemas.VerifyErrors, 503]),
   async handle({ body }, call) {
-    const res = await call.ctx.billing.verifyUserEmail({ code: body.code }, call.rpc());
+    const res = await call.ctx.accounts.verifyUserEmail({ code: body.code }, call.rpc());
     return { body: userAccountToJson(required(res.account, "account")) };
   },
 });

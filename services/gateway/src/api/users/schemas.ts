@@ -1,9 +1,7 @@
 // The caller's user account (GET and PATCH /v1/users/me): not shown by interface-spec.md, so ours
 // to design; it holds the email on file that email exports without recipient_email go to.
-import { isEmailAddress, MAX_EMAIL_CHARS } from "@redline/service-kit";
 import { z } from "zod";
-import { issueType } from "../../validation.js";
-import { component, ErrorSchema } from "../shared/schemas.js";
+import { component, ErrorSchema, emailAddress } from "../shared/schemas.js";
 
 /** The caller's user account. Strings without a value are left out, never null. */
 export const UserAccountSchema = component("UserAccount", {
@@ -35,14 +33,7 @@ export type UserAccountJson = z.output<typeof UserAccountSchema>;
 
 /** PATCH /v1/users/me body. */
 export const UpdateUserSchema = component("UpdateUserRequest", {
-  email: z
-    .string()
-    .trim()
-    .max(MAX_EMAIL_CHARS)
-    .refine(isEmailAddress, {
-      message: "value is not a valid email address: one plain address such as name@example.com",
-      ...issueType("value_error"),
-    })
+  email: emailAddress
     .meta({ format: "email" })
     .nullable()
     .meta({

@@ -1,9 +1,0 @@
-// AdminRemoveMember: the operator CLI's `orgs remove-member`.
-import { adminRemoveMember as remove } from "../commands/organizations.js";
-import type { BillingRpc } from "./call.js";
-
-/** Removes the member and revokes their organization keys; NOT_FOUND unknown names or not a member, 409 the last owner. */
-export const adminRemoveMember: BillingRpc<"adminRemoveMember"> = async (ctx, req) => {
-  await remove(ctx.db, { organization: req.organization, user: req.user });
-  return {};
-};
