@@ -4,6 +4,7 @@ import { type commonV1, type documentsLibraryV1, documentsV1, NullValue } from "
 import { type CallContext, requirePrincipal } from "@redline/service-kit";
 import type { CommitResult, NewConflict } from "./commands/commit.js";
 import type { SaveResult } from "./commands/save.js";
+import type { TurnResult } from "./commands/turn.js";
 import type { VersionView } from "./commands/versions.js";
 import {
   AI_AUTHOR,
@@ -178,6 +179,23 @@ export function commitResponse(r: CommitResult): documentsV1.CommitOperationsRes
     merged: r.merged,
     conflicts: r.conflicts.map(conflictRecord),
     mergedChunkIds: r.mergedChunkIds,
+  };
+}
+
+/** CommitTurnResponse of a turn's writes (its commit's fields empty when it had no operations). */
+export function turnResponse(r: TurnResult): documentsV1.CommitTurnResponse {
+  const { commit } = r;
+  return {
+    document: documentMeta(r.row),
+    previousVersionId: r.previousVersionId,
+    loadedVersionId: r.loadedVersionId,
+    loadReplayed: r.loadReplayed,
+    changes: commit?.changes ?? [],
+    merged: commit?.merged ?? false,
+    conflicts: (commit?.conflicts ?? []).map(conflictRecord),
+    mergedChunkIds: commit?.mergedChunkIds ?? [],
+    replayed: commit?.replayed ?? false,
+    chunks: commit?.chunks ?? [],
   };
 }
 

@@ -3,8 +3,7 @@
 // ingest cannot answer, a search finds nothing and the turn goes on.
 import type { CallOpts, Logger } from "@redline/service-kit";
 import type { AgentContext } from "../context.js";
-import type { TurnFiles } from "../engines/files-tools.js";
-import type { TurnInput } from "../engines/types.js";
+import type { TurnFiles, TurnInput } from "../engines/types.js";
 
 /** TurnFiles bound to one session and caller; `attachmentCount` as sessionAttachments found it. */
 export function turnFiles(

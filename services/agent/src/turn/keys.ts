@@ -1,5 +1,5 @@
 // The idempotency keys of a turn's writes, defined once. Billing's Reserve/Settle are idempotent
-// per charge key; documents' CreateDocument and CommitOperations per key, so a job rerun after a
+// per charge key; documents' CommitTurn per load and commit key, so a job rerun after a
 // crash (ARCHITECTURE "Async chat jobs", Crash) neither charges nor writes twice.
 import { randomBytes, randomUUID } from "node:crypto";
 
@@ -31,9 +31,14 @@ export function jobCommitKey(jobId: string, opsCommitted: number): string {
   return `${jobId}:${opsCommitted}`;
 }
 
-/** CreateDocument key of the content a keyed turn loads: a rerun gets the copy its first run stored. */
+/** Load key (CommitTurn) of the content a keyed turn stores: a rerun gets the copy its first run stored. */
 export function loadKey(commitKey: string): string {
   return `${commitKey}:load`;
+}
+
+/** Load key of a sync turn's content: storing it again after a refused commit replays the store. */
+export function turnLoadKey(): string {
+  return `chat-load:${randomUUID()}`;
 }
 
 /** Commit key of one approval decision (the approved change ids): a retried decision commits once. */

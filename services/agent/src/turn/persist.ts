@@ -1,12 +1,12 @@
 // Phase 3 of a turn (ARCHITECTURE "One chat turn" 2.5, "Async chat jobs" Approval): only after
-// the engine finished, the loaded content is stored, and the turn's net operations are either
-// committed as one version or staged for approval.
-import { type agentV1, documentsV1, type sessionsV1 } from "@redline/grpc-stubs";
+// the engine finished, the turn's writes go to documents in one call (CommitTurn: the content it
+// loaded, as the chunks prepare made, and its net operations), or the content is stored and the
+// operations staged for approval.
+import type { agentV1, documentsV1, sessionsV1 } from "@redline/grpc-stubs";
 import type { ChunkOperation } from "@redline/html-chunks";
 import { required } from "@redline/service-kit";
 import type { AgentContext } from "../context.js";
 import type { JobState, StagedChange } from "../db/tables.js";
-import { loadKey } from "./keys.js";
 import { chunkOpToProto, sectionKeys, stageRecords, summarizeOperations } from "./operations.js";
 import { type PreparedTurn, type TurnActor, turnCheckpoint } from "./prepare.js";
 
@@ -20,57 +20,78 @@ export interface StoredDoc {
 /** The roster attach a turn owes a document it stored (sessions.v1 RosterAttach). */
 export type PendingAttach = sessionsV1.RosterAttach;
 
-function storedOf(meta: documentsV1.DocumentMeta): StoredDoc {
-  return { durableId: meta.documentId, versionId: meta.versionId, title: meta.title };
-}
-
-/** Writes the target's content: replaces a stored document with a load, creates a new one, or keeps it. */
-async function writeDocument(ctx: AgentContext, actor: TurnActor, prepared: PreparedTurn): Promise<StoredDoc> {
-  const { target, sessionId } = prepared;
-  const html = (target?.base ?? []).map((c) => c.html).join("\n");
-  const load = target?.load;
-  if (load && target.durableId) {
-    const { pageSetup, title, keepParts, source } = load;
-    const req = { documentId: target.durableId, html, sessionId, pageSetup, title, keepParts, source };
-    return storedOf(required((await ctx.documents.replaceDocument(req, actor.opts)).document, "document"));
-  }
-  if (target?.durableId) return { durableId: target.durableId, versionId: target.baseVersionId, title: target.title };
-  const res = await ctx.documents.createDocument(
-    {
-      html,
-      title: load?.title ?? "",
-      pageSetup: load?.pageSetup,
-      sessionId,
-      // A job rerun after a crash gets the document its first run created, not a second copy.
-      idempotencyKey: actor.commitKey ? loadKey(actor.commitKey) : "",
-      keepParts: load?.keepParts ?? false,
-      source: load?.source,
-    },
-    actor.opts,
-  );
-  return storedOf(required(res.document, "document"));
+/** True when the turn stores content: a load, or a draft for a document not stored yet. */
+function storesContent(prepared: PreparedTurn): boolean {
+  return prepared.target?.load !== undefined || !prepared.target?.durableId;
 }
 
 /**
- * Stores the turn's document (a load: create or replace; a new draft: create) and returns it
- * with the roster attach it still needs (none when the slot already holds it). The target's
- * slot is updated to the stored document.
+ * The turn's CommitTurn request: the content to store (the chunks prepare made and the engine
+ * edited a copy of, so documents stores exactly what the turn edited; an empty draft for a new
+ * document) and `ops`. The load's key makes a repeated store of it a replay.
  */
-async function storeDocument(
+function turnRequest(actor: TurnActor, prepared: PreparedTurn, ops: ChunkOperation[]): documentsV1.CommitTurnRequest {
+  const { target, sessionId, req } = prepared;
+  const load = target?.load;
+  return {
+    documentId: target?.durableId ?? "",
+    sessionId,
+    load: storesContent(prepared)
+      ? {
+          chunks: target?.base ?? [],
+          title: load?.title ?? "",
+          pageSetup: load?.pageSetup,
+          keepParts: load?.keepParts ?? false,
+          source: load?.source,
+          idempotencyKey: prepared.loadKey,
+        }
+      : undefined,
+    baseVersionId: target?.baseVersionId ?? "",
+    operations: ops.map(chunkOpToProto),
+    summary: summarizeOperations(ops),
+    // A job rerun after a crash must not commit twice.
+    idempotencyKey: actor.commitKey ?? "",
+    // Another session's commit merged in means head is not our working copy: its HTML comes back.
+    returnChunksWhenMerged: req.responseMode !== "compact",
+  };
+}
+
+/**
+ * Writes the turn to documents in one call (none when it neither stores content nor has
+ * operations) and returns the stored document with the answer. A load's checkpoint is the
+ * head the write replaced (`previous_version_id`), so no read exists only to learn it.
+ */
+async function writeTurn(
   ctx: AgentContext,
   actor: TurnActor,
   prepared: PreparedTurn,
-): Promise<{ stored: StoredDoc; attach?: PendingAttach }> {
+  ops: ChunkOperation[],
+): Promise<{ stored: StoredDoc; res?: documentsV1.CommitTurnResponse }> {
   const { target } = prepared;
-  const stored = await writeDocument(ctx, actor, prepared);
-  if (target?.slot?.durableDocumentId === stored.durableId) return { stored };
+  if (target?.durableId && !storesContent(prepared) && ops.length === 0) {
+    return { stored: { durableId: target.durableId, versionId: target.baseVersionId, title: target.title } };
+  }
+  const res = await ctx.documents.commitTurn(turnRequest(actor, prepared, ops), actor.opts);
+  const meta = required(res.document, "document");
+  const versionId = res.loadedVersionId || (target?.baseVersionId ?? "");
+  if (target?.load) target.checkpointVersionId = res.previousVersionId;
+  return { stored: { durableId: meta.documentId, versionId, title: meta.title }, res };
+}
+
+/**
+ * The roster attach a stored document still needs (none when the slot already holds it); the
+ * target's slot is updated to the stored document.
+ */
+function slotFor(prepared: PreparedTurn, stored: StoredDoc): PendingAttach | undefined {
+  const { target } = prepared;
+  if (target?.slot?.durableDocumentId === stored.durableId) return undefined;
   const attach: PendingAttach = { focus: true, slotId: target?.slot?.documentId ?? "" };
   if (target) {
     const { durableId, title, versionId } = stored;
     const documentId = target.slot?.documentId ?? "";
     target.slot = { documentId, durableDocumentId: durableId, title, focused: true, lastSeenVersionId: versionId };
   }
-  return { stored, attach };
+  return attach;
 }
 
 /** Puts a stored document in the session's roster now. */
@@ -87,11 +108,13 @@ async function attachStored(
 }
 
 /**
- * Stores the turn's document and attaches it to the session now. Used before staging changes,
- * so the user's own content is saved even when the AI's is not.
+ * Stores the turn's content (no operations) and attaches it to the session now. Used before
+ * staging changes, and after a refused commit, so the user's own content is saved even when
+ * the AI's is not.
  */
 export async function storeAndAttach(ctx: AgentContext, actor: TurnActor, prepared: PreparedTurn): Promise<StoredDoc> {
-  const { stored, attach } = await storeDocument(ctx, actor, prepared);
+  const { stored } = await writeTurn(ctx, actor, prepared, []);
+  const attach = slotFor(prepared, stored);
   if (attach) await attachStored(ctx, actor, prepared.sessionId, stored, attach);
   return stored;
 }
@@ -104,11 +127,12 @@ export interface CommittedChanges {
 }
 
 /**
- * approve_all: stores the loaded content and commits the turn's net operations as one version
+ * approve_all: stores the loaded content and commits the turn's net operations, one CommitTurn
  * (edits of chunks another session changed become conflicts, concurrent_merges); returns the
  * response's document_changes, or nothing when the turn neither loaded nor changed a document.
- * With `deferAttach`, a loaded document's roster attach is returned for finishTurn to do; a
- * commit that fails still attaches it.
+ * With `deferAttach`, a loaded document's roster attach is returned for finishTurn to do. A
+ * commit that fails writes nothing; the content is then stored alone (a replay when the failed
+ * call did store it: its load key) and attached.
  */
 export async function commitTurn(
   ctx: AgentContext,
@@ -116,69 +140,44 @@ export async function commitTurn(
   prepared: PreparedTurn,
   deferAttach: boolean,
 ): Promise<CommittedChanges> {
-  if (!prepared.target?.load && prepared.working.operations().length === 0) return {};
-  if (!deferAttach) {
-    const stored = await storeAndAttach(ctx, actor, prepared);
-    return { documentChanges: await commitStored(ctx, actor, prepared, stored), stored };
-  }
-  const { stored, attach } = await storeDocument(ctx, actor, prepared);
+  const ops = prepared.working.operations();
+  if (!prepared.target?.load && ops.length === 0) return {};
+  let written: Awaited<ReturnType<typeof writeTurn>>;
   try {
-    return { documentChanges: await commitStored(ctx, actor, prepared, stored), stored, attach };
+    written = await writeTurn(ctx, actor, prepared, ops);
   } catch (err) {
     // The user's own content stays in the roster even when the AI's edits could not commit.
-    if (attach) await attachStored(ctx, actor, prepared.sessionId, stored, attach).catch(() => {});
+    if (ops.length > 0 && storesContent(prepared)) await storeAndAttach(ctx, actor, prepared).catch(() => {});
     throw err;
   }
+  const { stored, res } = written;
+  const attach = slotFor(prepared, stored);
+  if (attach && !deferAttach) await attachStored(ctx, actor, prepared.sessionId, stored, attach);
+  const documentChanges = documentChangesOf(prepared, stored, ops, res);
+  return { documentChanges, stored, attach: deferAttach ? attach : undefined };
 }
 
-/** Commits the turn's operations on the stored document; the response's document_changes. */
-async function commitStored(
-  ctx: AgentContext,
-  actor: TurnActor,
+/** The response's document_changes of a turn's write. */
+function documentChangesOf(
   prepared: PreparedTurn,
   stored: StoredDoc,
-): Promise<agentV1.DocumentChanges> {
-  const { req, working, sessionId } = prepared;
-  const ops = working.operations();
-  const compact = req.responseMode === "compact";
-  let changes: documentsV1.ChangeRecord[] = [];
-  let concurrentMerges: agentV1.ConcurrentMerge[] = [];
-  let versionId = stored.versionId;
-  let html = working.toHtml();
-  if (ops.length > 0) {
-    const committed = await ctx.documents.commitOperations(
-      {
-        documentId: stored.durableId,
-        baseVersionId: stored.versionId,
-        sessionId,
-        operations: ops.map(chunkOpToProto),
-        summary: summarizeOperations(ops),
-        returnChunks: false,
-        // Edits of chunks another session changed since the base are recorded as conflicts
-        // (concurrent_merges, resolved by re-edit) instead of failing the whole turn.
-        recordConflicts: true,
-        idempotencyKey: actor.commitKey ?? "",
-        // The turn's edits are the AI's (tracked changes name it); the load before them is the user's.
-        authorKind: documentsV1.AuthorKind.AUTHOR_KIND_AI,
-      },
-      actor.opts,
-    );
-    concurrentMerges = concurrentMergesOf(committed, stored.durableId);
-    changes = committed.changes;
-    versionId = required(committed.document, "document").versionId;
-    // Another session's commit was merged in: the head is not our working copy any more.
-    if (committed.merged && !compact) html = await headHtml(ctx, actor, stored.durableId);
-  }
-  const summary = summarizeOperations(ops);
+  ops: ChunkOperation[],
+  res: documentsV1.CommitTurnResponse | undefined,
+): agentV1.DocumentChanges {
+  const compact = prepared.req.responseMode === "compact";
+  const edited = ops.length > 0 && res !== undefined;
+  const changes = edited ? res.changes : [];
+  // Another session's commit was merged in: the head is not our working copy any more.
+  const html = edited && res.merged ? res.chunks.map((c) => c.html).join("\n") : prepared.working.toHtml();
   return {
     updatedHtml: compact ? undefined : html,
-    versionId,
-    changesSummary: summary,
+    versionId: edited ? required(res.document, "document").versionId : stored.versionId,
+    changesSummary: summarizeOperations(ops),
     requiresApproval: false,
     changes,
     chunkDiffs: changes,
     documentId: stored.durableId,
-    concurrentMerges,
+    concurrentMerges: edited ? concurrentMergesOf(res, stored.durableId) : [],
   };
 }
 
@@ -190,7 +189,7 @@ export async function headHtml(ctx: AgentContext, actor: Pick<TurnActor, "opts">
 
 /** concurrent_merges of a commit: chunks merged around, then this turn's edits recorded as conflicts. */
 function concurrentMergesOf(
-  committed: documentsV1.CommitOperationsResponse,
+  committed: Pick<documentsV1.CommitTurnResponse, "mergedChunkIds" | "conflicts">,
   documentId: string,
 ): agentV1.ConcurrentMerge[] {
   return [

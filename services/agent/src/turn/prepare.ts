@@ -7,7 +7,7 @@ import { type CallOpts, type Logger, NotFoundError, type Principal, required } f
 import type { AgentContext, HandedContext } from "../context.js";
 import type { TurnInput } from "../engines/index.js";
 import { sessionAttachments, turnFiles } from "./files.js";
-import { loadKey } from "./keys.js";
+import { loadKey, turnLoadKey } from "./keys.js";
 import { landOwedRecords } from "./record-outbox.js";
 
 /** The document a turn works on, before anything is persisted. */
@@ -18,7 +18,10 @@ export interface Target {
   durableId: string;
   /** Version the engine's base corresponds to; empty when the base is new content. */
   baseVersionId: string;
-  /** The document's head before a load replaced it (the turn's checkpoint); unset otherwise. */
+  /**
+   * The document's head before a load replaced it (the turn's checkpoint), set from the write's
+   * answer (CommitTurn's previous_version_id); unset before it and without a load.
+   */
   checkpointVersionId?: string;
   title: string;
   /** The document's page setup; undefined when none. */
@@ -65,6 +68,8 @@ export interface PreparedTurn {
   files?: TurnInput["files"];
   /** Completed image attachments of the session, sent as vision input (model engines only). */
   attachmentImages?: TurnInput["images"];
+  /** Idempotency key of the content the turn stores (CommitTurn's load): storing it again replays. */
+  loadKey: string;
 }
 
 /** Content a turn loads (document_html or an upload), chunked: independent of the session. */
@@ -116,13 +121,10 @@ async function resolveTarget(
     : (roster.find((r) => r.focused) ?? roster[0]);
   const durableId = slot?.durableDocumentId ?? req.documentId;
   if (loaded) {
-    // Replacing a stored document: its head before the turn is the turn's restore point.
-    const head = durableId
-      ? await ctx.documents.getDocument({ documentId: durableId, versionId: "", includeChunks: false }, opts)
-      : undefined;
-    const checkpointVersionId = head ? required(head.document, "document").versionId : "";
+    // Replacing a stored document: its head before the write is the turn's restore point, which
+    // the write answers (persist.ts); an unknown id is refused by that write (404).
     const { load, base } = loaded;
-    return { slot, durableId, baseVersionId: "", checkpointVersionId, ...pageOf(load), load, base };
+    return { slot, durableId, baseVersionId: "", checkpointVersionId: "", ...pageOf(load), load, base };
   }
   if (!durableId) {
     // A blank tab (no durable document until its first save): the turn drafts into its slot.
@@ -185,6 +187,7 @@ export async function prepareTurn(
     memoryNote: context.value.memoryNote,
     files: turnFiles(ctx, sessionId, callOpts, actor.log, attachments.value.count),
     attachmentImages: attachments.value.images,
+    loadKey: actor.commitKey ? loadKey(actor.commitKey) : turnLoadKey(),
   };
 }
 

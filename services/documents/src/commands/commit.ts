@@ -28,6 +28,8 @@ export type NewConflict = Omit<ConflictRow, "created_at" | "resolved_at" | "reso
 /** The result of a commit. */
 export interface CommitResult {
   row: DocumentRow;
+  /** Head when the commit locked the document, before it wrote anything. */
+  previousVersionId: string;
   changes: ChangeRecordView[];
   /** Head chunks when asked for. */
   chunks: ChunkRecord[];
@@ -97,7 +99,7 @@ const MAX_CONFLICTS_LISTED = 200;
  * body travels in a gRPC trailer: a save clashing on thousands of chunks made it too large to
  * deliver, and the call hung until its deadline.
  */
-export function chunkConflictError(conflicts: NewConflict[], headVersionId: string): ConflictError {
+function chunkConflictError(conflicts: NewConflict[], headVersionId: string): ConflictError {
   const chunkIds = [...new Set(conflicts.map((c) => c.chunk_id))];
   const listed = chunkIds.slice(0, MAX_CONFLICTS_LISTED);
   const more = chunkIds.length - listed.length;
@@ -150,12 +152,13 @@ export async function commitInTransaction(
   const replayed = input.idempotencyKey ? await replay(trx, doc, input) : undefined;
   if (replayed) return replayed;
   const merge = await mergeOntoHead(trx, ownerId, doc, input);
-  const unchanged = { row: doc, changes: [], chunks: [], committed: false, replayed: false };
+  const previousVersionId = doc.head_version_id;
+  const unchanged = { row: doc, previousVersionId, changes: [], chunks: [], committed: false, replayed: false };
   if (merge.operations.length === 0) return { ...unchanged, ...merge };
   const plan = await planRevisions(trx, doc.id, doc.head_seq + 1, merge.operations, input.normalized ?? false);
   const row = await writeVersion(trx, ownerId, doc, input, plan);
   const chunks = input.returnChunks ? await chunkRecordsAt(trx, doc.id) : [];
-  return { ...merge, row, changes: plan.changes, chunks, committed: true, replayed: false };
+  return { ...merge, row, previousVersionId, changes: plan.changes, chunks, committed: true, replayed: false };
 }
 
 /** The owner's document, locked for the commit. NotFoundError; ConflictError `document_archived`. */
@@ -175,7 +178,7 @@ async function replay(trx: Knex.Transaction, doc: DocumentRow, input: CommitInpu
   if (!earlier) return undefined;
   const chunks = input.returnChunks ? await chunkRecordsAt(trx, doc.id) : [];
   const nothing = { changes: [], merged: false, mergedChunkIds: [], conflicts: [], committed: false };
-  return { row: doc, chunks, ...nothing, replayed: true };
+  return { row: doc, previousVersionId: doc.head_version_id, chunks, ...nothing, replayed: true };
 }
 
 /** The operations to apply on head after the three-way check, and what the check found. */

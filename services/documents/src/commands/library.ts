@@ -63,7 +63,7 @@ const DIAGRAM_TAG =
   /\sdata-diagram\b|\sclass="[^"]*\b(mermaid|diagram)\b|<img\b[^>]*\ssrc="[^"]*(\.svg\b|^data:image\/svg)/i;
 
 /** Headings, section and block counts, and media counts of chunks in order. */
-export function structureOf(chunks: ChunkRecord[]): Structure {
+function structureOf(chunks: ChunkRecord[]): Structure {
   const headings: Structure["headings"] = [];
   let images = 0;
   let diagrams = 0;

@@ -1,24 +1,15 @@
 // Loading HTML into documents: create a document, or replace one's content as a new version.
 import { createHash, randomUUID } from "node:crypto";
-import { type ChunkRecord, chunkHtml, sections, textOf } from "@redline/html-chunks";
-import { type Knex, NotFoundError } from "@redline/service-kit";
+import { type ChunkRecord, chunkHtml, isValidChunkId, sections, textOf } from "@redline/html-chunks";
+import { InputError, type Knex, NotFoundError } from "@redline/service-kit";
 import { generateKeyBetween, generateNKeysBetween } from "fractional-indexing";
 import { type DocumentSourceRef, findDocument, insertNewDocument, setSource } from "../db/store/documents.js";
 import { chunksAt, closeRevisions, insertRevisions } from "../db/store/revisions.js";
+import { findVersionByKey } from "../db/store/versions.js";
 import { type ChunkRevisionRow, type DocumentRow, UNATTRIBUTED, type VersionAuthor } from "../db/tables.js";
 import { isHeadingHtml } from "./headings.js";
-import { getDocument } from "./read.js";
+import { type DocumentView, getDocument } from "./read.js";
 import { recordVersion } from "./record-version.js";
-
-/** A document as returned by the commands: its row and (when read) its chunks in order. */
-export interface DocumentView {
-  row: DocumentRow;
-  chunks: ChunkRecord[];
-  /** The version the chunks belong to. */
-  versionId: string;
-  /** The chunks of the version the document's original was loaded at (when read with includeSource). */
-  sourceChunks?: ChunkRecord[];
-}
 
 /** Title from the first heading, else the first words of the text, else "Untitled document". */
 export function deriveTitle(chunks: ChunkRecord[]): string {
@@ -37,6 +28,36 @@ export function deriveTitle(chunks: ChunkRecord[]): string {
  */
 export function loadChunks(html: string, keepParts = false): ChunkRecord[] {
   return chunkHtml(html, { parts: keepParts ? "keep" : "drop" }).chunks;
+}
+
+/** An InputError naming a loaded chunk (400 `invalid_chunk`). */
+function invalidChunk(index: number, message: string): InputError {
+  return new InputError(`chunk ${index}: ${message}`, { code: "invalid_chunk", chunk_index: index });
+}
+
+/**
+ * Checks chunks made elsewhere (a chat turn's load, chunked by the agent) as commit-plan checks
+ * an operation's chunk: each id well-formed and unique, each chunk exactly one block, its HTML
+ * stored as the sanitizer makes it (with only the part marks `keepParts` allows), so the caller
+ * is not trusted to have sanitized. Returns the chunks as stored: the agent's own chunkHtml
+ * output comes back unchanged (a fixed point). InputError (400 `invalid_chunk`) names the first
+ * chunk that is not one block with its id. All chunks are sanitized and split in one pass:
+ * validateChunkHtml on each (the same rules) costs about 2.5 times as much on 2,000 chunks.
+ */
+export function validateLoadChunks(chunks: ChunkRecord[], keepParts = false): ChunkRecord[] {
+  const seen = new Set<string>();
+  for (const [i, c] of chunks.entries()) {
+    if (!isValidChunkId(c.chunkId)) throw invalidChunk(i, `invalid chunk id "${c.chunkId.slice(0, 80)}"`);
+    if (seen.has(c.chunkId)) throw invalidChunk(i, `duplicate chunk id ${c.chunkId}`);
+    seen.add(c.chunkId);
+  }
+  // A chunk that is not one block (several, none, unbalanced tags) splits or merges with its
+  // neighbours here, so its id is not found at its place.
+  const stored = loadChunks(chunks.map((c) => c.html).join("\n"), keepParts);
+  const stray = chunks.findIndex((c, i) => stored[i]?.chunkId !== c.chunkId);
+  if (stray >= 0) throw invalidChunk(stray, "not exactly one block carrying its data-chunk-id");
+  if (stored.length > chunks.length) throw invalidChunk(chunks.length - 1, "not exactly one block");
+  return stored;
 }
 
 const SOURCE_FORMATS = new Set(["docx", "markdown", "txt"]);
@@ -76,22 +97,42 @@ export function idempotentDocumentId(ownerId: string, key: string): string {
 export async function createDocument(
   db: Knex,
   ownerId: string,
-  input: {
-    html: string;
-    title?: string;
-    pageSetup?: Record<string, unknown> | null;
-    sessionId: string;
-    idempotencyKey?: string;
-    keepParts?: boolean;
-    /** Who version 1 is attributed to (default UNATTRIBUTED). */
-    author?: VersionAuthor;
-    /** The original the HTML was converted from (ingest kept it); its chunk ids are kept as given. */
-    source?: DocumentSourceRef | null;
-    /** The writing RPC's span (traceparentOf(call.trace)), for the event's publish. */
-    traceparent?: string | null;
-  },
+  input: NewDocumentInput & { html: string; keepParts?: boolean },
 ): Promise<DocumentView & { replayed: boolean }> {
   const chunks = loadChunks(input.html, input.keepParts);
+  const created = await insertLoaded(db, ownerId, input, chunks);
+  if (created.row) return { row: created.row, chunks, versionId: created.row.head_version_id, replayed: false };
+  // A replay: read it in a fresh snapshot (a concurrent first call may have committed after the
+  // insert's snapshot was taken). The id embeds the owner, so it is never another owner's.
+  return { ...(await getDocument(db, ownerId, { documentId: created.id, includeChunks: true })), replayed: true };
+}
+
+/** What a new document records besides its chunks (createDocument, commitTurn). */
+export interface NewDocumentInput {
+  title?: string;
+  pageSetup?: Record<string, unknown> | null;
+  sessionId: string;
+  idempotencyKey?: string;
+  /** Who version 1 is attributed to (default UNATTRIBUTED). */
+  author?: VersionAuthor;
+  /** The original the HTML was converted from (ingest kept it); its chunk ids are kept as given. */
+  source?: DocumentSourceRef | null;
+  /** The writing RPC's span (traceparentOf(call.trace)), for the event's publish. */
+  traceparent?: string | null;
+}
+
+/**
+ * Inserts checked chunks (loadChunks, validateLoadChunks) as a new document at version 1 with
+ * its `document_created` event, in one statement, on `db` or in the caller's transaction.
+ * Returns the row, or only the id when a document with the idempotency key's id exists (a
+ * replay: nothing written). Error for a random id that collides.
+ */
+export async function insertLoaded(
+  db: Knex | Knex.Transaction,
+  ownerId: string,
+  input: NewDocumentInput,
+  chunks: ChunkRecord[],
+): Promise<{ id: string; row?: DocumentRow }> {
   const id = input.idempotencyKey ? idempotentDocumentId(ownerId, input.idempotencyKey) : randomUUID();
   const versionId = randomUUID();
   const positions = generateNKeysBetween(null, null, chunks.length);
@@ -110,12 +151,9 @@ export async function createDocument(
     source: validSource(input.source),
     traceparent: input.traceparent,
   });
-  if (row) return { row, chunks, versionId, replayed: false };
-  // Nothing was written: the id exists. A random id colliding is not a replay.
-  if (!input.idempotencyKey) throw new Error("document id collision");
-  // A replay: read it in a fresh snapshot (a concurrent first call may have committed after the
-  // insert's snapshot was taken). The id embeds the owner, so it is never another owner's.
-  return { ...(await getDocument(db, ownerId, { documentId: id, includeChunks: true })), replayed: true };
+  // Nothing was written when the id exists. A random id colliding is not a replay.
+  if (!row && !input.idempotencyKey) throw new Error("document id collision");
+  return { id, row };
 }
 
 /**
@@ -184,6 +222,22 @@ function replaceRevisions(
   return { toClose, rows };
 }
 
+/** What a replace records besides its chunks (replaceDocument, commitTurn). */
+export interface ReplaceInput {
+  documentId: string;
+  sessionId: string;
+  title?: string;
+  pageSetup?: Record<string, unknown> | null;
+  /** Who the new version is attributed to (default UNATTRIBUTED). */
+  author?: VersionAuthor;
+  /** The original the new content was converted from; none clears the document's. */
+  source?: DocumentSourceRef | null;
+  /** A second replace with the same key on this document writes nothing (`replayed`). */
+  idempotencyKey?: string;
+  /** The writing RPC's span (traceparentOf(call.trace)), for the event's publish. */
+  traceparent?: string | null;
+}
+
 /**
  * Replaces a document's content verbatim as a new version. Chunks whose id and HTML are
  * unchanged keep their stored revision; the rest are revised, inserted or closed. Part marks
@@ -193,46 +247,60 @@ function replaceRevisions(
 export async function replaceDocument(
   db: Knex,
   ownerId: string,
-  input: {
-    documentId: string;
-    html: string;
-    sessionId: string;
-    title?: string;
-    pageSetup?: Record<string, unknown> | null;
-    keepParts?: boolean;
-    /** Who the new version is attributed to (default UNATTRIBUTED). */
-    author?: VersionAuthor;
-    /** The original the new content was converted from; none clears the document's. */
-    source?: DocumentSourceRef | null;
-    /** The writing RPC's span (traceparentOf(call.trace)), for the event's publish. */
-    traceparent?: string | null;
-  },
+  input: ReplaceInput & { html: string; keepParts?: boolean },
 ): Promise<DocumentView> {
   const chunks = loadChunks(input.html, input.keepParts);
-  return db.transaction(async (trx) => {
-    const doc = await findDocument(trx, ownerId, input.documentId, true);
-    if (!doc) throw new NotFoundError("Document not found");
-    const { toClose, rows } = replaceRevisions(doc, await chunksAt(trx, doc.id), chunks);
-    await closeRevisions(trx, doc.id, toClose, doc.head_seq + 1);
-    await insertRevisions(trx, rows);
-    const row = await recordVersion(trx, doc, {
-      ownerId,
-      sessionId: input.sessionId,
-      kind: "replace",
-      summary: "content replaced",
-      author: input.author ?? UNATTRIBUTED,
-      traceparent: input.traceparent,
-      head: {
-        chunkCount: chunks.length,
-        sectionCount: chunks.filter((c) => isHeadingHtml(c.html)).length,
-        title: input.title?.trim() || undefined,
-        pageSetup: input.pageSetup,
-      },
-      payload: { kind: "replace", changed_chunks: new Set([...toClose, ...rows.map((r) => r.chunk_id)]).size },
-    });
-    const source = validSource(input.source);
-    // The replaced content's original (or none) from this version on; an untouched row stays.
-    const after = source || row.source_id ? await setSource(trx, row.id, source, row.head_seq) : row;
-    return { row: after, chunks, versionId: after.head_version_id };
+  return db.transaction((trx) => replaceInTransaction(trx, ownerId, input, chunks));
+}
+
+/** A replace's result: the document at the version it wrote, and the head before it. */
+export interface ReplaceResult extends DocumentView {
+  /** The head before the replace (its parent). */
+  previousVersionId: string;
+  /** True when the idempotency key had written a version already: nothing was written. */
+  replayed: boolean;
+}
+
+/**
+ * replaceDocument of checked chunks (loadChunks, validateLoadChunks) inside the caller's
+ * transaction, the document row locked. A replay answers the version the key wrote (its parent
+ * as the previous head) and the document as it is now, with no chunks. NotFoundError.
+ */
+export async function replaceInTransaction(
+  trx: Knex.Transaction,
+  ownerId: string,
+  input: ReplaceInput,
+  chunks: ChunkRecord[],
+): Promise<ReplaceResult> {
+  const doc = await findDocument(trx, ownerId, input.documentId, true);
+  if (!doc) throw new NotFoundError("Document not found");
+  const earlier = input.idempotencyKey ? await findVersionByKey(trx, doc.id, input.idempotencyKey) : undefined;
+  if (earlier) {
+    const previousVersionId = earlier.parent_id ?? "";
+    return { row: doc, chunks: [], versionId: earlier.id, previousVersionId, replayed: true };
+  }
+  const { toClose, rows } = replaceRevisions(doc, await chunksAt(trx, doc.id), chunks);
+  await closeRevisions(trx, doc.id, toClose, doc.head_seq + 1);
+  await insertRevisions(trx, rows);
+  const row = await recordVersion(trx, doc, {
+    ownerId,
+    sessionId: input.sessionId,
+    kind: "replace",
+    summary: "content replaced",
+    idempotencyKey: input.idempotencyKey,
+    author: input.author ?? UNATTRIBUTED,
+    traceparent: input.traceparent,
+    head: {
+      chunkCount: chunks.length,
+      sectionCount: chunks.filter((c) => isHeadingHtml(c.html)).length,
+      title: input.title?.trim() || undefined,
+      pageSetup: input.pageSetup,
+    },
+    payload: { kind: "replace", changed_chunks: new Set([...toClose, ...rows.map((r) => r.chunk_id)]).size },
   });
+  const source = validSource(input.source);
+  // The replaced content's original (or none) from this version on; an untouched row stays.
+  const after = source || row.source_id ? await setSource(trx, row.id, source, row.head_seq) : row;
+  const previousVersionId = doc.head_version_id;
+  return { row: after, chunks, versionId: after.head_version_id, previousVersionId, replayed: false };
 }

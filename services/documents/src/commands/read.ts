@@ -1,9 +1,20 @@
 // Reading documents at head or at a version.
+import type { ChunkRecord } from "@redline/html-chunks";
 import { type Knex, NotFoundError } from "@redline/service-kit";
 import { findDocument } from "../db/store/documents.js";
 import { chunkRecordsAt } from "../db/store/revisions.js";
 import { findVersion } from "../db/store/versions.js";
-import type { DocumentView } from "./load.js";
+import type { DocumentRow } from "../db/tables.js";
+
+/** A document as returned by the commands: its row and (when read) its chunks in order. */
+export interface DocumentView {
+  row: DocumentRow;
+  chunks: ChunkRecord[];
+  /** The version the chunks belong to. */
+  versionId: string;
+  /** The chunks of the version the document's original was loaded at (when read with includeSource). */
+  sourceChunks?: ChunkRecord[];
+}
 
 /**
  * Reads the owner's document; `versionId` picks an older version (NotFoundError when it is

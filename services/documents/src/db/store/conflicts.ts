@@ -1,6 +1,6 @@
 // SQL of documents.conflicts: writes that lost to another session's change, kept until re-edit.
+import { isUuid, uuidsOf } from "@redline/service-kit";
 import { type ConflictRow, type Db, TABLES as T } from "../tables.js";
-import { isUuid, uuidsOf } from "./documents.js";
 
 /**
  * Rows per multi-row insert whose columns are bound one parameter each: well under Postgres's

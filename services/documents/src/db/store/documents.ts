@@ -1,18 +1,7 @@
 // SQL of the documents table: find, list, create (one statement), head moves, metadata, archive state.
+import { isUuid, uuidsOf } from "@redline/service-kit";
 import { type Db, type DocumentRow, TABLES as T, type VersionAuthor } from "../tables.js";
 import { OUTBOX_LOCK } from "./outbox.js";
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
-/** True for a UUID string; anything else cannot name a document (and must not reach a uuid column). */
-export function isUuid(value: string): boolean {
-  return UUID.test(value);
-}
-
-/** The distinct UUIDs among `ids` (non-UUIDs cannot name a row and must not reach a uuid column). */
-export function uuidsOf(ids: string[]): string[] {
-  return [...new Set(ids.filter(isUuid))];
-}
 
 /** The jsonb value of a page setup: undefined keeps the column, null clears it. */
 function pageSetupColumn(pageSetup: Record<string, unknown> | null | undefined): { page_setup?: string | null } {

@@ -1,7 +1,8 @@
 // SQL of documents.outbox: events appended in the commit's transaction, relayed to NATS, polled.
+
 import type { Knex } from "@redline/service-kit";
+import { uuidsOf } from "@redline/service-kit";
 import { type Db, type OutboxRow, TABLES as T } from "../tables.js";
-import { uuidsOf } from "./documents.js";
 
 /** Takes the transaction-scoped lock every outbox writer holds from before its id is drawn to commit. */
 export const OUTBOX_LOCK = "select pg_advisory_xact_lock(hashtext('redline.documents.outbox'))";

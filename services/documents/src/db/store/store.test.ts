@@ -1,11 +1,12 @@
 // The store's query functions on a real database: owner scoping, revisions by version,
 // changed-chunk sets, outbox order, conflicts and their resolution.
 import { randomUUID } from "node:crypto";
+import { isUuid } from "@redline/service-kit";
 import { afterAll, describe, expect, it } from "vitest";
 import { UNATTRIBUTED } from "../tables.js";
 import { migratedTestDb } from "../test-db.js";
 import { findConflict, insertConflicts, openConflicts, resolveConflicts } from "./conflicts.js";
-import { findDocument, findDocuments, insertNewDocument, isUuid, setArchived, updateMeta } from "./documents.js";
+import { findDocument, findDocuments, insertNewDocument, setArchived, updateMeta } from "./documents.js";
 import { appendDocumentUpdated, markPublished, unpublishedEvents } from "./outbox.js";
 import {
   chunkRecordsAt,

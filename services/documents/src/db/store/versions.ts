@@ -1,6 +1,6 @@
 // SQL of documents.versions: one row per commit.
+import { isUuid } from "@redline/service-kit";
 import { type Db, TABLES as T, type VersionRow } from "../tables.js";
-import { isUuid } from "./documents.js";
 
 /** Inserts a version row. */
 export async function insertVersion(db: Db, row: Omit<VersionRow, "created_at">): Promise<void> {
