@@ -1,5 +1,5 @@
-// Operator CLI over the billing service of the running stack (BILLING_ADDR, else the address the
-// supervisor recorded, else the default):
+// Operator CLI over the billing process of the running stack, its AccountsService and
+// BillingService (BILLING_ADDR, else the address the supervisor recorded, else the default):
 //   `pnpm --silent admin keys create --user alice [--org acme] [--plan pro] [--name ci] [--read-only]`
 //   prints only the new key; `keys list --user alice` prints the user's active keys (never the
 //   keys themselves); `keys revoke KEY|ID` revokes one; `orgs create|add-member|remove-member`
@@ -9,8 +9,8 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { billingV1 } from "@redline/grpc-stubs";
-import { createRpcClient, DEFAULT_ADDRS, RedlineError } from "@redline/service-kit";
+import { accountsV1, billingV1 } from "@redline/grpc-stubs";
+import { createRpcClient, DEFAULT_ADDRS, isUuid, RedlineError } from "@redline/service-kit";
 
 const USAGE = `usage:
   admin keys create --user NAME [--org NAME] [--plan free|plus|pro|enterprise] [--name LABEL] [--read-only]
@@ -59,7 +59,6 @@ const { positionals, values } = parseArgs({
 const [group, verb, ...args] = positionals;
 if (!["keys", "orgs", "promotions", "accounts"].includes(group ?? "") || !verb) fail(USAGE);
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const opts = { timeoutMs: 10_000 };
 
 /** A whole number option, or a usage error naming it; undefined when absent. */
@@ -83,10 +82,12 @@ function accountRef() {
   return { accountId: values.account ?? "", user: values.user ?? "", organization: values.org ?? "" };
 }
 
+// Keys, organizations and members are AccountsService's; promotions and plans BillingService's.
+const accountsClient = createRpcClient(accountsV1.AccountsServiceService, billingAddress());
 const billing = createRpcClient(billingV1.BillingServiceService, billingAddress());
 
 /** One line per key: id, prefix, read-only flag, organization, created, last used, name. */
-function printKeys(keys: billingV1.ApiKeyInfo[]): void {
+function printKeys(keys: accountsV1.ApiKeyInfo[]): void {
   for (const k of keys) {
     const cols = [
       k.id,
@@ -104,7 +105,7 @@ function printKeys(keys: billingV1.ApiKeyInfo[]): void {
 async function keys(): Promise<void> {
   if (verb === "create") {
     if (!values.user) fail(USAGE);
-    const res = await billing.createApiKey(
+    const res = await accountsClient.createApiKey(
       {
         user: values.user,
         organization: values.org ?? "",
@@ -117,13 +118,13 @@ async function keys(): Promise<void> {
     process.stdout.write(`${res.apiKey}\n`);
   } else if (verb === "list") {
     if (!values.user) fail(USAGE);
-    printKeys((await billing.adminListApiKeys({ user: values.user }, opts)).keys);
+    printKeys((await accountsClient.adminListApiKeys({ user: values.user }, opts)).keys);
   } else if (verb === "revoke") {
     const [ref] = args;
     if (!ref) fail(USAGE);
     // A key id revokes without the key at hand (keys list shows ids, never keys).
-    if (UUID.test(ref)) await billing.adminRevokeApiKeyById({ id: ref }, opts);
-    else if (!(await billing.revokeApiKey({ apiKey: ref }, opts)).revoked) fail("no such active key");
+    if (isUuid(ref)) await accountsClient.adminRevokeApiKeyById({ id: ref }, opts);
+    else if (!(await accountsClient.revokeApiKey({ apiKey: ref }, opts)).revoked) fail("no such active key");
     process.stderr.write("revoked\n");
   } else {
     fail(USAGE);
@@ -134,15 +135,15 @@ async function orgs(): Promise<void> {
   const [org, user] = args;
   if (verb === "create") {
     if (!org || !values.owner) fail(USAGE);
-    const res = await billing.adminAddMember({ organization: org, user: values.owner, role: "owner" }, opts);
+    const res = await accountsClient.adminAddMember({ organization: org, user: values.owner, role: "owner" }, opts);
     process.stderr.write(`organization ${org}: ${res.member?.name ?? values.owner} is an owner\n`);
   } else if (verb === "add-member") {
     if (!org || !user) fail(USAGE);
-    const res = await billing.adminAddMember({ organization: org, user, role: values.role ?? "" }, opts);
+    const res = await accountsClient.adminAddMember({ organization: org, user, role: values.role ?? "" }, opts);
     process.stderr.write(`organization ${org}: ${res.member?.name ?? user} is ${res.member?.role ?? "a member"}\n`);
   } else if (verb === "remove-member") {
     if (!org || !user) fail(USAGE);
-    await billing.adminRemoveMember({ organization: org, user }, opts);
+    await accountsClient.adminRemoveMember({ organization: org, user }, opts);
     process.stderr.write(`organization ${org}: ${user} removed, their organization keys revoked\n`);
   } else {
     fail(USAGE);
@@ -191,5 +192,6 @@ try {
     fail("billing is not reachable: start Redline first (pnpm start)");
   fail(err instanceof RedlineError && typeof err.detail === "string" ? err.detail : String(err));
 } finally {
+  accountsClient.close();
   billing.close();
 }

@@ -4,9 +4,9 @@
 // the usage, and writes the final HTML next to FILE as <name>.redline.html.
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { basename, extname, join, resolve } from "node:path";
-import { billingV1 } from "@redline/grpc-stubs";
+import { accountsV1 } from "@redline/grpc-stubs";
+import { findRunningStack, startStack } from "@redline/local-stack";
 import { createRpcClient, DEFAULT_ADDRS } from "@redline/service-kit";
-import { findRunningStack, startStack } from "./lib/stack.js";
 
 const REPO = resolve(import.meta.dirname, "..");
 const DATA_DIR = process.env.REDLINE_DATA_DIR ?? join(REPO, ".redline");
@@ -80,9 +80,9 @@ async function main() {
   const gatewayUrl = stack.gatewayUrl;
   const billingAddr =
     (stack as { addrs?: { billing?: string } }).addrs?.billing ?? process.env.BILLING_ADDR ?? DEFAULT_ADDRS.billing;
-  const billing = createRpcClient(billingV1.BillingServiceService, billingAddr);
+  const accounts = createRpcClient(accountsV1.AccountsServiceService, billingAddr);
   try {
-    const { apiKey } = await billing.createApiKey({ user: "demo", organization: "", plan: "" });
+    const { apiKey } = await accounts.createApiKey({ user: "demo", organization: "", plan: "" });
     console.log(`Gateway ${gatewayUrl}, API key ${apiKey.slice(0, 7)}…\n`);
 
     const bytes = readFileSync(file);
@@ -134,7 +134,7 @@ async function main() {
     writeFileSync(out, `<!doctype html>\n<meta charset="utf-8">\n${html}\n`);
     console.log(`\nSession ${sessionId}. Final HTML written to ${out}`);
   } finally {
-    billing.close();
+    accounts.close();
     if (stop) await stop();
   }
 }

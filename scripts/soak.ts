@@ -6,7 +6,7 @@
 //
 // The stack is the deployed shape (`pnpm start`: each service its own process) on free loopback
 // ports over fresh embedded Postgres, NATS and S3 in a temporary directory, with the offline
-// engine; nothing leaves the machine. The load (scripts/lib/mixed-load.ts) runs `--clients`
+// engine; nothing leaves the machine. The load (packages/local-stack/src/mixed-load/) runs `--clients`
 // virtual clients, each with its own API key, at most `--rate` requests a second each. Exit
 // code 0 when the verdict passes, 1 when it fails, 2 on a usage error or a run that broke.
 import { chmodSync, mkdtempSync, rmSync } from "node:fs";
@@ -14,15 +14,25 @@ import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { parseArgs } from "node:util";
-import { billingV1 } from "@redline/grpc-stubs";
+import { accountsV1 } from "@redline/grpc-stubs";
 import { startLocalInfra } from "@redline/local-infra";
+import {
+  DEFAULT_LOOP,
+  formatSoakReport,
+  HeapSampler,
+  type KindFigures,
+  MixedLoad,
+  type RequestKind,
+  type RssSample,
+  RssSampler,
+  SERVICE_NAMES,
+  type ServiceName,
+  type SoakReport,
+  soakVerdict,
+  startProcessStack,
+  summarizeRss,
+} from "@redline/local-stack";
 import { createRpcClient } from "@redline/service-kit";
-import { startProcessStack } from "./lib/bench-stack.js";
-import { DEFAULT_LOOP, MixedLoad, type RequestKind } from "./lib/mixed-load.js";
-import { HeapSampler } from "./lib/soak-heap.js";
-import { formatSoakReport, type KindFigures, type SoakReport, soakVerdict } from "./lib/soak-report.js";
-import { type RssSample, RssSampler, summarizeRss } from "./lib/soak-rss.js";
-import { SERVICE_NAMES, type ServiceName } from "./lib/stack.js";
 
 /** The options of a run, from the command line. */
 interface SoakOptions {
@@ -76,14 +86,14 @@ async function soak(opts: SoakOptions): Promise<SoakReport> {
     const stack = await startProcessStack(infra, "soak", { OPENAI_BASE_URL: "", OPENAI_API_KEY: "" });
     try {
       if (new URL(stack.url).hostname !== "127.0.0.1") throw new Error(`the gateway is not on loopback: ${stack.url}`);
-      const billing = createRpcClient(billingV1.BillingServiceService, stack.stack.addrs.billing);
+      const accounts = createRpcClient(accountsV1.AccountsServiceService, stack.stack.addrs.billing);
       const keys = await Promise.all(
         Array.from(
           { length: opts.clients },
-          async (_, i) => (await billing.createApiKey({ user: `soak-${i}`, organization: "", plan: "pro" })).apiKey,
+          async (_, i) => (await accounts.createApiKey({ user: `soak-${i}`, organization: "", plan: "pro" })).apiKey,
         ),
       );
-      billing.close();
+      accounts.close();
       const load = new MixedLoad({ url: stack.url, keys, ratePerClient: opts.rate });
       await load.setup();
       const sampler = new RssSampler(stack.stack.dataDir, opts.sampleSeconds * 1000);

@@ -44,13 +44,13 @@ afterAll(async () => {
 
 const from = (source: string, headers: Record<string, string> = {}) => ({ "X-Forwarded-For": source, ...headers });
 
-/** How many calls of `method` billing has handled in this process (its redline_grpc_server_handled_total). */
-async function billingCalls(method: string): Promise<number> {
+/** How many calls of AccountsService `method` the billing process has handled here (redline_grpc_server_handled_total). */
+async function accountsCalls(method: string): Promise<number> {
   const metric = metricsRegistry.getSingleMetric("redline_grpc_server_handled_total");
   if (!metric) return 0;
   const { values } = await metric.get();
   return values
-    .filter((v) => v.labels.grpc_service === "redline.billing.v1.BillingService" && v.labels.grpc_method === method)
+    .filter((v) => v.labels.grpc_service === "redline.accounts.v1.AccountsService" && v.labels.grpc_method === method)
     .reduce((sum, v) => sum + v.value, 0);
 }
 
@@ -101,12 +101,12 @@ describe("(ii) random keys from one source", () => {
     const good = await stack.createKey("limits-neighbour");
     expect((await stack.call("GET", "/v1/users/me", { key: good, headers: from(attacker) })).status).toBe(200);
 
-    const before = await billingCalls("ResolveApiKey");
+    const before = await accountsCalls("ResolveApiKey");
     for (let i = 0; i < AUTH_FAILURES_PER_MINUTE; i++) {
       const res = await stack.call("GET", "/v1/sessions", { key: randomKey(), headers: from(attacker) });
       expect(res.status).toBe(401);
     }
-    expect(await billingCalls("ResolveApiKey")).toBe(before + AUTH_FAILURES_PER_MINUTE);
+    expect(await accountsCalls("ResolveApiKey")).toBe(before + AUTH_FAILURES_PER_MINUTE);
 
     const flood = await Promise.all(
       Array.from({ length: 40 }, () =>
@@ -124,7 +124,7 @@ describe("(ii) random keys from one source", () => {
     expect((await stack.call("GET", "/v1/sessions", { headers: from(attacker) })).status).toBe(429);
     const malformed = { ...from(attacker), Authorization: "Basic abc" };
     expect((await stack.call("GET", "/v1/sessions", { headers: malformed })).status).toBe(429);
-    expect(await billingCalls("ResolveApiKey")).toBe(before + AUTH_FAILURES_PER_MINUTE);
+    expect(await accountsCalls("ResolveApiKey")).toBe(before + AUTH_FAILURES_PER_MINUTE);
 
     // The key the cache vouches for is not affected; another source still gets its 401.
     expect((await stack.call("GET", "/v1/users/me", { key: good, headers: from(attacker) })).status).toBe(200);
@@ -133,7 +133,7 @@ describe("(ii) random keys from one source", () => {
   });
 
   it("counts an IPv6 attacker by its /64, whatever address of it each request comes from", async () => {
-    const before = await billingCalls("ResolveApiKey");
+    const before = await accountsCalls("ResolveApiKey");
     const statuses: number[] = [];
     for (let i = 1; i <= AUTH_FAILURES_PER_MINUTE + 3; i++) {
       const res = await stack.call("GET", "/v1/sessions", {
@@ -143,7 +143,7 @@ describe("(ii) random keys from one source", () => {
       statuses.push(res.status);
     }
     expect(statuses).toEqual([...Array(AUTH_FAILURES_PER_MINUTE).fill(401), 429, 429, 429]);
-    expect(await billingCalls("ResolveApiKey")).toBe(before + AUTH_FAILURES_PER_MINUTE);
+    expect(await accountsCalls("ResolveApiKey")).toBe(before + AUTH_FAILURES_PER_MINUTE);
   });
 });
 
@@ -155,13 +155,13 @@ describe("keyless routes from one source", () => {
         body: { code: "12345678" },
         headers: from(source),
       });
-    const before = await billingCalls("ClaimHandoff");
+    const before = await accountsCalls("ClaimHandoff");
     for (let i = 0; i < ANONYMOUS_PER_MINUTE; i++) expect((await claim()).status).toBe(404);
     const refused = await claim();
     expect(refused.status).toBe(429);
     expect(await refused.json()).toMatchObject({ code: "anonymous_rate_limited" });
     expect(Number(refused.headers.get("retry-after"))).toBeGreaterThan(0);
-    expect(await billingCalls("ClaimHandoff")).toBe(before + ANONYMOUS_PER_MINUTE);
+    expect(await accountsCalls("ClaimHandoff")).toBe(before + ANONYMOUS_PER_MINUTE);
     // Probes stay unlimited.
     for (let i = 0; i < 3; i++)
       expect((await fetch(`${stack.url}/health`, { headers: from(source) })).status).toBe(200);

@@ -5,19 +5,19 @@ import { execFile } from "node:child_process";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { type RunningService, startBillingService } from "@redline/billing";
-import { billingV1 } from "@redline/grpc-stubs";
+import { accountsV1 } from "@redline/grpc-stubs";
 import { createTestDatabase } from "@redline/local-infra";
 import { createRpcClient, type RpcClient } from "@redline/service-kit";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 
 const run = promisify(execFile);
 let billing: RunningService;
-let client: RpcClient<typeof billingV1.BillingServiceService>;
+let client: RpcClient<typeof accountsV1.AccountsServiceService>;
 
 beforeAll(async () => {
   const databaseUrl = await createTestDatabase(inject("infra").databaseUrl, "admin_cli");
   billing = await startBillingService({ grpcAddress: "127.0.0.1:0", databaseUrl, logLevel: "silent" });
-  client = createRpcClient(billingV1.BillingServiceService, billing.address);
+  client = createRpcClient(accountsV1.AccountsServiceService, billing.address);
 });
 afterAll(async () => {
   client?.close();

@@ -3,8 +3,8 @@
 // expired lease and finishes the job, which is charged once. A job whose workers died too often
 // fails with a clear error instead of staying in_progress.
 import { type ChildProcess, spawn } from "node:child_process";
+import { RUNTIME_ARGS } from "@redline/local-stack";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { RUNTIME_ARGS } from "../scripts/lib/stack.js";
 import { startScriptedStackWithKey } from "./support/file-stack.js";
 import { REPO_ROOT, sampleContract } from "./support/fixtures.js";
 import { startJob, waitForJob } from "./support/jobs.js";

@@ -189,7 +189,7 @@ describe("validation (interface-spec Errors)", () => {
 describe("quota (interface-spec Limits)", () => {
   it("50 parallel billable requests with 10 operations left yield exactly 10 successes", async () => {
     const k = await stack.createKey("quinn", { plan: "free" });
-    const principal = (await stack.billing.resolveApiKey({ apiKey: k })).principal;
+    const principal = (await stack.accounts.resolveApiKey({ apiKey: k })).principal;
     if (!principal) throw new Error("no principal");
     // Spend 490 of the 500 free operations through the billing service itself.
     await stack.billing.reserveOperations({ chargeKey: "arrange", operations: 490 }, { principal });

@@ -8,7 +8,7 @@ import { execFile } from "node:child_process";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { startBillingService } from "@redline/billing";
-import { billingV1 } from "@redline/grpc-stubs";
+import { type accountsV1, billingV1 } from "@redline/grpc-stubs";
 import { createRpcClient } from "@redline/service-kit";
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from "vitest";
 import { type Body, createSavedDocument, jsonCall } from "./support/documents-client.js";
@@ -30,13 +30,13 @@ let users = 0;
 async function newUser(plan = "free") {
   users += 1;
   const key = await stack.createKey(`buckets-${users}`, { plan });
-  const { principal } = await stack.billing.resolveApiKey({ apiKey: key });
+  const { principal } = await stack.accounts.resolveApiKey({ apiKey: key });
   if (!principal) throw new Error("no principal");
   return { key, principal };
 }
 
 /** Holds `ops` operations for the owner directly in billing (arranging a nearly spent quota). */
-async function arrange(principal: billingV1.Principal, ops: number, chargeKey = "arrange") {
+async function arrange(principal: accountsV1.Principal, ops: number, chargeKey = "arrange") {
   await stack.billing.reserveOperations({ chargeKey, operations: ops }, { principal });
 }
 

@@ -2,31 +2,34 @@
 // once under concurrent retries, refused reservations writing nothing, settles capped at the
 // limit on hard-stop plans (interface-spec Limits; unshown-parts.md Accounts).
 import { SCHEMA, startBillingService } from "@redline/billing";
-import { billingV1 } from "@redline/grpc-stubs";
+import { accountsV1, billingV1 } from "@redline/grpc-stubs";
 import { createTestDatabase } from "@redline/local-infra";
 import { createDb, createRpcClient, type Knex, RedlineError, type RpcClient } from "@redline/service-kit";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 
-type Principal = billingV1.Principal;
+type Principal = accountsV1.Principal;
 
 let billing: { address: string; close(): Promise<void> };
 let client: RpcClient<typeof billingV1.BillingServiceService>;
+let accounts: RpcClient<typeof accountsV1.AccountsServiceService>;
 let db: Knex;
 
 beforeAll(async () => {
   const databaseUrl = await createTestDatabase(inject("infra").databaseUrl, "billing-quota");
   billing = await startBillingService({ grpcAddress: "127.0.0.1:0", databaseUrl, logLevel: "silent" });
   client = createRpcClient(billingV1.BillingServiceService, billing.address);
+  accounts = createRpcClient(accountsV1.AccountsServiceService, billing.address);
   db = createDb(databaseUrl, SCHEMA, 2);
 });
 afterAll(async () => {
   client?.close();
+  accounts?.close();
   await db?.destroy();
   await billing?.close();
 });
 
 async function account(user: string, plan: string): Promise<Principal> {
-  const { principal } = await client.createApiKey({ user, organization: "", plan });
+  const { principal } = await accounts.createApiKey({ user, organization: "", plan });
   if (!principal) throw new Error("no principal");
   return principal;
 }

@@ -14,7 +14,7 @@ let documents: ReturnType<typeof createRpcClient<typeof documentsV1.DocumentsSer
 /** A fresh owner: an API key and the principal the gateway would resolve it to. */
 async function owner(user: string): Promise<{ key: string; principal: Principal }> {
   const key = await stack.createKey(user);
-  const principal = (await stack.billing.resolveApiKey({ apiKey: key })).principal;
+  const principal = (await stack.accounts.resolveApiKey({ apiKey: key })).principal;
   if (!principal) throw new Error("no principal");
   return { key, principal };
 }

@@ -296,7 +296,7 @@ describe("downloads and email export", () => {
 
 describe("billing", () => {
   it("never bills exports, downloads, email exports or uploads", async () => {
-    const resolved = (await stack.billing.resolveApiKey({ apiKey: key })).principal;
+    const resolved = (await stack.accounts.resolveApiKey({ apiKey: key })).principal;
     const principal = {
       userId: resolved?.userId ?? "",
       organizationId: resolved?.organizationId ?? "",

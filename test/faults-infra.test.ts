@@ -1,14 +1,22 @@
 // Issue #10: Postgres restarted, NATS down, S3 down, each under the steady mixed load
-// (scripts/lib/mixed-load.ts) on a process stack with its own Postgres, NATS and S3
-// (scripts/lib/faults.ts). What clients see during each fault is asserted (503 + Retry-After +
+// (@redline/local-stack MixedLoad) on a process stack with its own Postgres, NATS and S3
+// (startFaultInfra, runFault). What clients see during each fault is asserted (503 + Retry-After +
 // JSON detail, never a 500 or a hang past the bound), and afterwards that nothing acknowledged
 // was lost, every job reached a terminal state and each turn was charged once.
 import { DOCUMENT_EVENTS_STREAM } from "@redline/event-contracts";
+import {
+  type FaultInfra,
+  type FaultStack,
+  type LoopKind,
+  MixedLoad,
+  type RequestRecord,
+  runFault,
+  startFaultInfra,
+  startFaultStack,
+} from "@redline/local-stack";
 import { createDb } from "@redline/service-kit";
 import { AckPolicy, connect, DeliverPolicy, type JsMsg } from "nats";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type FaultInfra, type FaultStack, runFault, startFaultInfra, startFaultStack } from "../scripts/lib/faults.js";
-import { type LoopKind, MixedLoad, type RequestRecord } from "../scripts/lib/mixed-load.js";
 
 /** The longest a client may wait for any answer during a fault (ms): a hang is a failure. */
 const WAIT_BOUND_MS = 15_000;

@@ -1,5 +1,5 @@
 // Issue #10: kill -9 of each service in turn (gateway, documents, sessions, agent, billing,
-// ingest) under the steady mixed load (scripts/lib/mixed-load.ts) on a process stack as
+// ingest) under the steady mixed load (@redline/local-stack MixedLoad) on a process stack as
 // `pnpm start` runs it. The supervisor must restart each; clients see retriable answers (502,
 // 503 or 504 with a JSON detail; with the gateway itself down, a refused or reset connection),
 // never a 500 or a hang; afterwards every acknowledged write is there, every job reached a
@@ -7,13 +7,20 @@
 import { chmodSync, mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import { join } from "node:path";
-import { billingV1 } from "@redline/grpc-stubs";
+import { accountsV1 } from "@redline/grpc-stubs";
 import { createTestDatabase, infraEnv } from "@redline/local-infra";
+import {
+  freeStackEnv,
+  KILL_ORDER,
+  type KillRun,
+  MixedLoad,
+  type RequestRecord,
+  type RunningStack,
+  runKill,
+  startStack,
+} from "@redline/local-stack";
 import { createRpcClient } from "@redline/service-kit";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { KILL_ORDER, type KillRun, runKill } from "../scripts/lib/kill-faults.js";
-import { MixedLoad, type RequestRecord } from "../scripts/lib/mixed-load.js";
-import { freeStackEnv, type RunningStack, startStack } from "../scripts/lib/stack.js";
 
 /** The longest a client may wait for any answer around a kill (ms): a hang is a failure. */
 const WAIT_BOUND_MS = 15_000;
@@ -51,13 +58,13 @@ beforeAll(async () => {
       HOLD_SWEEP_MS: "1000",
     },
   });
-  const billing = createRpcClient(billingV1.BillingServiceService, stack.addrs.billing);
+  const accounts = createRpcClient(accountsV1.AccountsServiceService, stack.addrs.billing);
   try {
     for (let i = 0; i < CLIENTS; i++) {
-      keys.push((await billing.createApiKey({ user: `kill-${i}`, organization: "", plan: "pro" })).apiKey);
+      keys.push((await accounts.createApiKey({ user: `kill-${i}`, organization: "", plan: "pro" })).apiKey);
     }
   } finally {
-    billing.close();
+    accounts.close();
   }
   load = new MixedLoad({
     url: stack.gatewayUrl,

@@ -12,12 +12,11 @@ import { chmodSync, mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import { billingV1 } from "@redline/grpc-stubs";
+import { accountsV1 } from "@redline/grpc-stubs";
 import { createTestDatabase, infraEnv } from "@redline/local-infra";
+import { freeStackEnv, killAndAwaitRestart, type RunningStack, servicePid, startStack } from "@redline/local-stack";
 import { createDb, createRpcClient, type Knex } from "@redline/service-kit";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { killAndAwaitRestart, servicePid } from "../scripts/lib/kill-faults.js";
-import { freeStackEnv, type RunningStack, startStack } from "../scripts/lib/stack.js";
 import { delayed, type ScriptedOpenAi, startScriptedOpenAi } from "./support/scripted-openai.js";
 import { until } from "./support/until.js";
 
@@ -63,11 +62,11 @@ beforeAll(async () => {
       TURN_RECORD_RELAY_MS: String(TURN_RECORD_RELAY_MS),
     },
   });
-  const billing = createRpcClient(billingV1.BillingServiceService, stack.addrs.billing);
+  const accounts = createRpcClient(accountsV1.AccountsServiceService, stack.addrs.billing);
   try {
-    key = (await billing.createApiKey({ user: "turn-kill", organization: "", plan: "pro" })).apiKey;
+    key = (await accounts.createApiKey({ user: "turn-kill", organization: "", plan: "pro" })).apiKey;
   } finally {
-    billing.close();
+    accounts.close();
   }
 }, 240_000);
 

@@ -7,6 +7,7 @@
 // service does: documents says which ones its documents still name.
 import { randomUUID } from "node:crypto";
 import { documentsLibraryV1, ingestV1 } from "@redline/grpc-stubs";
+import { removeExpiredFiles, startIngestService } from "@redline/ingest";
 import { freePort } from "@redline/local-infra";
 import {
   createDb,
@@ -20,8 +21,6 @@ import {
   UnavailableError,
 } from "@redline/service-kit";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { removeExpiredFiles } from "../services/ingest/src/commands/retention.js";
-import { startIngestService } from "../services/ingest/src/service.js";
 import type { TestInfra } from "./global-setup.js";
 import { startTestStack, type TestStack } from "./support/stack.js";
 import { until } from "./support/until.js";

@@ -18,7 +18,7 @@ beforeAll(async () => {
 afterAll(() => stack?.close());
 
 async function principalOf(k: string) {
-  const p = (await stack.billing.resolveApiKey({ apiKey: k })).principal;
+  const p = (await stack.accounts.resolveApiKey({ apiKey: k })).principal;
   return {
     userId: p?.userId ?? "",
     organizationId: p?.organizationId ?? "",

@@ -3,7 +3,7 @@
 // per owner; a duplicate sent while the first still runs gets 409 or the same answer, never a
 // second run. Usage is read from billing (the system of record), not from the replayed body.
 import { requestHash, retryKeyOf } from "@redline/gateway";
-import { billingV1, documentsV1 } from "@redline/grpc-stubs";
+import { documentsV1, edgePolicyV1 } from "@redline/grpc-stubs";
 import { createRpcClient } from "@redline/service-kit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { principalOf, startStackWithKey } from "./support/file-stack.js";
@@ -151,11 +151,11 @@ describe("POST /v1/chat with Idempotency-Key", () => {
     const principal = await principalOf(stack, k);
     const body = { message: EDIT, document_html: sampleContract() };
     // The first request, as another gateway holding the claim while its turn runs.
-    const held = await stack.billing.beginIdempotency(
+    const held = await stack.edgePolicy.beginIdempotency(
       { idempotencyKey: "slow-1", requestHash: requestHash("POST", "/v1/chat", {}, body), leaseSeconds: 600 },
       { principal },
     );
-    expect(held.outcome).toBe(billingV1.IdempotencyOutcome.IDEMPOTENCY_OUTCOME_STARTED);
+    expect(held.outcome).toBe(edgePolicyV1.IdempotencyOutcome.IDEMPOTENCY_OUTCOME_STARTED);
     const started = Date.now();
     const retry = await post("/v1/chat", k, "slow-1", body);
     expect(Date.now() - started).toBeGreaterThanOrEqual(1900);
@@ -277,14 +277,14 @@ describe("BeginIdempotency / CompleteIdempotency (billing)", () => {
     IDEMPOTENCY_OUTCOME_IN_PROGRESS,
     IDEMPOTENCY_OUTCOME_MISMATCH,
     IDEMPOTENCY_OUTCOME_REPLAY,
-  } = billingV1.IdempotencyOutcome;
+  } = edgePolicyV1.IdempotencyOutcome;
   const hash = (c: string) => c.repeat(64);
 
   it("claims, reports running and mismatched requests, replays, scopes per owner and releases", async () => {
     const principal = await principalOf(stack, await stack.createKey("idem-rpc"));
     const other = await principalOf(stack, await stack.createKey("idem-rpc-other"));
     const begin = (p: typeof principal, h: string) =>
-      stack.billing.beginIdempotency({ idempotencyKey: "k-1", requestHash: h, leaseSeconds: 60 }, { principal: p });
+      stack.edgePolicy.beginIdempotency({ idempotencyKey: "k-1", requestHash: h, leaseSeconds: 60 }, { principal: p });
 
     expect((await begin(principal, hash("a"))).outcome).toBe(IDEMPOTENCY_OUTCOME_STARTED);
     expect((await begin(principal, hash("a"))).outcome).toBe(IDEMPOTENCY_OUTCOME_IN_PROGRESS);
@@ -292,7 +292,7 @@ describe("BeginIdempotency / CompleteIdempotency (billing)", () => {
     expect((await begin(other, hash("a"))).outcome).toBe(IDEMPOTENCY_OUTCOME_STARTED);
 
     const response = { status: 201, headers: { "content-type": "application/json" }, body: Buffer.from('{"ok":true}') };
-    const done = await stack.billing.completeIdempotency(
+    const done = await stack.edgePolicy.completeIdempotency(
       { idempotencyKey: "k-1", requestHash: hash("a"), response },
       { principal },
     );
@@ -302,7 +302,7 @@ describe("BeginIdempotency / CompleteIdempotency (billing)", () => {
     expect(replay.response).toEqual(response);
 
     // Released without a response (a transient failure): the next attempt runs again.
-    const released = await stack.billing.completeIdempotency(
+    const released = await stack.edgePolicy.completeIdempotency(
       { idempotencyKey: "k-1", requestHash: hash("a") },
       { principal: other },
     );
@@ -313,10 +313,16 @@ describe("BeginIdempotency / CompleteIdempotency (billing)", () => {
   it("refuses a malformed key or hash with INVALID_ARGUMENT (400)", async () => {
     const principal = await principalOf(stack, await stack.createKey("idem-rpc-bad"));
     await expect(
-      stack.billing.beginIdempotency({ idempotencyKey: "", requestHash: hash("a"), leaseSeconds: 60 }, { principal }),
+      stack.edgePolicy.beginIdempotency(
+        { idempotencyKey: "", requestHash: hash("a"), leaseSeconds: 60 },
+        { principal },
+      ),
     ).rejects.toMatchObject({ httpStatus: 400 });
     await expect(
-      stack.billing.beginIdempotency({ idempotencyKey: "k", requestHash: "nothex", leaseSeconds: 60 }, { principal }),
+      stack.edgePolicy.beginIdempotency(
+        { idempotencyKey: "k", requestHash: "nothex", leaseSeconds: 60 },
+        { principal },
+      ),
     ).rejects.toMatchObject({ httpStatus: 400 });
   });
 });

@@ -3,16 +3,9 @@
 // formats, hidden text kept but out of the txt export, RTF text in a font's code page
 // (Shift_JIS, GBK, Cyrillic), and an RTF footer's table kept out of the flow. Real gateway,
 // services, Postgres, NATS and S3; the files are generated in the test.
+
+import { CODEPAGE_TEXTS, codepageRtf, HIDDEN, hiddenDocx, LIST_ITEMS, listsDocx, loadHtml } from "@redline/ingest";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { loadHtml } from "../services/ingest/src/converters/html-util.js";
-import {
-  CODEPAGE_TEXTS,
-  codepageRtf,
-  HIDDEN,
-  hiddenDocx,
-  LIST_ITEMS,
-  listsDocx,
-} from "../services/ingest/src/testing/generated-docs.js";
 import { jsonCall } from "./support/documents-client.js";
 import { postMultipart } from "./support/multipart.js";
 import { startTestStack, type TestStack } from "./support/stack.js";

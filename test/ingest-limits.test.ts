@@ -4,8 +4,9 @@
 // (Errors rule 6 for exports, rule 5 for uploads); work past its time bound is a clear 4xx; and
 // every export source and convert-only upload is sanitized (no scripts, javascript: links,
 // frames, handlers or forms reach a file or the client).
+
+import { checkZip } from "@redline/ingest";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { checkZip } from "../services/ingest/src/converters/zip-guard.js";
 import { startTestStack, type TestStack } from "./support/stack.js";
 
 const MAX_ELEMENTS = 100_000;

@@ -123,7 +123,7 @@ describe("dispatch", () => {
 });
 
 async function principalOf(s: TestStack, k: string) {
-  const res = await s.billing.resolveApiKey({ apiKey: k });
+  const res = await s.accounts.resolveApiKey({ apiKey: k });
   const p = res.principal;
   return {
     userId: p?.userId ?? "",

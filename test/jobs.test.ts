@@ -418,7 +418,7 @@ describe("crash recovery", () => {
   it("finishes a job whose worker died after committing without running the turn again", async () => {
     const sync = await stack.call("POST", "/v1/chat", { key, body: { message: "please write me a poem" } });
     const sid = ((await sync.json()) as { session_id: string }).session_id;
-    const p = (await stack.billing.resolveApiKey({ apiKey: key })).principal;
+    const p = (await stack.accounts.resolveApiKey({ apiKey: key })).principal;
     const principal = { userId: p?.userId, organizationId: p?.organizationId, ownerId: p?.ownerId, plan: p?.plan };
     const id = `job_${Date.now().toString(16)}`;
     // The row a worker leaves when it is killed between CommitOperations and completing the job.

@@ -5,6 +5,7 @@
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
+import { CHAT_DEADLINE_GRACE_MS, type GatewayConfig } from "@redline/gateway";
 import { SERVICE_CLIENTS } from "@redline/service-kit";
 import { Deployment, StatefulSet } from "kubernetes-models/apps/v1";
 import { HorizontalPodAutoscaler } from "kubernetes-models/autoscaling/v2";
@@ -13,7 +14,6 @@ import { Ingress, NetworkPolicy } from "kubernetes-models/networking.k8s.io/v1";
 import { PodDisruptionBudget } from "kubernetes-models/policy/v1";
 import { ConfigMap, Secret, Service, ServiceAccount } from "kubernetes-models/v1";
 import { beforeAll, describe, expect, it } from "vitest";
-import { CHAT_DEADLINE_GRACE_MS, type GatewayConfig } from "../services/gateway/src/config.js";
 import {
   type ConfigEnvUse,
   type Container,

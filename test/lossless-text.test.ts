@@ -266,7 +266,7 @@ describe("stored originals are the owner's alone", () => {
       source: { source: { sourceId: lenaSource.id as string, format: "markdown" }, loaded },
     };
     const files = createRpcClient(ingestFilesV1.FilesServiceService, stack.addrs.ingest);
-    const as = async (k: string) => (await stack.billing.resolveApiKey({ apiKey: k })).principal;
+    const as = async (k: string) => (await stack.accounts.resolveApiKey({ apiKey: k })).principal;
     try {
       const original = readCorpus("md/tika-testMARKDOWN.md");
       const hers = await files.exportDocument(request, { principal: await as(key) });

@@ -7,10 +7,8 @@ import { chmodSync, mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import { billingV1 } from "@redline/grpc-stubs";
+import { accountsV1 } from "@redline/grpc-stubs";
 import { createTestDatabase, infraEnv } from "@redline/local-infra";
-import { createRpcClient } from "@redline/service-kit";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import {
   freeStackEnv,
   type RunningStack,
@@ -18,7 +16,9 @@ import {
   SERVICE_NAMES,
   type ServiceName,
   startStack,
-} from "../scripts/lib/stack.js";
+} from "@redline/local-stack";
+import { createRpcClient } from "@redline/service-kit";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { sampleContract } from "./support/fixtures.js";
 
 const infra = inject("infra");
@@ -97,9 +97,9 @@ beforeAll(async () => {
   }).catch((err: Error) => {
     throw new Error(`${err.message}\n${stackLog.slice(-40).join("\n")}`);
   });
-  const billing = createRpcClient(billingV1.BillingServiceService, stack.addrs.billing);
-  ({ apiKey: key } = await billing.createApiKey({ user: "metrics", organization: "", plan: "pro" }));
-  billing.close();
+  const accounts = createRpcClient(accountsV1.AccountsServiceService, stack.addrs.billing);
+  ({ apiKey: key } = await accounts.createApiKey({ user: "metrics", organization: "", plan: "pro" }));
+  accounts.close();
 
   // The traffic the metrics must reflect.
   const turn = await call("POST", "/v1/chat", {

@@ -8,11 +8,11 @@ import * as billing from "@redline/billing";
 import * as documents from "@redline/documents";
 import * as ingest from "@redline/ingest";
 import { createTestDatabase } from "@redline/local-infra";
+import { migrateServices, RUNTIME_ARGS } from "@redline/local-stack";
 import { createDb, migrateDown, migrateLatest, pendingMigrations, verifySchema } from "@redline/service-kit";
 import * as sessions from "@redline/sessions";
 import pg from "pg";
 import { describe, expect, inject, it } from "vitest";
-import { migrateServices, RUNTIME_ARGS } from "../scripts/lib/stack.js";
 import { REPO_ROOT } from "./support/fixtures.js";
 
 const services = [

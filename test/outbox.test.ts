@@ -49,7 +49,7 @@ describe("outbox relay", () => {
       const seen: { id: number; type: string; msgId: string | undefined }[] = [];
       // Other test files share this NATS: read only this owner's subject (filter_subject, as
       // nats-server 2.9 has no filter_subjects).
-      const owner = (await stack.billing.resolveApiKey({ apiKey: key })).principal?.ownerId ?? "";
+      const owner = (await stack.accounts.resolveApiKey({ apiKey: key })).principal?.ownerId ?? "";
       const jsm = await nc.jetstreamManager();
       const info = await jsm.consumers.add(DOCUMENT_EVENTS_STREAM, {
         filter_subject: documentEventSubject("*", owner),

@@ -7,11 +7,11 @@ import { execFileSync } from "node:child_process";
 import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import os from "node:os";
 import { join } from "node:path";
-import { billingV1 } from "@redline/grpc-stubs";
+import { accountsV1 } from "@redline/grpc-stubs";
 import { createTestDatabase, infraEnv, parentPid, processArgs } from "@redline/local-infra";
+import { freeStackEnv, type RunningStack, readStackFile, SERVICE_NAMES, startStack } from "@redline/local-stack";
 import { createRpcClient, type RpcClient } from "@redline/service-kit";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { freeStackEnv, type RunningStack, readStackFile, SERVICE_NAMES, startStack } from "../scripts/lib/stack.js";
 import { REPO_ROOT, sampleContract } from "./support/fixtures.js";
 
 interface ChatBody {
@@ -23,7 +23,7 @@ const infra = inject("infra");
 const dataDir = mkdtempSync(join(os.tmpdir(), "redline-prodbuild-"));
 chmodSync(dataDir, 0o755);
 let stack: RunningStack | undefined;
-let billing: RpcClient<typeof billingV1.BillingServiceService> | undefined;
+let accounts: RpcClient<typeof accountsV1.AccountsServiceService> | undefined;
 const stackLog: string[] = [];
 
 beforeAll(async () => {
@@ -49,11 +49,11 @@ beforeAll(async () => {
   }).catch((err: Error) => {
     throw new Error(`${err.message}\n${stackLog.slice(-40).join("\n")}`);
   });
-  billing = createRpcClient(billingV1.BillingServiceService, stack.addrs.billing);
+  accounts = createRpcClient(accountsV1.AccountsServiceService, stack.addrs.billing);
 }, 600_000);
 
 afterAll(async () => {
-  billing?.close();
+  accounts?.close();
   await stack?.stop();
   rmSync(dataDir, { recursive: true, force: true });
 });
@@ -90,7 +90,7 @@ describe("the production build", () => {
   });
 
   it("does the main job: the sample contract edited through POST /v1/chat", async () => {
-    const { apiKey } = await (billing as RpcClient<typeof billingV1.BillingServiceService>).createApiKey({
+    const { apiKey } = await (accounts as RpcClient<typeof accountsV1.AccountsServiceService>).createApiKey({
       user: "prodbuild",
       organization: "",
       plan: "",
@@ -115,7 +115,7 @@ describe("the production build", () => {
   });
 
   it("converts an upload in ingest's worker process, forked from dist/sandbox/worker-main.js", async () => {
-    const { apiKey } = await (billing as RpcClient<typeof billingV1.BillingServiceService>).createApiKey({
+    const { apiKey } = await (accounts as RpcClient<typeof accountsV1.AccountsServiceService>).createApiKey({
       user: "prodbuild-upload",
       organization: "",
       plan: "",

@@ -7,8 +7,8 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { startBillingService } from "@redline/billing";
 import { gatewayConfig, type RateLimitsConfig, type RunningGateway, startGateway } from "@redline/gateway";
 import { freePort } from "@redline/local-infra";
+import { RUNTIME_ARGS } from "@redline/local-stack";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { RUNTIME_ARGS } from "../scripts/lib/stack.js";
 import { startStackWithKey } from "./support/file-stack.js";
 import { REPO_ROOT, sampleContract } from "./support/fixtures.js";
 import type { TestStack } from "./support/stack.js";
@@ -255,18 +255,18 @@ describe("early admission far from the limit", () => {
 
 describe("ConsumeRateLimit debits (billing)", () => {
   it("records early admissions unconditionally and makes the next requests wait off the debt", async () => {
-    const principal = (await stack.billing.resolveApiKey({ apiKey: await stack.createKey("rl-debit") })).principal;
+    const principal = (await stack.accounts.resolveApiKey({ apiKey: await stack.createKey("rl-debit") })).principal;
     const buckets = [{ subject: "debit-test", limiter: "write", capacity: 5, windowSeconds: 50 }];
-    const debit = await stack.billing.consumeRateLimit({ buckets, debit: 7 }, { principal });
+    const debit = await stack.edgePolicy.consumeRateLimit({ buckets, debit: 7 }, { principal });
     expect(debit).toMatchObject({ allowed: true, buckets: [{ remaining: 0, exhausted: false }] });
-    const next = await stack.billing.consumeRateLimit({ buckets, debit: 0 }, { principal });
+    const next = await stack.edgePolicy.consumeRateLimit({ buckets, debit: 0 }, { principal });
     expect(next.allowed).toBe(false);
     expect(next.buckets[0].exhausted).toBe(true);
     // 2 tokens owed + 1 to take, at 0.1 token/s: about 30 s.
     expect(next.retryAfterSeconds).toBeGreaterThan(29);
     expect(next.retryAfterSeconds).toBeLessThanOrEqual(30);
     expect(next.usage).toMatchObject({ monthlyLimit: 500, monthlyUsed: 0 });
-    await expect(stack.billing.consumeRateLimit({ buckets, debit: -1 }, { principal })).rejects.toMatchObject({
+    await expect(stack.edgePolicy.consumeRateLimit({ buckets, debit: -1 }, { principal })).rejects.toMatchObject({
       httpStatus: 400,
     });
   });

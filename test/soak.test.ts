@@ -3,10 +3,8 @@
 // mixed load served, no server error, every service's memory sampled, a passing verdict.
 import { spawn } from "node:child_process";
 import { join } from "node:path";
+import { DEFAULT_LOOP, REPO_ROOT, RUNTIME_ARGS, SERVICE_NAMES, type SoakReport } from "@redline/local-stack";
 import { describe, expect, it } from "vitest";
-import { DEFAULT_LOOP } from "../scripts/lib/mixed-load.js";
-import type { SoakReport } from "../scripts/lib/soak-report.js";
-import { REPO_ROOT, RUNTIME_ARGS, SERVICE_NAMES } from "../scripts/lib/stack.js";
 
 /** Runs scripts/soak.ts with `args`; exit code, stdout and stderr. */
 function runSoak(args: string[], timeoutMs: number): Promise<{ code: number | null; stdout: string; stderr: string }> {

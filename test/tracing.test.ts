@@ -7,9 +7,9 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { DOCUMENT_EVENTS_STREAM, decodeJobEvent, jobSubject } from "@redline/event-contracts";
 import { startGateway } from "@redline/gateway";
+import { RUNTIME_ARGS } from "@redline/local-stack";
 import { connectNats, createLogger, initTracing, type Tracing } from "@redline/service-kit";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { RUNTIME_ARGS } from "../scripts/lib/stack.js";
 import { startStackWithKey } from "./support/file-stack.js";
 import { REPO_ROOT, sampleContract } from "./support/fixtures.js";
 import { readSse, startJob, waitForJob } from "./support/jobs.js";

@@ -13,7 +13,7 @@ let bob: Principal;
 
 async function principalOf(user: string): Promise<Principal> {
   const key = await stack.createKey(user);
-  const resolved = (await stack.billing.resolveApiKey({ apiKey: key })).principal;
+  const resolved = (await stack.accounts.resolveApiKey({ apiKey: key })).principal;
   if (!resolved) throw new Error("no principal");
   return resolved;
 }

@@ -260,7 +260,7 @@ describe("POST /v1/uploads/{id}/process on an attachment upload", () => {
   it("has ingest refuse to attach a slot of another purpose (400), so only attachment uploads become attachments", async () => {
     const files = createRpcClient(ingestFilesV1.FilesServiceService, stack.addrs.ingest);
     try {
-      const { principal } = await stack.billing.resolveApiKey({ apiKey: key });
+      const { principal } = await stack.accounts.resolveApiKey({ apiKey: key });
       const uploadId = await presign("notes.md", MD, "document");
       const err = await files
         .createAttachment({ sessionId: "uj-att", filename: "", content: Buffer.alloc(0), uploadId }, { principal })

@@ -2,9 +2,10 @@
 // with open_mode, base64 with and without a session, pre-signed uploads through the object store,
 // stored images, and refusals (415, 413, encrypted, truncated, a zip bomb, fuzzed files) that
 // never become a 5xx. Real gateway, services, Postgres and S3; files from test/fixtures/corpus.
+
+import { buildZip, minimalDocxParts } from "@redline/ingest";
 import { createDb, type Knex } from "@redline/service-kit";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { buildZip, minimalDocxParts } from "../services/ingest/src/testing/zip.js";
 import { corpusFile } from "./support/fixtures.js";
 import { postMultipart } from "./support/multipart.js";
 import { startTestStack, type TestStack } from "./support/stack.js";

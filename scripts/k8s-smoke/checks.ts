@@ -3,7 +3,7 @@
 // other gateway replica (and replayed with Last-Event-ID), a save in one session seen as a
 // doc-event in another, and a job that survives the loss of its agent pod, charged once.
 import { readFileSync } from "node:fs";
-import { billingV1 } from "@redline/grpc-stubs";
+import { accountsV1, billingV1 } from "@redline/grpc-stubs";
 import { createDb, createRpcClient, type Principal } from "@redline/service-kit";
 import { readSse } from "../../test/support/jobs.js";
 import { podman } from "./podman.js";
@@ -80,17 +80,17 @@ export function redlineChecks(cluster: Cluster): Check[] {
     if (pods.length < 2) fail(`needs 2 gateway replicas, found ${pods.length}`);
     return pods.map((p) => `http://${p.ip}:${port}`);
   };
-  const billing = () => {
+  const accounts = () => {
     const { pods, port } = behind(cluster, "billing");
-    return createRpcClient(billingV1.BillingServiceService, `${pods[0].ip}:${port}`);
+    return createRpcClient(accountsV1.AccountsServiceService, `${pods[0].ip}:${port}`);
   };
   const need = <T>(value: T | undefined, what: string): T => value ?? fail(`blocked: no ${what} from an earlier check`);
 
   return [
     [
-      "API key created through billing's gRPC CreateApiKey (billing pod address)",
+      "API key created through AccountsService CreateApiKey (billing pod address)",
       async () => {
-        const client = billing();
+        const client = accounts();
         try {
           const res = await client.createApiKey({ user: `smoke-${cluster.runId}`, organization: "", plan: "pro" });
           if (!/^sk_[0-9a-f]{32}$/.test(res.apiKey)) fail(`unexpected key shape ${res.apiKey.slice(0, 6)}…`);

@@ -7,11 +7,14 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { chunkHtml } from "@redline/html-chunks";
-import { convertDocx } from "../../services/ingest/src/converters/docx.js";
-import { documentBlocks, writeDocxInPlace } from "../../services/ingest/src/export/docx-in-place.js";
-import { resolveLayout } from "../../services/ingest/src/export/export-formats.js";
-import { htmlToDocx } from "../../services/ingest/src/export/to-docx.js";
-import { DEFAULT_LIMITS } from "../../services/ingest/src/formats.js";
+import {
+  convertDocx,
+  DEFAULT_LIMITS,
+  documentBlocks,
+  htmlToDocx,
+  resolveLayout,
+  writeDocxInPlace,
+} from "@redline/ingest";
 import { readCorpus } from "../../test/fixtures/corpus.js";
 import type { BenchResult } from "./bench-ingest.js";
 

@@ -2,10 +2,21 @@
 // each service is killed with -9 (kill-faults.ts), each under
 // the mixed load (mixed-load.ts) and beside the same load with no fault, in one run on one stack
 // with its own restartable infra (faults.ts, the steps test/faults-infra.test.ts asserts on).
+
+import {
+  DEFAULT_LOOP,
+  DEPENDENCIES,
+  type Dependency,
+  KILL_ORDER,
+  type KindStats,
+  MixedLoad,
+  runFault,
+  runKill,
+  startFaultInfra,
+  startFaultStack,
+  statsOf,
+} from "@redline/local-stack";
 import type { BenchResult } from "./bench-ingest.js";
-import { DEPENDENCIES, type Dependency, runFault, startFaultInfra, startFaultStack } from "./faults.js";
-import { KILL_ORDER, runKill } from "./kill-faults.js";
-import { DEFAULT_LOOP, type KindStats, MixedLoad, statsOf } from "./mixed-load.js";
 
 const CLIENTS = 4;
 /** How long each dependency stays down (ms). */

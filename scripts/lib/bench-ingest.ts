@@ -4,9 +4,7 @@
 //   (h) pdf → text vs pdftotext (target <= 5x slower);
 //   (i) HTML → pdf with a warm headless Chromium, p50 of a one-page document.
 import { execFileSync } from "node:child_process";
-import { exportDocument } from "../../services/ingest/src/export/export-document.js";
-import { closeBrowser, warmBrowser } from "../../services/ingest/src/export/to-pdf.js";
-import { closeDefaultConverterPool, convertDocument } from "../../services/ingest/src/index.js";
+import { closeBrowser, closeDefaultConverterPool, convertDocument, exportDocument, warmBrowser } from "@redline/ingest";
 import { corpusPath, readCorpus } from "../../test/fixtures/corpus.js";
 
 /** One line of the bench report. */

@@ -5,9 +5,9 @@
 //     as `pnpm start` runs them, one with METRICS_ADDR=off, measured in alternating rounds so
 //     drift of the machine hits both alike (target: on within 3 % of off).
 import type { LocalInfra } from "@redline/local-infra";
+import { startProcessStack } from "@redline/local-stack";
 import { startTestStack } from "../../test/support/stack.js";
 import type { BenchResult } from "./bench-ingest.js";
-import { startProcessStack } from "./bench-stack.js";
 
 /** Requests per second of GET `url` with `concurrency` loops for `ms`. */
 async function reqPerSecond(url: string, headers: Record<string, string>, ms = 3000, concurrency = 16) {

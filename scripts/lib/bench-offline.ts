@@ -2,8 +2,7 @@
 // 25k, 50k and 100k characters (the API's maximum), measured in the same run; linear parsing
 // makes time(100k)/time(12.5k) about 8 (target <= 12). The shapes are those that made the old
 // regex parser cubic or quadratic. With a stack, also the whole POST /v1/chat of the worst one.
-import { parseFilesInstruction } from "../../services/agent/src/engines/files-tools.js";
-import { parseOfflineInstruction } from "../../services/agent/src/engines/offline-parse.js";
+import { parseFilesInstruction, parseOfflineInstruction } from "@redline/agent";
 import type { TestStack } from "../../test/support/stack.js";
 import type { BenchResult } from "./bench-ingest.js";
 

@@ -2,10 +2,7 @@
 // conversion of generated 1, 2, 4 and 8 MB documents, through the worker pool as the service
 // runs them. Printed: time per MB at each size and time(8 MB) / time(1 MB) against the linear 8
 // (target <= 12; a quadratic step would give ~64).
-import { exportDocument } from "../../services/ingest/src/export/export-document.js";
-import type { ExportFormat } from "../../services/ingest/src/export/export-formats.js";
-import { convertDocument } from "../../services/ingest/src/index.js";
-import { ConverterPool } from "../../services/ingest/src/sandbox/pool.js";
+import { ConverterPool, convertDocument, type ExportFormat, exportDocument } from "@redline/ingest";
 import type { BenchResult } from "./bench-ingest.js";
 
 const SIZES_MB = [1, 2, 4, 8];

@@ -7,8 +7,8 @@ import { request } from "node:http";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
+import { REPO_ROOT, RUNTIME_ARGS } from "@redline/local-stack";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { REPO_ROOT, RUNTIME_ARGS } from "./stack.js";
 
 const PRELOAD = pathToFileURL(join(dirname(fileURLToPath(import.meta.url)), "recording-switch.mjs")).href;
 

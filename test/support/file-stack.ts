@@ -19,7 +19,7 @@ export async function startStackWithKey(opts: StackOptions, user: string): Promi
 
 /** The principal billing resolves for `key`: who a service sees when the gateway calls it for that key. */
 export async function principalOf(stack: TestStack, key: string): Promise<Principal> {
-  const resolved = (await stack.billing.resolveApiKey({ apiKey: key })).principal;
+  const resolved = (await stack.accounts.resolveApiKey({ apiKey: key })).principal;
   if (!resolved) throw new Error("no principal");
   return resolved;
 }

@@ -8,7 +8,7 @@ import { type JobsConfig, type OpenAiEngineConfig, startAgentService } from "@re
 import { startBillingService } from "@redline/billing";
 import { startDocumentsService } from "@redline/documents";
 import { type GatewayConfig, startGateway } from "@redline/gateway";
-import { billingV1 } from "@redline/grpc-stubs";
+import { accountsV1, billingV1, edgePolicyV1 } from "@redline/grpc-stubs";
 import { type IngestConfig, startIngestService } from "@redline/ingest";
 import { createTestDatabase } from "@redline/local-infra";
 import type { Knex } from "@redline/service-kit";
@@ -69,7 +69,7 @@ export interface TestStack {
   sessionsDb: Knex;
   /** The agent's pool (schema `agent`: jobs and job events). */
   agentDb: Knex;
-  /** Creates an API key (and accounts) through the billing service, like `pnpm admin keys create`. */
+  /** Creates an API key (and accounts) through AccountsService, like `pnpm admin keys create`. */
   createKey(user: string, opts?: { org?: string; plan?: string }): Promise<string>;
   /**
    * The raw messages ingest's mail sink wrote, oldest first: every mail of a stack started
@@ -83,6 +83,10 @@ export interface TestStack {
   verifyEmail(key: string, email: string): Promise<void>;
   /** The billing client, for arranging usage in quota tests through the real service. */
   billing: RpcClient<typeof billingV1.BillingServiceService>;
+  /** The accounts client (keys, principals, organizations), served by the billing process. */
+  accounts: RpcClient<typeof accountsV1.AccountsServiceService>;
+  /** The edge-policy client (rate-limit buckets, idempotency records), served by the billing process. */
+  edgePolicy: RpcClient<typeof edgePolicyV1.EdgePolicyServiceService>;
   revokeKey(key: string): Promise<boolean>;
   /** fetch against the gateway with a bearer key and JSON body. */
   call(
@@ -103,8 +107,8 @@ export async function startTestStack(infra: StackInfra, opts: StackOptions = {})
   const logLevel = process.env.TEST_LOG_LEVEL ?? "silent";
   // Sessions calls documents (its workspace workflows), so documents starts first.
   const documents = await startDocumentsService({ grpcAddress: LOCAL, databaseUrl, natsUrl: infra.natsUrl, logLevel });
-  // Ingest asks billing for the caller's email on file (email exports without a recipient), and
-  // documents which stored originals are still named (its retention sweep).
+  // Ingest asks accounts (in the billing process) for the caller's email on file (email exports
+  // without a recipient), and documents which stored originals are still named (its retention sweep).
   // testClock: billing-buckets.test.ts moves billing's clock (SetTestClock) across periods and expiries.
   const billingStarted = startBillingService({ grpcAddress: LOCAL, databaseUrl, logLevel, testClock: true });
   const [sessions, billing, ingest] = await Promise.all([
@@ -160,6 +164,8 @@ export async function startTestStack(infra: StackInfra, opts: StackOptions = {})
     sourceLimits: opts.sourceLimits ?? TEST_SOURCE_LIMITS,
   });
   const billingClient = createRpcClient(billingV1.BillingServiceService, billing.address);
+  const accountsClient = createRpcClient(accountsV1.AccountsServiceService, billing.address);
+  const edgePolicyClient = createRpcClient(edgePolicyV1.EdgePolicyServiceService, billing.address);
   const stack: TestStack = {
     url: gateway.url,
     addrs: { ...addrs, agent: agent.address },
@@ -168,8 +174,14 @@ export async function startTestStack(infra: StackInfra, opts: StackOptions = {})
     sessionsDb: sessions.context.db,
     agentDb: agent.context.db,
     billing: billingClient,
+    accounts: accountsClient,
+    edgePolicy: edgePolicyClient,
     async createKey(user, keyOpts = {}) {
-      const res = await billingClient.createApiKey({ user, organization: keyOpts.org ?? "", plan: keyOpts.plan ?? "" });
+      const res = await accountsClient.createApiKey({
+        user,
+        organization: keyOpts.org ?? "",
+        plan: keyOpts.plan ?? "",
+      });
       return res.apiKey;
     },
     async sentMail() {
@@ -188,7 +200,7 @@ export async function startTestStack(infra: StackInfra, opts: StackOptions = {})
       if (done.status !== 200) throw new Error(`verify: ${done.status} ${await done.text()}`);
     },
     async revokeKey(key) {
-      return (await billingClient.revokeApiKey({ apiKey: key })).revoked;
+      return (await accountsClient.revokeApiKey({ apiKey: key })).revoked;
     },
     call(method, path, callOpts = {}) {
       const headers: Record<string, string> = { ...callOpts.headers };
@@ -202,6 +214,8 @@ export async function startTestStack(infra: StackInfra, opts: StackOptions = {})
     },
     async close() {
       billingClient.close();
+      accountsClient.close();
+      edgePolicyClient.close();
       await gateway.close();
       await agent.close();
       await Promise.all([documents.close(), sessions.close(), billing.close(), ingest.close()]);

@@ -5,11 +5,11 @@ import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
+import { processStartTime } from "@redline/local-infra";
 import { createLogger, type MetricsServer, startMetricsServer } from "@redline/service-kit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { processStartTime } from "../../packages/local-infra/src/index.js";
-import { HeapSampler, parseHeapKiB } from "./soak-heap.js";
-import { summarizeRss } from "./soak-rss.js";
+import { HeapSampler, parseHeapKiB } from "./heap.js";
+import { summarizeRss } from "./rss.js";
 
 const dir = mkdtempSync(join(tmpdir(), "redline-soak-heap-"));
 let server: MetricsServer;

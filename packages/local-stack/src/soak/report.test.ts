@@ -1,7 +1,7 @@
 // The soak's verdict: what fails it and what does not.
 import { describe, expect, it } from "vitest";
-import { HEAP_SLOPE_LIMIT_MIB_PER_MIN, isServerError, MIN_JUDGED_MINUTES, soakVerdict } from "./soak-report.js";
-import type { RssSummary } from "./soak-rss.js";
+import { HEAP_SLOPE_LIMIT_MIB_PER_MIN, isServerError, MIN_JUDGED_MINUTES, soakVerdict } from "./report.js";
+import type { RssSummary } from "./rss.js";
 
 const flat: RssSummary = {
   samples: 100,

@@ -4,8 +4,9 @@
 // nor can the heap in use (it counts garbage V8 lets pile up for minutes as it widens its
 // limits); the heap a full collection leaves can.
 import { METRICS_PREFIX } from "@redline/service-kit";
-import type { RssSample } from "./soak-rss.js";
-import { readStackFile, SERVICE_NAMES, type ServiceName } from "./stack.js";
+import { SERVICE_NAMES, type ServiceName } from "../names.js";
+import { readStackFile } from "../stack-file.js";
+import type { RssSample } from "./rss.js";
 
 /** A scrape that takes longer than this is skipped (the sample is missing, not late). */
 const SCRAPE_TIMEOUT_MS = 4_000;

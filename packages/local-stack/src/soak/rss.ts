@@ -3,8 +3,9 @@
 // followed to its new process, and summarized per service as start, end, peak and the
 // least-squares slope after a warm-up.
 import { readFileSync } from "node:fs";
-import { readStackFile, SERVICE_NAMES, type ServiceName } from "./stack.js";
-import { slope } from "./stats.js";
+import { SERVICE_NAMES, type ServiceName } from "../names.js";
+import { readStackFile } from "../stack-file.js";
+import { slope } from "../stats.js";
 
 /**
  * One memory reading of one service: when (epoch ms), which process, and `kib` — its resident

@@ -3,10 +3,13 @@
 // SIGKILLed, and the supervisor's restart is timed (a new pid that listens; for the gateway, a
 // /health of 200); then the load is watched until clients are served cleanly again.
 import { setTimeout as sleep } from "node:timers/promises";
-import { canConnect, isAlive } from "../../packages/local-infra/src/index.js";
-import { awaitCleanStreak } from "./faults.js";
-import type { FaultWindow, MixedLoad } from "./mixed-load.js";
-import { type RunningStack, readStackFile, type ServiceName } from "./stack.js";
+import { canConnect, isAlive } from "@redline/local-infra";
+import type { MixedLoad } from "../mixed-load/mixed-load.js";
+import type { FaultWindow } from "../mixed-load/model.js";
+import type { ServiceName } from "../names.js";
+import type { RunningStack } from "../stack.js";
+import { readStackFile } from "../stack-file.js";
+import { awaitCleanStreak } from "./dependency-faults.js";
 
 /** The order the kill test and the bench kill services in (issue #10). */
 export const KILL_ORDER: readonly ServiceName[] = ["gateway", "documents", "sessions", "agent", "billing", "ingest"];

@@ -1,16 +1,23 @@
-// Stacks for `pnpm bench`: the deployed shape (`pnpm start`, every service its own process) on
-// fresh ports over a fresh database, and a fetch helper shaped like the test stack's call.
+// A deployed-shape stack for benches and the soak (`pnpm start`'s shape, every service its own
+// process) on fresh ports over a fresh database, and a fetch helper shaped like the test stack's call.
 import { chmodSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { billingV1 } from "@redline/grpc-stubs";
+import { accountsV1 } from "@redline/grpc-stubs";
 import { createTestDatabase, infraEnv } from "@redline/local-infra";
 import { createRpcClient } from "@redline/service-kit";
-import type { TestStack } from "../../test/support/stack.js";
-import { freeStackEnv, type RunningStack, startStack } from "./stack.js";
+import { freeStackEnv } from "./addrs.js";
+import { type RunningStack, startStack } from "./stack.js";
 
-/** fetch against a gateway URL, shaped like TestStack.call. */
-export function caller(url: string): TestStack["call"] {
+/** A fetch against the gateway with a bearer key and a JSON body (test/support/stack.ts's TestStack.call). */
+export type GatewayCall = (
+  method: string,
+  path: string,
+  opts?: { key?: string; body?: unknown; headers?: Record<string, string> },
+) => Promise<Response>;
+
+/** fetch against a gateway URL, shaped like GatewayCall. */
+export function caller(url: string): GatewayCall {
   return (method, path, opts = {}) =>
     fetch(`${url}${path}`, {
       method,
@@ -28,7 +35,7 @@ export interface ProcessStack {
   stack: RunningStack;
   /** The gateway's base URL. */
   url: string;
-  call: TestStack["call"];
+  call: GatewayCall;
   key: string;
   /** Stops the processes and removes the data directory. */
   stop(): Promise<void>;
@@ -56,9 +63,9 @@ export async function startProcessStack(
       ...env,
     },
   });
-  const billing = createRpcClient(billingV1.BillingServiceService, stack.addrs.billing);
-  const { apiKey } = await billing.createApiKey({ user: `bench-${name}`, organization: "", plan: "pro" });
-  billing.close();
+  const accounts = createRpcClient(accountsV1.AccountsServiceService, stack.addrs.billing);
+  const { apiKey } = await accounts.createApiKey({ user: `bench-${name}`, organization: "", plan: "pro" });
+  accounts.close();
   return {
     stack,
     url: stack.gatewayUrl,

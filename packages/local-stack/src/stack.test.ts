@@ -4,26 +4,13 @@ import net from "node:net";
 import os from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
+import { canConnect, DEFAULT_PORTS, ephemeralLow, freePort, infraEnv, isAlive } from "@redline/local-infra";
 import { afterAll, describe, expect, inject, it } from "vitest";
-import {
-  canConnect,
-  DEFAULT_PORTS,
-  ephemeralLow,
-  freePort,
-  infraEnv,
-  isAlive,
-} from "../../packages/local-infra/src/index.js";
-import {
-  findRunningStack,
-  isStackRunning,
-  type RunningStack,
-  readStackFile,
-  SERVICE_NAMES,
-  type ServiceName,
-  STOP_GRACE_MS,
-  stackAddrs,
-  startStack,
-} from "./stack.js";
+import { stackAddrs } from "./addrs.js";
+import { SERVICE_NAMES, type ServiceName } from "./names.js";
+import { type RunningStack, startStack } from "./stack.js";
+import { findRunningStack, isStackRunning, readStackFile } from "./stack-file.js";
+import { STOP_GRACE_MS } from "./supervised.js";
 
 const infra = inject("infra");
 const root = mkdtempSync(join(os.tmpdir(), "redline-stacktest-"));

@@ -1,9 +1,9 @@
 // The report of `pnpm soak`: throughput and latency per request kind, errors by status, memory
 // per service, and the verdict (memory flat, no server errors, every kind served, every
 // acknowledged write found afterwards), as JSON for tools and as text for people.
-import type { KindStats, RequestKind, VerifyReport } from "./mixed-load.js";
-import type { RssSummary } from "./soak-rss.js";
-import type { ServiceName } from "./stack.js";
+import type { KindStats, RequestKind, VerifyReport } from "../mixed-load/model.js";
+import type { ServiceName } from "../names.js";
+import type { RssSummary } from "./rss.js";
 
 /**
  * A service's heap after full collections (service-kit's redline_nodejs_heap_used_after_major_gc_bytes,

@@ -6,7 +6,7 @@ import { chmodSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import { billingV1 } from "@redline/grpc-stubs";
+import { accountsV1 } from "@redline/grpc-stubs";
 import {
   createTestDatabase,
   type EmbeddedNatsHandle,
@@ -19,8 +19,10 @@ import {
   startS3,
 } from "@redline/local-infra";
 import { createRpcClient } from "@redline/service-kit";
-import type { FaultWindow, MixedLoad } from "./mixed-load.js";
-import { freeStackEnv, type RunningStack, startStack } from "./stack.js";
+import { freeStackEnv } from "../addrs.js";
+import type { MixedLoad } from "../mixed-load/mixed-load.js";
+import type { FaultWindow } from "../mixed-load/model.js";
+import { type RunningStack, startStack } from "../stack.js";
 
 /** The dependencies a fault takes down. */
 export const DEPENDENCIES = ["postgres", "nats", "s3"] as const;
@@ -134,11 +136,11 @@ export async function startFaultStack(
       ...env,
     },
   });
-  const billing = createRpcClient(billingV1.BillingServiceService, stack.addrs.billing);
+  const accounts = createRpcClient(accountsV1.AccountsServiceService, stack.addrs.billing);
   try {
     const keys: string[] = [];
     for (let i = 0; i < clients; i++) {
-      keys.push((await billing.createApiKey({ user: `faults-${i}`, organization: "", plan: "pro" })).apiKey);
+      keys.push((await accounts.createApiKey({ user: `faults-${i}`, organization: "", plan: "pro" })).apiKey);
     }
     return {
       stack,
@@ -150,7 +152,7 @@ export async function startFaultStack(
       },
     };
   } finally {
-    billing.close();
+    accounts.close();
   }
 }
 

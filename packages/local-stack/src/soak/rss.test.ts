@@ -3,9 +3,9 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { processStartTime } from "@redline/local-infra";
 import { afterAll, describe, expect, it } from "vitest";
-import { processStartTime } from "../../packages/local-infra/src/index.js";
-import { parseVmRssKiB, type RssSample, RssSampler, readRssKiB, summarizeRss } from "./soak-rss.js";
+import { parseVmRssKiB, type RssSample, RssSampler, readRssKiB, summarizeRss } from "./rss.js";
 
 const dir = mkdtempSync(join(tmpdir(), "redline-soak-rss-"));
 const children: ChildProcess[] = [];
