@@ -1,5 +1,6 @@
-// The error catalog. Domain code throws these; each service maps them to gRPC once
-// (grpc-server.ts) and the gateway maps them back to the spec's HTTP status and body once.
+// The error catalog. Domain code throws these; each service maps them to gRPC once (rpc.ts,
+// errorToGrpc) and the gateway maps them back to the spec's HTTP status and body once
+// (services/gateway/src/error-handler.ts).
 import { status as GrpcStatus } from "@grpc/grpc-js";
 
 /** One item of a 422 body: `{type, loc, msg}` (interface-spec, Errors). */

@@ -4,6 +4,7 @@ export * from "./db.js";
 export * from "./email.js";
 export * from "./errors.js";
 export * from "./health.js";
+export * from "./ids.js";
 export * from "./logger.js";
 export * from "./messaging.js";
 export * from "./metrics.js";

@@ -10,6 +10,7 @@ export {
 } from "./config.js";
 export { type AgentContext, createContext } from "./context.js";
 export { migrations, SCHEMA } from "./db/migrations.js";
+export { parseFilesInstruction } from "./engines/files-tools.js";
 export * from "./engines/index.js";
 export { type RunningAgentService, startAgentService } from "./service.js";
 export { sectionsChanged } from "./turn/operations.js";

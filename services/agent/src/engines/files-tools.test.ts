@@ -1,7 +1,8 @@
 // The offline grammar for attachments and templates, and the tools' argument handling.
 import { WorkingDocument } from "@redline/html-chunks";
 import { describe, expect, it } from "vitest";
-import { parseFilesInstruction, runFilesInstruction, runFilesTool, type TurnFiles } from "./files-tools.js";
+import { parseFilesInstruction, runFilesInstruction, runFilesTool } from "./files-tools.js";
+import type { TurnFiles } from "./types.js";
 
 const files: TurnFiles = {
   attachmentCount: 1,

@@ -4,24 +4,7 @@
 import { chunkHtml, type WorkingDocument } from "@redline/html-chunks";
 import { MAX_PARSED_MESSAGE_CHARS } from "./offline-parse.js";
 import { type FunctionTool, functionTool } from "./tool-schema.js";
-import type { TurnInput } from "./types.js";
-
-/** One passage of an attachment. */
-export interface AttachmentPassage {
-  filename: string;
-  chunkIndex: number;
-  text: string;
-}
-
-/** What the engines may ask about the session's files (bound to the session and caller). */
-export interface TurnFiles {
-  /** Completed attachments of the session; the model is offered attachment tools only when > 0. */
-  attachmentCount: number;
-  /** Full-text search over completed attachments; `filename` narrows to names containing it. */
-  searchAttachments(query: string, filename?: string, limit?: number): Promise<AttachmentPassage[]>;
-  /** A template's name and HTML by id or name, or null when there is none. */
-  getTemplate(ref: string): Promise<{ name: string; title: string; html: string } | null>;
-}
+import type { AttachmentPassage, TurnFiles, TurnInput } from "./types.js";
 
 /** An offline instruction about files, or null when the message is not one. */
 export type FilesInstruction =

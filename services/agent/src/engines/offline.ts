@@ -62,7 +62,7 @@ export function createOfflineEngine(opts: { cpuBudgetMs?: number } = {}): Engine
  * ample room while bounding what one free message can cost, and 20 ms slices keep every other
  * request on this event loop waiting at most about one slice (plus one chunk's step).
  */
-export const OFFLINE_CPU_BUDGET_MS = 5_000;
+const OFFLINE_CPU_BUDGET_MS = 5_000;
 const OFFLINE_SLICE_MS = 20;
 
 /**

@@ -1,7 +1,23 @@
 // The contract between the agent service and its model engines. The service builds the
 // WorkingDocument from stored chunks, runs one turn, and commits `document.operations()`.
 import type { WorkingDocument } from "@redline/html-chunks";
-import type { TurnFiles } from "./files-tools.js";
+
+/** One passage of an attachment. */
+export interface AttachmentPassage {
+  filename: string;
+  chunkIndex: number;
+  text: string;
+}
+
+/** What the engines may ask about the session's files (bound to the session and caller). */
+export interface TurnFiles {
+  /** Completed attachments of the session; the model is offered attachment tools only when > 0. */
+  attachmentCount: number;
+  /** Full-text search over completed attachments; `filename` narrows to names containing it. */
+  searchAttachments(query: string, filename?: string, limit?: number): Promise<AttachmentPassage[]>;
+  /** A template's name and HTML by id or name, or null when there is none. */
+  getTemplate(ref: string): Promise<{ name: string; title: string; html: string } | null>;
+}
 
 /** What an engine gets for one turn: the instruction, the document to edit in place, context. */
 export interface TurnInput {

@@ -63,7 +63,7 @@ export function intermediateEvent(text: string, type = "intermediate"): NewEvent
  * batch_total, and insert_after_chunk_id only for an insert that has an anchor (unshown-parts.md:
  * `insert_after_chunk_id?`; string fields are left out rather than empty or null).
  */
-export function changeRecordWire(c: StagedChange): Record<string, unknown> {
+function changeRecordWire(c: StagedChange): Record<string, unknown> {
   const { insert_after_chunk_id, ...rest } = c;
   return { ...rest, ...(c.operation === "create" && insert_after_chunk_id && { insert_after_chunk_id }) };
 }

@@ -16,7 +16,7 @@ import { failureText, JobAborted, runJob } from "./run-job.js";
  * Core NATS subject on which an agent tells the others that a job became claimable (created or
  * handed back with no idle worker of its own); the data is its instance id. Agent-internal.
  */
-export const WAKE_SUBJECT = "redline.agent.v1.jobs_runnable";
+const WAKE_SUBJECT = "redline.agent.v1.jobs_runnable";
 
 /** A started pool. */
 export interface WorkerPool {
@@ -307,7 +307,7 @@ async function cancelAndRelease(ctx: AgentContext, jobId: string, guard: Guard):
 }
 
 /** One sweep: fail or cancel jobs stranded by dead workers; delete expired terminal jobs. */
-export async function sweepOnce(ctx: AgentContext): Promise<void> {
+async function sweepOnce(ctx: AgentContext): Promise<void> {
   const cfg = ctx.jobsCfg;
   for (const row of await strandedJobs(ctx.db, cfg.maxAttempts)) {
     const guard: Guard = { status: ["in_progress"], leaseOwner: row.lease_owner ?? "" };

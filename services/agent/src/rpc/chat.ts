@@ -1,12 +1,15 @@
 // AgentService.Chat: interface-spec endpoint 1, POST /v1/chat.
-import type { agentV1 } from "@redline/grpc-stubs";
-import { type CallContext, InputError, requirePrincipal } from "@redline/service-kit";
+import { InputError, requirePrincipal } from "@redline/service-kit";
 import { runChatTurn } from "../commands/chat.js";
-import type { AgentContext } from "../context.js";
+import type { AgentRpc } from "./call.js";
 
-/** One synchronous chat turn for the caller; 400 for an empty message (errors: commands/chat.ts). */
-export function chat(ctx: AgentContext, req: agentV1.ChatRequest, call: CallContext): Promise<agentV1.ChatResponse> {
+/**
+ * One synchronous chat turn for the caller, within the call's deadline: the reply, the changes
+ * and the usage. InputError (400) for an empty message; the turn's own errors (403, 404, 409,
+ * 429...) are listed in commands/chat.ts.
+ */
+export const chat: AgentRpc<"chat"> = async (ctx, req, call) => {
   const principal = requirePrincipal(call);
   if (!req.message.trim()) throw new InputError("message must not be empty");
   return runChatTurn(ctx, { principal, opts: call.forward(), log: call.log, deadline: call.deadline }, req);
-}
+};

@@ -1,11 +1,14 @@
 // AgentService.ReEditChunk: interface-spec endpoint 18, POST /v1/sessions/{sid}/chunks/{chunk}/re-edit.
-import type { agentV1 } from "@redline/grpc-stubs";
-import { type CallContext, requirePrincipal } from "@redline/service-kit";
+import { requirePrincipal } from "@redline/service-kit";
 import { runReEdit } from "../commands/re-edit.js";
-import type { AgentContext } from "../context.js";
+import type { AgentRpc } from "./call.js";
 
-/** Resolves a chunk's newest open conflict, `redo` or `merge` (400 for another mode; 404, 429). */
-export function reEditChunk(ctx: AgentContext, req: agentV1.ReEditChunkRequest, call: CallContext) {
+/**
+ * Resolves a chunk's newest open conflict by `redo` (a new turn on the chunk) or `merge`, within
+ * the call's deadline. InputError (400) for another mode; NotFoundError (404) without an open
+ * conflict; QuotaExceededError (429) when no operation can be held (commands/re-edit.ts).
+ */
+export const reEditChunk: AgentRpc<"reEditChunk"> = async (ctx, req, call) => {
   const principal = requirePrincipal(call);
   return runReEdit(ctx, { principal, opts: call.forward(), log: call.log, deadline: call.deadline }, req);
-}
+};

@@ -1,10 +1,12 @@
 // RevertService.RedoRevert: undoing a revert (unshown-parts.md, Revert).
-import type { agentRevertV1 } from "@redline/grpc-stubs";
-import { type CallContext, requirePrincipal } from "@redline/service-kit";
+import { requirePrincipal } from "@redline/service-kit";
 import { redoRevert as redo } from "../commands/revert.js";
-import type { AgentContext } from "../context.js";
+import type { RevertRpc } from "./call.js";
 
-/** Undoes a revert by its redo checkpoint id (400, 404, 409: commands/revert.ts). */
-export function redoRevert(ctx: AgentContext, req: agentRevertV1.RedoRevertRequest, call: CallContext) {
+/**
+ * Undoes a revert by its redo checkpoint id, with 60 s for the calls it forwards. InputError
+ * (400), NotFoundError (404), ConflictError (409) as commands/revert.ts lists them.
+ */
+export const redoRevert: RevertRpc<"redoRevert"> = async (ctx, req, call) => {
   return redo(ctx, requirePrincipal(call), call.forward({ timeoutMs: 60_000 }), req);
-}
+};

@@ -5,7 +5,7 @@ import { deleteNote, lockNote, writeNote } from "../db/store/memory.js";
 
 /** Lines kept in a memory note, and the note's size bound in characters. */
 export const MEMORY_MAX_LINES = 12;
-export const MEMORY_MAX_CHARS = 2000;
+const MEMORY_MAX_CHARS = 2000;
 const MEMORY_LINE_CHARS = 300;
 
 /** `note` with `line` appended, keeping the last 12 lines and at most 2,000 characters. */

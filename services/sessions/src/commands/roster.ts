@@ -1,7 +1,7 @@
 // A session's roster of open documents: attach, open, blank tab, resolve, focus, close, seen
 // versions, who holds a document, unlink on archive, and the documents a session watches.
 import { randomBytes } from "node:crypto";
-import { InputError, type Knex, NotFoundError } from "@redline/service-kit";
+import { InputError, isUuid, type Knex, NotFoundError } from "@redline/service-kit";
 import {
   archiveSlotsOf,
   closeSlot,
@@ -19,8 +19,6 @@ import {
 import { findSession, lockSessionRow, lockSessionWithRoster, touchSession } from "../db/store/sessions.js";
 import type { HolderRow, RosterRow } from "../db/tables.js";
 import { getSession, type SessionView } from "./sessions.js";
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** A durable document to put in a session's roster. */
 export interface AttachInput {
@@ -165,7 +163,7 @@ export async function openDocuments(
   ownerId: string,
   input: { sessionId: string; documents: DocumentToOpen[] },
 ): Promise<{ view: SessionView; opened: RosterRow[] }> {
-  if (input.documents.some((d) => !UUID.test(d.durableDocumentId)))
+  if (input.documents.some((d) => !isUuid(d.durableDocumentId)))
     throw new InputError("document ids must be durable document UUIDs");
   const slotIds = await db.transaction(async (trx) => {
     await lockOwned(trx, ownerId, input.sessionId);
@@ -281,7 +279,7 @@ export async function listDocumentHolders(
   ownerId: string,
   input: { documentIds: string[]; excludeSessionId: string },
 ): Promise<HolderRow[]> {
-  const ids = [...new Set(input.documentIds.filter((id) => UUID.test(id)))];
+  const ids = [...new Set(input.documentIds.filter(isUuid))];
   if (ids.length === 0) return [];
   return documentHolders(db, ownerId, ids, input.excludeSessionId);
 }
@@ -292,7 +290,7 @@ export async function listDocumentHolders(
  * open document. Returns the session ids.
  */
 export async function unlinkDocument(db: Knex, ownerId: string, documentId: string): Promise<string[]> {
-  if (!UUID.test(documentId)) return [];
+  if (!isUuid(documentId)) return [];
   return db.transaction(async (trx) => {
     const rows = await archiveSlotsOf(trx, ownerId, documentId);
     const sessionIds = [...new Set(rows.map((r) => r.session_id))];

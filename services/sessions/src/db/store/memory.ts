@@ -22,12 +22,6 @@ export async function writeNote(db: Db, ownerId: string, memoryKey: string, note
   await db(T.memory).where({ owner_id: ownerId, memory_key: memoryKey }).update({ note, updated_at: db.fn.now() });
 }
 
-/** The note's text, or undefined when there is none. */
-export async function readNote(db: Db, ownerId: string, memoryKey: string): Promise<string | undefined> {
-  const row = await db<MemoryNoteRow>(T.memory).where({ owner_id: ownerId, memory_key: memoryKey }).first();
-  return row?.note;
-}
-
 /** Deletes one note; how many were removed (0 or 1). */
 export async function deleteNote(db: Db, ownerId: string, memoryKey: string): Promise<number> {
   return db(T.memory).where({ owner_id: ownerId, memory_key: memoryKey }).delete();

@@ -93,7 +93,7 @@ export async function activeMessages(db: Db, ownerId: string, sessionId: string)
 type JsonRoster = (Omit<RosterRow, "opened_at" | "closed_at"> & { opened_at: string; closed_at: string | null })[];
 
 /** Roster rows as `json_agg` returns them: timestamps come back as strings. */
-export function rosterFromJson(rows: JsonRoster): RosterRow[] {
+function rosterFromJson(rows: JsonRoster): RosterRow[] {
   return rows.map((r) => ({
     ...r,
     opened_at: new Date(r.opened_at),
