@@ -8,7 +8,6 @@
 // so typing someone else's address gains nothing. An agent's key never sets the email: the human
 // who takes the account over sets it, through the takeover's own mailed code.
 import { randomUUID } from "node:crypto";
-import { status as GrpcStatus } from "@grpc/grpc-js";
 import {
   ForbiddenError,
   InputError,
@@ -16,20 +15,27 @@ import {
   type Knex,
   NotFoundError,
   type Principal,
-  RedlineError,
 } from "@redline/service-kit";
 import { findAccount, lockAccountById, markEmailVerified, setAccountEmail } from "../db/store/accounts.js";
+import { recordWrongCode } from "../db/store/codes.js";
 import {
   closeOpenVerifications,
   insertVerification,
   latestOpenVerificationForUpdate,
   markVerificationUsed,
   recentVerifications,
-  recordWrongVerificationCode,
 } from "../db/store/email-verifications.js";
-import type { AccountRow } from "../db/tables.js";
+import { type AccountRow, TABLES } from "../db/tables.js";
 import { agentKeyRefusal, callerKey } from "./api-keys.js";
-import { codeMatches, hashCode, MAX_CODE_ATTEMPTS, newCode, wrongCodeDetail } from "./codes.js";
+import {
+  CodeDisabledError,
+  codeMatches,
+  hashCode,
+  MAX_CODE_ATTEMPTS,
+  MailLimitError,
+  newCode,
+  wrongCodeDetail,
+} from "./codes.js";
 
 /** How long a verification code lives (ms). */
 export const VERIFICATION_TTL_MS = 60 * 60 * 1000;
@@ -54,27 +60,16 @@ export interface VerificationToMail {
   expiresAt: Date;
 }
 
-/** 429 `{detail, code: "verification_limit"}` with Retry-After: too many verification mails this hour. */
-export class VerificationLimitError extends RedlineError {
-  constructor(retryAfterSeconds: number) {
-    super(
-      429,
-      GrpcStatus.RESOURCE_EXHAUSTED,
-      `Too many verification mails: at most ${MAX_VERIFICATIONS_PER_HOUR} per hour per account. Retry after ${retryAfterSeconds} seconds.`,
-      { body: { code: "verification_limit" }, headers: { "Retry-After": String(retryAfterSeconds) } },
-    );
-  }
+/** 429 verification_limit: too many verification mails this hour. */
+function verificationLimit(retryAfterSeconds: number): MailLimitError {
+  return new MailLimitError("verification_limit", "verification mails", MAX_VERIFICATIONS_PER_HOUR, retryAfterSeconds);
 }
 
-/** 410: a verification disabled for good after too many wrong codes; setting the email again sends a new one. */
-export class VerificationDisabledError extends RedlineError {
-  constructor() {
-    super(
-      410,
-      GrpcStatus.FAILED_PRECONDITION,
-      `This verification code is disabled after ${MAX_CODE_ATTEMPTS} wrong codes; set the email again (PATCH /v1/users/me) for a new one`,
-    );
-  }
+/** 410: a verification disabled for good; setting the email again sends a new one. */
+function verificationDisabled(): CodeDisabledError {
+  return new CodeDisabledError(
+    `This verification code is disabled after ${MAX_CODE_ATTEMPTS} wrong codes; set the email again (PATCH /v1/users/me) for a new one`,
+  );
 }
 
 function view(principal: Principal, row: AccountRow): UserAccountView {
@@ -98,7 +93,7 @@ export async function getUserAccount(db: Knex, principal: Principal): Promise<Us
  * to it; or clears it when `email` is empty. The same address already verified changes nothing
  * and mails nothing; the same address unverified gets a new code (the old one ends). InputError
  * (400) for anything but one plain address of at most 254 characters; ForbiddenError (403,
- * agent_key) for an agent's key; VerificationLimitError (429) past MAX_VERIFICATIONS_PER_HOUR;
+ * agent_key) for an agent's key; MailLimitError (429, verification_limit) past MAX_VERIFICATIONS_PER_HOUR;
  * NotFoundError (404) when the key's user no longer exists; 401 for a key revoked meanwhile.
  */
 export async function setUserEmail(
@@ -127,7 +122,7 @@ export async function setUserEmail(
     const recent = await recentVerifications(trx, account.id, new Date(now.getTime() - HOUR_MS));
     if (recent.length >= MAX_VERIFICATIONS_PER_HOUR) {
       const oldest = recent[recent.length - MAX_VERIFICATIONS_PER_HOUR];
-      throw new VerificationLimitError(Math.max(1, Math.ceil((oldest.getTime() + HOUR_MS - now.getTime()) / 1000)));
+      throw verificationLimit(Math.max(1, Math.ceil((oldest.getTime() + HOUR_MS - now.getTime()) / 1000)));
     }
     await closeOpenVerifications(trx, account.id, now);
     const row = await setAccountEmail(trx, account.id, address, null);
@@ -152,7 +147,7 @@ export async function setUserEmail(
 /**
  * POST /v1/users/me/email/verify `{code}`: proves the email on file with the code mailed to it.
  * NotFoundError (404) when no code is pending (none sent, expired, used, or the email changed
- * since); VerificationDisabledError (410) once disabled, even with the right code; ForbiddenError
+ * since); CodeDisabledError (410) once disabled, even with the right code; ForbiddenError
  * (403) for a wrong code, its detail stating the attempts left, the last wrong code answering 410.
  */
 export async function verifyUserEmail(
@@ -168,11 +163,11 @@ export async function verifyUserEmail(
     if (key?.agent) throw agentKeyRefusal("verify the email on file");
     const row = await latestOpenVerificationForUpdate(trx, principal.userId);
     if (!row) throw pending();
-    if (row.disabled_at) throw new VerificationDisabledError();
+    if (row.disabled_at) throw verificationDisabled();
     if (row.expires_at.getTime() <= now.getTime()) throw pending();
     if (!(await codeMatches(row.id, row.code_hash, code))) {
       // Committed before the refusal is thrown, so each wrong code counts.
-      return { wrong: await recordWrongVerificationCode(trx, row.id, MAX_CODE_ATTEMPTS) };
+      return { wrong: await recordWrongCode(trx, TABLES.emailVerifications, row.id, MAX_CODE_ATTEMPTS) };
     }
     await markVerificationUsed(trx, row.id, now);
     const account = await markEmailVerified(trx, principal.userId, row.email, now);
@@ -180,7 +175,7 @@ export async function verifyUserEmail(
     return { account };
   });
   if ("wrong" in outcome) {
-    if (outcome.wrong >= MAX_CODE_ATTEMPTS) throw new VerificationDisabledError();
+    if (outcome.wrong >= MAX_CODE_ATTEMPTS) throw verificationDisabled();
     throw new ForbiddenError(wrongCodeDetail(outcome.wrong));
   }
   return view(principal, outcome.account);

@@ -2,6 +2,8 @@
 // only as a salted scrypt hash, compared in constant time, at most MAX_CODE_ATTEMPTS wrong tries.
 import { randomInt, scrypt, timingSafeEqual } from "node:crypto";
 import { promisify } from "node:util";
+import { status as GrpcStatus } from "@grpc/grpc-js";
+import { RedlineError } from "@redline/service-kit";
 
 /** Wrong codes a link or verification takes; the last one disables it for good (410). */
 export const MAX_CODE_ATTEMPTS = 5;
@@ -30,4 +32,26 @@ export async function codeMatches(id: string, storedHash: string, given: string)
 export function wrongCodeDetail(attempts: number): string {
   const left = MAX_CODE_ATTEMPTS - attempts;
   return `Wrong code: ${left} attempt${left === 1 ? "" : "s"} left`;
+}
+
+/**
+ * 429 `{detail, code}` with Retry-After: an account past the mails of one kind it may ask for in
+ * an hour (`what`: "verification mails", "takeover links"), so a code route cannot mail-bomb.
+ */
+export class MailLimitError extends RedlineError {
+  constructor(code: string, what: string, perHour: number, retryAfterSeconds: number) {
+    super(
+      429,
+      GrpcStatus.RESOURCE_EXHAUSTED,
+      `Too many ${what}: at most ${perHour} per hour per account. Retry after ${retryAfterSeconds} seconds.`,
+      { body: { code }, headers: { "Retry-After": String(retryAfterSeconds) } },
+    );
+  }
+}
+
+/** 410: a code disabled for good after MAX_CODE_ATTEMPTS wrong ones (`detail` says what to do next). */
+export class CodeDisabledError extends RedlineError {
+  constructor(detail: string) {
+    super(410, GrpcStatus.FAILED_PRECONDITION, detail);
+  }
 }

@@ -19,16 +19,25 @@ import {
 } from "@redline/service-kit";
 import { adoptAccount, findAccount, insertAccount } from "../db/store/accounts.js";
 import { revokeAllKeysOf } from "../db/store/api-keys.js";
+import { recordWrongCode } from "../db/store/codes.js";
 import {
   countSignup,
   findHandoffForUpdate,
   insertHandoff,
   lockedRecentHandoffs,
   markClaimed,
-  recordWrongCode,
 } from "../db/store/handoffs.js";
+import { TABLES } from "../db/tables.js";
 import { callerKey, issueKey, keyName } from "./api-keys.js";
-import { codeMatches, hashCode, MAX_CODE_ATTEMPTS, newCode, wrongCodeDetail } from "./codes.js";
+import {
+  CodeDisabledError,
+  codeMatches,
+  hashCode,
+  MAX_CODE_ATTEMPTS,
+  MailLimitError,
+  newCode,
+  wrongCodeDetail,
+} from "./codes.js";
 
 /** Wrong codes a takeover link takes; the last one disables it for good (410). */
 export const MAX_HANDOFF_ATTEMPTS = MAX_CODE_ATTEMPTS;
@@ -53,27 +62,16 @@ export class SignupLimitError extends RedlineError {
   }
 }
 
-/** 429 for an agent past its takeover links of the hour: JSON `{detail, code}` with Retry-After. */
-export class HandoffLimitError extends RedlineError {
-  constructor(retryAfterSeconds: number) {
-    super(
-      429,
-      GrpcStatus.RESOURCE_EXHAUSTED,
-      `Too many takeover links: at most ${MAX_HANDOFFS_PER_HOUR} per hour per account. Retry after ${retryAfterSeconds} seconds.`,
-      { body: { code: "handoff_limit" }, headers: { "Retry-After": String(retryAfterSeconds) } },
-    );
-  }
+/** 429 handoff_limit: too many takeover links this hour. */
+function handoffLimit(retryAfterSeconds: number): MailLimitError {
+  return new MailLimitError("handoff_limit", "takeover links", MAX_HANDOFFS_PER_HOUR, retryAfterSeconds);
 }
 
 /** 410: a takeover link disabled for good after too many wrong codes (interface-spec Errors). */
-export class HandoffDisabledError extends RedlineError {
-  constructor() {
-    super(
-      410,
-      GrpcStatus.FAILED_PRECONDITION,
-      `This takeover link is disabled for good after ${MAX_HANDOFF_ATTEMPTS} wrong codes; ask the agent for a new one`,
-    );
-  }
+function handoffDisabled(): CodeDisabledError {
+  return new CodeDisabledError(
+    `This takeover link is disabled for good after ${MAX_HANDOFF_ATTEMPTS} wrong codes; ask the agent for a new one`,
+  );
 }
 
 /**
@@ -117,7 +115,7 @@ export interface NewHandoff {
 /**
  * POST /v1/agents/handoff: opens a takeover link of the caller's agent account for `email`.
  * InputError (400) for a malformed address; ConflictError (409) when the key is an organization
- * key or the account is not (or no longer) an agent's; HandoffLimitError (429, Retry-After) past
+ * key or the account is not (or no longer) an agent's; MailLimitError (429 handoff_limit, Retry-After) past
  * MAX_HANDOFFS_PER_HOUR links in the last hour. Earlier open links stay valid until they expire;
  * the first one redeemed adopts the account and ends the others.
  */
@@ -145,7 +143,7 @@ export async function createHandoff(
     const recent = await lockedRecentHandoffs(trx, account.id, new Date(now.getTime() - HOUR_MS));
     if (recent.length >= MAX_HANDOFFS_PER_HOUR) {
       const oldest = recent[recent.length - MAX_HANDOFFS_PER_HOUR];
-      throw new HandoffLimitError(Math.max(1, Math.ceil((oldest.getTime() + HOUR_MS - now.getTime()) / 1000)));
+      throw handoffLimit(Math.max(1, Math.ceil((oldest.getTime() + HOUR_MS - now.getTime()) / 1000)));
     }
     await insertHandoff(trx, {
       id: handoffId,
@@ -166,7 +164,7 @@ export async function createHandoff(
  * keeps none to revoke the human's key or change the email with), and a new personal key is
  * returned.
  * NotFoundError (404) unknown, expired or already used link (or an account taken over through
- * another link); HandoffDisabledError (410) once disabled, even with the right code;
+ * another link); CodeDisabledError (410) once disabled, even with the right code;
  * ForbiddenError (403) for a wrong code, its detail stating the attempts left, the last wrong
  * code answering 410.
  */
@@ -181,13 +179,13 @@ export async function claimHandoff(
   const outcome = await db.transaction(async (trx): Promise<Outcome> => {
     const row = await findHandoffForUpdate(trx, input.handoffId);
     if (!row) throw unknown();
-    if (row.disabled_at) throw new HandoffDisabledError();
+    if (row.disabled_at) throw handoffDisabled();
     if (row.claimed_at || row.expires_at.getTime() <= now.getTime()) throw unknown();
     const account = await findAccount(trx, row.account_id);
     if (!account?.is_agent) throw unknown();
     if (!(await codeMatches(row.id, row.code_hash, input.code))) {
       // Committed before the refusal is thrown, so each wrong code counts.
-      const attempts = await recordWrongCode(trx, row.id, MAX_HANDOFF_ATTEMPTS);
+      const attempts = await recordWrongCode(trx, TABLES.handoffs, row.id, MAX_HANDOFF_ATTEMPTS);
       return { wrong: attempts };
     }
     await markClaimed(trx, row.id);
@@ -197,7 +195,7 @@ export async function claimHandoff(
     return { accountId: account.id, apiKey };
   });
   if ("wrong" in outcome) {
-    if (outcome.wrong >= MAX_HANDOFF_ATTEMPTS) throw new HandoffDisabledError();
+    if (outcome.wrong >= MAX_HANDOFF_ATTEMPTS) throw handoffDisabled();
     throw new ForbiddenError(wrongCodeDetail(outcome.wrong));
   }
   return outcome;

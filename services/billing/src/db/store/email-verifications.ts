@@ -41,18 +41,6 @@ export function latestOpenVerificationForUpdate(
     .first();
 }
 
-/** Counts one wrong code; the `max`-th disables the verification for good. The count after. */
-export async function recordWrongVerificationCode(db: Db, id: string, max: number): Promise<number> {
-  const [row] = await db<EmailVerificationRow>(TABLES.emailVerifications)
-    .where({ id })
-    .update({
-      failed_attempts: db.raw("failed_attempts + 1"),
-      disabled_at: db.raw("CASE WHEN failed_attempts + 1 >= ? THEN now() ELSE disabled_at END", [max]),
-    })
-    .returning("failed_attempts");
-  return row.failed_attempts;
-}
-
 /** Marks the verification used. */
 export async function markVerificationUsed(db: Db, id: string, at: Date): Promise<void> {
   await db(TABLES.emailVerifications).where({ id }).update({ used_at: at });

@@ -32,18 +32,6 @@ export function findHandoffForUpdate(trx: Knex.Transaction, id: string): Promise
   return trx<HandoffRow>(TABLES.handoffs).where({ id }).forUpdate().first();
 }
 
-/** Counts one wrong code; the `max`-th disables the link for good. The count after. */
-export async function recordWrongCode(db: Db, id: string, max: number): Promise<number> {
-  const [row] = await db<HandoffRow>(TABLES.handoffs)
-    .where({ id })
-    .update({
-      failed_attempts: db.raw("failed_attempts + 1"),
-      disabled_at: db.raw("CASE WHEN failed_attempts + 1 >= ? THEN now() ELSE disabled_at END", [max]),
-    })
-    .returning("failed_attempts");
-  return row.failed_attempts;
-}
-
 /** Marks the link used. */
 export async function markClaimed(db: Db, id: string): Promise<void> {
   await db(TABLES.handoffs).where({ id }).update({ claimed_at: db.fn.now() });
