@@ -1,4 +1,4 @@
-// The expired-file sweep (README, Security model, "Retention"; services/ingest/src/commands/retention.ts):
+// The expired-file sweep (docs/security.md, "Retention"; services/ingest/src/commands/retention.ts):
 // what no link or row reaches any more leaves the object store, and nothing still reachable does.
 // Real gateway, services, Postgres and S3. The stack's own sweep is slowed to an hour, so each
 // test runs a pass itself and sees exactly what it removed; the last test starts an ingest with a

@@ -1,4 +1,4 @@
-// The object store is a security boundary (README, "Security model"): the embedded S3 answers
+// The object store is a security boundary (docs/security.md): the embedded S3 answers
 // only signed requests (unsigned, stripped, tampered or S3RVER-signed ones get 403), pre-signed
 // links work as signed and serve downloads inert (attachment, CSP sandbox, nosniff), and
 // GET /v1/media never serves active content: SVG images are removed on upload.

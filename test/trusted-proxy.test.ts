@@ -1,4 +1,4 @@
-// TRUST_PROXY (README, Configuration): behind a proxy the gateway takes the client's address from
+// TRUST_PROXY (docs/configuration.md): behind a proxy the gateway takes the client's address from
 // X-Forwarded-For as the trusted proxy reports it, so per-source limits (agent sign-ups,
 // AGENT_SIGNUPS_PER_HOUR) count each client, not the proxy that every request comes through.
 // Here the proxy is the test itself on loopback (TRUST_PROXY=loopback); agent-takeover.test.ts

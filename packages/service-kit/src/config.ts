@@ -44,7 +44,7 @@ export function numberFromEnv(env: Env, name: string, check: (n: number) => bool
 /** `env[name]`; throws an Error naming the variable when it is unset or empty. */
 export function requireEnv(env: Env, name: string): string {
   const v = env[name];
-  if (!v) throw new Error(`${name} is not set (pnpm start sets it; see README, Configuration)`);
+  if (!v) throw new Error(`${name} is not set (pnpm start sets it; see docs/configuration.md)`);
   return v;
 }
 

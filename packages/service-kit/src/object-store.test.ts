@@ -1,5 +1,5 @@
 // Header values for stored objects: file names that cannot break or disguise a header, and media
-// served as inert images (README, "Security model").
+// served as inert images (docs/security.md).
 import { describe, expect, it } from "vitest";
 import { contentDisposition, INERT_CONTENT_HEADERS, mediaResponseHeaders, safeFilename } from "./object-store.js";
 

@@ -27,7 +27,7 @@ export interface ObjectStore {
    * A GET link valid `ttlSeconds` (at most 604800) whose response the store sends as a download:
    * the link is signed with response-content-disposition (attachment, sanitized `filename`) and
    * response-content-type overrides, which S3, MinIO and s3rver honour. The link is a bearer
-   * credential for the object until it expires (README, "Security model").
+   * credential for the object until it expires (docs/security.md).
    */
   presignDownload(key: string, ttlSeconds: number, file: { filename: string; contentType: string }): Promise<string>;
   /** Health probe. */

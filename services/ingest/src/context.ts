@@ -55,7 +55,7 @@ export interface IngestContext {
   emailExportsPerHour: number;
   /**
    * Public origin of the object store (S3_PUBLIC_ENDPOINT) that pre-signed links point at: a
-   * security boundary, see README "Security model".
+   * security boundary, see docs/security.md.
    */
   publicS3Endpoint?: string;
   /** Runs attachment processing after the reply. */

@@ -1,4 +1,4 @@
-// The expired-file sweep (README, Security model, "Retention"): a stored file that no link or row can reach
+// The expired-file sweep (docs/security.md, "Retention"): a stored file that no link or row can reach
 // any more leaves the object store. An upload slot's object goes an hour after its 300 s PUT link
 // expired (the slot answers 404 from then on), a download's file an hour after its 15-minute
 // link, a mailed export's an hour after its 7-day link, and a deleted attachment's bytes as soon

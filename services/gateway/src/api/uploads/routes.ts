@@ -218,7 +218,7 @@ export const getMediaRoute = defineRoute({
       body: "",
       headers: {
         // Raster images inline, anything else as an attachment (SVG stored before it was refused
-        // as application/octet-stream); always sandboxed and unsniffed (README, "Security model").
+        // as application/octet-stream); always sandboxed and unsniffed (docs/security.md).
         ...mediaResponseHeaders(params.media_id, media.contentType),
         "Content-Length": String(media.content.length),
         // Content-addressed: the bytes behind an id never change.
