@@ -1,7 +1,7 @@
 // Where a stack's services listen: each service's *_ADDR (the gateway's HOST and PORT) with the
 // local defaults, and a set of fresh loopback ports for stacks that run side by side.
 import { freePort } from "@redline/local-infra";
-import { DEFAULT_ADDRS } from "@redline/service-kit";
+import { readAddrs } from "@redline/service-kit";
 import type { ServiceName } from "./names.js";
 
 /** host:port of each gRPC service and of the gateway's HTTP listener. */
@@ -37,11 +37,7 @@ export function stackAddrs(env: NodeJS.ProcessEnv = process.env): StackAddrs & {
   const port = Number(env.PORT || 8080);
   if (!Number.isInteger(port) || port <= 0 || port > 65535) throw new Error(`PORT=${env.PORT} is not a port number`);
   return {
-    documents: env.DOCUMENTS_ADDR || DEFAULT_ADDRS.documents,
-    sessions: env.SESSIONS_ADDR || DEFAULT_ADDRS.sessions,
-    agent: env.AGENT_ADDR || DEFAULT_ADDRS.agent,
-    billing: env.BILLING_ADDR || DEFAULT_ADDRS.billing,
-    ingest: env.INGEST_ADDR || DEFAULT_ADDRS.ingest,
+    ...readAddrs(env),
     gateway: `${host.includes(":") ? `[${host}]` : host}:${port}`,
     host,
     port,

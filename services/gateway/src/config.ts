@@ -164,18 +164,7 @@ function rateLimitsFromEnv(env: Env): RateLimitsConfig | false {
   const mode = (env.RATE_LIMITS ?? "on").toLowerCase();
   if (mode === "off") return false;
   if (mode !== "on") throw new Error(`RATE_LIMITS must be on or off; got ${mode}`);
-  const positive = (n: number) => Number.isInteger(n) && n >= 1;
-  const limits = { ...DEFAULT_RATE_LIMITS };
-  for (const cls of Object.keys(limits) as LimiterClass[]) {
-    const name = `RATE_LIMIT_${cls.toUpperCase()}`;
-    const capacity = numberVar(env, `${name}_CAPACITY`, positive, "an integer >= 1");
-    const windowSeconds = numberVar(env, `${name}_WINDOW_S`, positive, "an integer >= 1");
-    limits[cls] = {
-      capacity: capacity ?? limits[cls].capacity,
-      windowSeconds: windowSeconds ?? limits[cls].windowSeconds,
-    };
-  }
-  return limits;
+  return policiesFromEnv(env, "RATE_LIMIT", { ...DEFAULT_RATE_LIMITS });
 }
 
 /**
@@ -184,10 +173,14 @@ function rateLimitsFromEnv(env: Env): RateLimitsConfig | false {
  */
 function accountRateLimitsFromEnv(env: Env, perKey: RateLimitsConfig | false): RateLimitsConfig | undefined {
   if (!perKey) return undefined;
+  return policiesFromEnv(env, "RATE_LIMIT_ACCOUNT", accountLimitsFor(perKey));
+}
+
+/** `<prefix>_<CLASS>_CAPACITY` and `_WINDOW_S` (integers >= 1) over `limits`, class by class. */
+function policiesFromEnv(env: Env, prefix: string, limits: RateLimitsConfig): RateLimitsConfig {
   const positive = (n: number) => Number.isInteger(n) && n >= 1;
-  const limits = accountLimitsFor(perKey);
   for (const cls of Object.keys(limits) as LimiterClass[]) {
-    const name = `RATE_LIMIT_ACCOUNT_${cls.toUpperCase()}`;
+    const name = `${prefix}_${cls.toUpperCase()}`;
     const capacity = numberVar(env, `${name}_CAPACITY`, positive, "an integer >= 1");
     const windowSeconds = numberVar(env, `${name}_WINDOW_S`, positive, "an integer >= 1");
     limits[cls] = {
