@@ -448,6 +448,37 @@ describe("crash recovery", () => {
   });
 });
 
+describe("a job taken over after its commit", () => {
+  it("reports the edits its first run committed, not none (the rerun's commit is a replay)", async () => {
+    const created = await startJob(stack, key, {
+      message: 'replace "Acme" with "Zeta"',
+      document_html: "<h1>Terms</h1><p>Acme pays in 30 days.</p>",
+    });
+    const first = await waitForJob(stack, key, created.body.job_id, ["completed"]);
+    const diffs = (j: typeof first) =>
+      (j.result as { document_changes?: { chunk_diffs?: unknown[] } } | undefined)?.document_changes?.chunk_diffs;
+    expect(diffs(first)).toHaveLength(1);
+    // What a worker killed between CommitTurn and completing leaves: the job running, nothing
+    // recorded as committed, its lease expired; another worker takes it over.
+    await stack
+      .agentDb("agent.jobs")
+      .where({ id: created.body.job_id })
+      .update({
+        status: "in_progress",
+        result: null,
+        completed_at: null,
+        state: JSON.stringify({}),
+        lease_owner: "agent-dead/0",
+        lease_expires_at: stack.agentDb.raw("now() - interval '1 second'"),
+        attempts: 1,
+      });
+    const again = await waitForJob(stack, key, created.body.job_id, ["completed", "failed"], 15_000);
+    expect(again.status).toBe("completed");
+    expect(diffs(again)).toHaveLength(1);
+    expect(JSON.stringify(diffs(again))).toContain("Zeta");
+  });
+});
+
 describe("retention", () => {
   it("deletes a job an hour after completion: GET answers 404 afterwards", async () => {
     const created = await startJob(stack, key, { message: "please write me a poem" });

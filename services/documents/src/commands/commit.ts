@@ -7,6 +7,7 @@ import { insertConflicts } from "../db/store/conflicts.js";
 import { findDocument } from "../db/store/documents.js";
 import {
   chunkRecordsAt,
+  chunksAt,
   chunksAtSeq,
   chunksChangedOnlyBySaves,
   chunksChangedSince,
@@ -177,8 +178,52 @@ async function replay(trx: Knex.Transaction, doc: DocumentRow, input: CommitInpu
   const earlier = await findVersionByKey(trx, doc.id, input.idempotencyKey ?? "");
   if (!earlier) return undefined;
   const chunks = input.returnChunks ? await chunkRecordsAt(trx, doc.id) : [];
-  const nothing = { changes: [], merged: false, mergedChunkIds: [], conflicts: [], committed: false };
-  return { row: doc, previousVersionId: doc.head_version_id, chunks, ...nothing, replayed: true };
+  // The same answer as the first call: a job taken over after its first run committed reports
+  // the edits that run wrote, not none.
+  const changes = await changesOfVersion(trx, doc.id, earlier.seq, input.operations);
+  const nothing = { merged: false, mergedChunkIds: [], conflicts: [], committed: false };
+  return { row: doc, previousVersionId: doc.head_version_id, chunks, changes, ...nothing, replayed: true };
+}
+
+/**
+ * The change records version `seq` wrote, read back from its chunks against version seq - 1:
+ * edits, creates (after the chunk before them) and deletes, in document order; each explanation
+ * taken from the retried call's operation on that chunk (ids are new, as on the first call).
+ */
+async function changesOfVersion(
+  trx: Knex.Transaction,
+  documentId: string,
+  seq: number,
+  operations: ChunkOperation[],
+): Promise<ChangeRecordView[]> {
+  const [before, after] = await Promise.all([chunksAt(trx, documentId, seq - 1), chunksAt(trx, documentId, seq)]);
+  const explanation = new Map(operations.map((op) => [op.chunkId, op.explanation]));
+  const record = (
+    c: Pick<ChangeRecordView, "operation" | "chunkId" | "oldHtml" | "newHtml" | "insertAfterChunkId">,
+  ): ChangeRecordView => ({
+    changeId: randomUUID(),
+    documentId,
+    ...c,
+    aiExplanation: explanation.get(c.chunkId) ?? "",
+  });
+  const old = new Map(before.map((c) => [c.chunk_id, c.html]));
+  const kept = new Set(after.map((c) => c.chunk_id));
+  const changes: ChangeRecordView[] = [];
+  after.forEach((c, i) => {
+    const was = old.get(c.chunk_id);
+    if (was === c.html) return;
+    const base = { chunkId: c.chunk_id, oldHtml: was ?? "", newHtml: c.html };
+    if (was !== undefined) changes.push(record({ ...base, operation: "edit", insertAfterChunkId: "" }));
+    else changes.push(record({ ...base, operation: "create", insertAfterChunkId: after[i - 1]?.chunk_id ?? "" }));
+  });
+  for (const c of before) {
+    if (!kept.has(c.chunk_id)) {
+      changes.push(
+        record({ operation: "delete", chunkId: c.chunk_id, oldHtml: c.html, newHtml: "", insertAfterChunkId: "" }),
+      );
+    }
+  }
+  return changes;
 }
 
 /** The operations to apply on head after the three-way check, and what the check found. */
