@@ -1,23 +1,30 @@
 // The NATS contracts of Redline: subjects and payloads of job events and document events, shared
 // by their producers (agent, documents) and consumers (gateway, tests, tools). Postgres stays
-// the record of both; NATS only fans them out.
+// the record of both; NATS only fans them out. Payloads are zod schemas, the one source of their
+// TypeScript types and of the AsyncAPI document (asyncapi.ts).
+
+import { z } from "zod";
 
 /** Core-NATS subject of one job's events (spec: progress stream). */
 export function jobSubject(jobId: string): string {
   return `redline.jobs.v1.${jobId}`;
 }
 
-/** One job event on the wire: on NATS, and in the agent's GetJobEvents replay. */
-export interface JobEvent {
-  /** Per-job, from 1, gap-free. */
-  sequence: number;
-  /** The SSE event name (`status`, `proposed_change`, `final`, …). */
-  type: string;
-  /** The SSE data object. */
-  data: Record<string, unknown>;
-  /** ISO 8601. */
-  created_at: string;
-}
+/**
+ * One job event on the wire: on NATS, and in the agent's GetJobEvents replay. The schema is the
+ * one source of this type and of the AsyncAPI document's payload (asyncapi.ts).
+ */
+export const JobEventSchema = z
+  .object({
+    sequence: z.number().int().min(1).describe("Per-job, from 1, gap-free."),
+    type: z.string().describe("The SSE event name (`status`, `proposed_change`, `final`, …)."),
+    data: z.record(z.string(), z.unknown()).describe("The SSE data object."),
+    created_at: z.string().describe("ISO 8601."),
+  })
+  .describe("One event of an async chat job, as the progress stream sends it.");
+
+/** One job event on the wire; see JobEventSchema. */
+export type JobEvent = z.infer<typeof JobEventSchema>;
 
 /**
  * Events whose SSE `data` is the envelope `{type, content, sequence, timestamp}` (unshown-parts.md,
@@ -49,6 +56,12 @@ export function decodeJobEvent(bytes: Uint8Array): JobEvent {
   return value as JobEvent;
 }
 
+/** The `type` of document events, and the subject token that follows `redline.documents.v1.`. */
+export const DOCUMENT_EVENT_TYPES = ["document_created", "document_updated"] as const;
+
+/** One of DOCUMENT_EVENT_TYPES. */
+export type DocumentEventType = (typeof DOCUMENT_EVENT_TYPES)[number];
+
 /** JetStream stream holding document events (limits retention; see messaging.ensureStream). */
 export const DOCUMENT_EVENTS_STREAM = "REDLINE_DOCUMENT_EVENTS";
 
@@ -68,17 +81,72 @@ export function documentEventMessageId(row: { id: string | number; document_id: 
   return `doc-event-${row.document_id}-${row.id}`;
 }
 
-/** One document event as the outbox relay publishes it to JetStream. */
-export interface DocumentEvent {
-  /** The outbox row id: per database, increasing. */
+/**
+ * One document event as the outbox relay publishes it to JetStream. The schema is the one source
+ * of this type and of the AsyncAPI document's payload (asyncapi.ts).
+ */
+export const DocumentEventSchema = z
+  .object({
+    id: z.number().int().describe("The outbox row id: per database, increasing."),
+    type: z.enum(DOCUMENT_EVENT_TYPES).describe("The event type, also the subject's fourth token."),
+    owner_id: z.string().describe("The owning account or organization (UUID)."),
+    document_id: z.string().describe("UUID of the saved document."),
+    version_id: z.string().nullable().describe("The version the event produced, when it produced one."),
+    session_id: z.string().nullable().describe("The session whose action caused it, when one did."),
+    payload: z
+      .record(z.string(), z.unknown())
+      .describe("`kind` (edit, save, ai, metadata, archived, unarchived, …), `chunk_ids`, `summary`, `title`."),
+    created_at: z.string().describe("ISO 8601."),
+  })
+  .describe("A saved document changed: created, edited, saved, renamed, archived or unarchived.");
+
+/** One document event on JetStream; see DocumentEventSchema. */
+export type DocumentEvent = z.infer<typeof DocumentEventSchema>;
+
+/**
+ * JetStream stream of job lifecycle events (a job completed, failed or awaiting approval), written
+ * to the agent's job outbox in the statement that changes the status and relayed from there; the
+ * webhooks consumer (sessions) enqueues deliveries from it. Progress events stay on core NATS
+ * (jobSubject).
+ */
+export const JOB_LIFECYCLE_STREAM = "REDLINE_JOB_LIFECYCLE";
+
+/** Subjects the job lifecycle stream captures. */
+export const JOB_LIFECYCLE_SUBJECTS = ["redline.job-lifecycle.v1.>"];
+
+/** The job statuses that produce a lifecycle event, and the event type each publishes. */
+export const JOB_LIFECYCLE_EVENTS = {
+  completed: "job.completed",
+  failed: "job.failed",
+  awaiting_approval: "job.awaiting_approval",
+} as const;
+
+/** Subject of one lifecycle event: redline.job-lifecycle.v1.<status>.<owner_id>. */
+export function jobLifecycleSubject(status: string, ownerId: string): string {
+  return `redline.job-lifecycle.v1.${status}.${ownerId}`;
+}
+
+/**
+ * JetStream message id of a job outbox row: the job id and the row id (outbox ids are per database,
+ * the job's id is not), so a relay publishing twice stores the event once.
+ */
+export function jobLifecycleMessageId(row: { id: string | number; job_id: string }): string {
+  return `job-event-${row.job_id}-${row.id}`;
+}
+
+/** One job lifecycle event as the agent's relay publishes it. */
+export interface JobLifecycleEvent {
+  /** The job outbox row id: per database, increasing. */
   id: number;
-  /** `document_created`, `document_updated`, … */
-  type: string;
+  /** `job.completed`, `job.failed` or `job.awaiting_approval` (the webhook event type). */
+  type: (typeof JOB_LIFECYCLE_EVENTS)[keyof typeof JOB_LIFECYCLE_EVENTS];
   owner_id: string;
-  document_id: string;
-  version_id: string | null;
-  session_id: string | null;
-  /** Change kind, chunk ids, title. */
-  payload: Record<string, unknown>;
+  job_id: string;
+  session_id: string;
+  /** The job's status after the change (completed, failed, awaiting_approval). */
+  status: string;
+  /** The failure's user-facing message; null unless failed. */
+  error: string | null;
+  /** ISO 8601: when the status changed. */
   created_at: string;
 }

@@ -1,4 +1,5 @@
 // Row types and table names of the documents schema (snake_case, as stored).
+import type { DocumentEventType } from "@redline/event-contracts";
 import type { Knex } from "@redline/service-kit";
 import { SCHEMA } from "./migrations.js";
 
@@ -41,7 +42,8 @@ export interface VersionRow {
   seq: number;
   parent_id: string | null;
   session_id: string;
-  kind: "create" | "replace" | "edit";
+  /** restore: a version restored from an older one (its summary names which). */
+  kind: "create" | "replace" | "edit" | "restore";
   summary: string;
   /** Set by commits that asked for idempotency (unique per document). */
   idempotency_key?: string | null;
@@ -84,7 +86,7 @@ export interface ChunkRevisionRow {
 
 export interface OutboxRow {
   id: string;
-  event_type: string;
+  event_type: DocumentEventType;
   owner_id: string;
   document_id: string;
   version_id: string;

@@ -1,6 +1,8 @@
 // Public routes without the API key: GET /health (liveness: this process serves), GET /ready
 // (readiness: every backing service SERVING, which reflects their own Postgres/NATS/S3) and
-// GET /openapi.json (this API, built from the route registry).
+// GET /openapi.json (this API, built from the route registry) and GET /asyncapi.json (the NATS
+// subjects and payloads, built from @redline/event-contracts).
+import { buildAsyncApi } from "@redline/event-contracts/asyncapi";
 import { healthV1 } from "@redline/grpc-stubs";
 import { runHealthChecks, singleFlight } from "@redline/service-kit";
 import { z } from "zod";
@@ -75,6 +77,13 @@ export const API_VERSION = "2.0.0";
 
 const OpenApiDocumentSchema = z.object({ openapi: z.string() }).catchall(z.unknown());
 
+/** The `info` of the served OpenAPI document. */
+export const OPENAPI_INFO = {
+  title: "Redline API",
+  version: API_VERSION,
+  description: "Self-hostable AI document editing. Authenticate with Authorization: Bearer <API_KEY>.",
+};
+
 /** The /openapi.json route documenting `routes` and itself. */
 export function openApiRoute(routes: Route[]): Route {
   let doc: Record<string, unknown> | undefined;
@@ -82,16 +91,35 @@ export function openApiRoute(routes: Route[]): Route {
     ...endpoint("GET /openapi.json", "openapi", "OpenAPI document", "meta"),
     response: { description: "This API as an OpenAPI 3.1 document.", schema: OpenApiDocumentSchema },
     async handle() {
-      doc ??= buildOpenApi([...routes, self], {
-        title: "Redline API",
-        version: API_VERSION,
-        description: "Self-hostable AI document editing. Authenticate with Authorization: Bearer <API_KEY>.",
-      });
+      doc ??= buildOpenApi([...routes, self], OPENAPI_INFO);
       return { body: doc as z.output<typeof OpenApiDocumentSchema> };
     },
   });
   return self;
 }
 
+const AsyncApiDocumentSchema = z.object({ asyncapi: z.string() }).catchall(z.unknown());
+
+/**
+ * GET /asyncapi.json: the AsyncAPI 3.0 document of the NATS subjects (job events, document
+ * events) for internal consumers; built once from the contracts' own schemas.
+ */
+export const asyncApiRoute = defineRoute({
+  ...endpoint("GET /asyncapi.json", "asyncapi", "AsyncAPI document of the NATS events", "meta"),
+  response: {
+    description: "Redline's NATS subjects and payloads as an AsyncAPI 3.0 document.",
+    schema: AsyncApiDocumentSchema,
+  },
+  async handle() {
+    return { body: asyncApiDocument() as z.output<typeof AsyncApiDocumentSchema> };
+  },
+});
+
+let asyncApiDoc: Record<string, unknown> | undefined;
+function asyncApiDocument(): Record<string, unknown> {
+  asyncApiDoc ??= buildAsyncApi(API_VERSION);
+  return asyncApiDoc;
+}
+
 /** The system routes, in documentation order (api/index.ts mounts every area's list). */
-export const systemRoutes: Route[] = [healthRoute, readyRoute];
+export const systemRoutes: Route[] = [healthRoute, readyRoute, asyncApiRoute];
