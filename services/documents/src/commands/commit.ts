@@ -17,6 +17,7 @@ import {
 } from "../db/store/revisions.js";
 import { findVersion, findVersionByKey } from "../db/store/versions.js";
 import { type ConflictRow, type DocumentRow, UNATTRIBUTED, type VersionAuthor, type VersionRow } from "../db/tables.js";
+import { chunkChanges } from "./change-records.js";
 import { type ChangeRecordView, planRevisions, type RevisionPlan, rowsToClose, rowsToInsert } from "./commit-plan.js";
 import { isHeadingHtml } from "./headings.js";
 import { recordVersion } from "./record-version.js";
@@ -198,32 +199,10 @@ async function changesOfVersion(
 ): Promise<ChangeRecordView[]> {
   const [before, after] = await Promise.all([chunksAt(trx, documentId, seq - 1), chunksAt(trx, documentId, seq)]);
   const explanation = new Map(operations.map((op) => [op.chunkId, op.explanation]));
-  const record = (
-    c: Pick<ChangeRecordView, "operation" | "chunkId" | "oldHtml" | "newHtml" | "insertAfterChunkId">,
-  ): ChangeRecordView => ({
-    changeId: randomUUID(),
-    documentId,
-    ...c,
-    aiExplanation: explanation.get(c.chunkId) ?? "",
+  return chunkChanges(documentId, before, after, {
+    changeId: () => randomUUID(),
+    explanation: (chunkId) => explanation.get(chunkId) ?? "",
   });
-  const old = new Map(before.map((c) => [c.chunk_id, c.html]));
-  const kept = new Set(after.map((c) => c.chunk_id));
-  const changes: ChangeRecordView[] = [];
-  after.forEach((c, i) => {
-    const was = old.get(c.chunk_id);
-    if (was === c.html) return;
-    const base = { chunkId: c.chunk_id, oldHtml: was ?? "", newHtml: c.html };
-    if (was !== undefined) changes.push(record({ ...base, operation: "edit", insertAfterChunkId: "" }));
-    else changes.push(record({ ...base, operation: "create", insertAfterChunkId: after[i - 1]?.chunk_id ?? "" }));
-  });
-  for (const c of before) {
-    if (!kept.has(c.chunk_id)) {
-      changes.push(
-        record({ operation: "delete", chunkId: c.chunk_id, oldHtml: c.html, newHtml: "", insertAfterChunkId: "" }),
-      );
-    }
-  }
-  return changes;
 }
 
 /** The operations to apply on head after the three-way check, and what the check found. */

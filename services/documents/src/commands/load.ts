@@ -200,8 +200,11 @@ function planReplace(
   return { keep, positions };
 }
 
-/** The live rows a replace closes and the rows it inserts, as version `head_seq + 1`. */
-function replaceRevisions(
+/**
+ * The live rows a replace closes and the rows it inserts, as version `head_seq + 1` (both empty
+ * when `chunks` are head's chunks already). Used by content replaces and version restores.
+ */
+export function replaceRevisions(
   doc: DocumentRow,
   live: { chunk_id: string; html: string; position: string }[],
   chunks: ChunkRecord[],

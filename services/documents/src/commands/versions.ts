@@ -1,9 +1,13 @@
-// The version history of a document: a page of versions newest first, and one version with its HTML.
+// The version history of a document: a page of versions newest first, one version with its HTML,
+// and the change records between two versions.
+import { createHash } from "node:crypto";
 import { type Knex, NotFoundError, SchemaError } from "@redline/service-kit";
 import { findDocument } from "../db/store/documents.js";
 import { chunksAt, deletingSeqs, liveChunksWithSeq } from "../db/store/revisions.js";
 import { authorsAfter, countVersions, versionsPage, versionWithChanges } from "../db/store/versions.js";
 import type { DocumentRow, VersionRow } from "../db/tables.js";
+import { type ChangeFields, chunkChanges } from "./change-records.js";
+import type { ChangeRecordView } from "./commit-plan.js";
 import { SNAPSHOT } from "./read.js";
 
 /** A version and the number of chunks it inserted, changed or deleted. */
@@ -65,6 +69,44 @@ export function getVersion(
     if (!found) throw new NotFoundError("Version not found");
     const chunks = q.includeHtml ? await chunksAt(trx, doc.id, found.seq) : [];
     return { version: view(found), html: chunks.map((c) => c.html).join("\n") };
+  }, SNAPSHOT);
+}
+
+/** A UUID-shaped id derived from its parts: the same diff names the same change ids. */
+function derivedId(...parts: string[]): string {
+  const hex = createHash("sha256").update(parts.join("\0")).digest("hex");
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20, 32)}`;
+}
+
+/**
+ * The change records from version `againstVersionId` of the owner's document to `versionId`
+ * (edits and creates in `versionId`'s order, then deletes; see chunkChanges), read in one
+ * snapshot. An empty `againstVersionId` means the predecessor; the first version has none and
+ * is compared with an empty document (`against` undefined: every chunk a create). Explanations
+ * are "" (a diff has no operation to quote). NotFoundError naming the document (unknown or
+ * foreign) or a version (not one of this document's).
+ */
+export function diffVersions(
+  db: Knex,
+  ownerId: string,
+  q: { documentId: string; versionId: string; againstVersionId: string },
+): Promise<{ version: VersionView; against?: VersionView; changes: ChangeRecordView[] }> {
+  return db.transaction(async (trx) => {
+    const doc = await ownedDocument(trx, ownerId, q.documentId);
+    const version = await versionWithChanges(trx, doc.id, q.versionId);
+    if (!version) throw new NotFoundError("Version not found");
+    const againstId = q.againstVersionId || version.parent_id;
+    const against = againstId ? await versionWithChanges(trx, doc.id, againstId) : undefined;
+    if (againstId && !against) throw new NotFoundError("Version to compare against (against) not found");
+    const [before, after] = await Promise.all([
+      against ? chunksAt(trx, doc.id, against.seq) : [],
+      chunksAt(trx, doc.id, version.seq),
+    ]);
+    const changes = chunkChanges(doc.id, before, after, {
+      changeId: (c: ChangeFields) => derivedId(against?.id ?? "", version.id, c.operation, c.chunkId),
+      explanation: () => "",
+    });
+    return { version: view(version), ...(against && { against: view(against) }), changes };
   }, SNAPSHOT);
 }
 

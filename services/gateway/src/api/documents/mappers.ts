@@ -1,5 +1,7 @@
-// Library views: a document summary with its session count, a head version's HTML and a version.
+// Library views: a document summary with its session count, a head version's HTML and a version,
+// and the running-job guard of a version restore.
 import type { documentsLibraryV1, documentsV1 } from "@redline/grpc-stubs";
+import { ConflictError } from "@redline/service-kit";
 import type { RouteCall } from "../../route-registry.js";
 import { chunksToHtml, iso } from "../shared/mappers.js";
 
@@ -34,6 +36,28 @@ export async function sessionCounts(
   );
   for (const h of holders) counts.set(h.durableDocumentId, (counts.get(h.durableDocumentId) ?? 0) + 1);
   return counts;
+}
+
+/**
+ * 409 job_running (with `session_ids`) when a session of the caller's that holds the document
+ * has a job pending, in progress or awaiting approval (agent.CountActiveJobs, the revert guard).
+ * Unknown and foreign documents have no holders, so this never reveals one.
+ */
+export async function refuseWhileJobRunning(call: RouteCall, durableId: string): Promise<void> {
+  const { holders } = await call.ctx.workspace.listDocumentHolders(
+    { durableDocumentIds: [durableId], excludeSessionId: "" },
+    call.rpc(),
+  );
+  const sessionIds = [...new Set(holders.map((h) => h.sessionId))];
+  const counts = await Promise.all(
+    sessionIds.map(async (sessionId) => (await call.ctx.jobs.countActiveJobs({ sessionId }, call.rpc())).count),
+  );
+  const busy = sessionIds.filter((_, i) => counts[i] > 0);
+  if (busy.length === 0) return;
+  throw new ConflictError(
+    "A chat job is running or awaiting approval on a session that holds this document; wait for it or cancel it",
+    { code: "job_running", session_ids: busy },
+  );
 }
 
 /** The HTML of a durable document at head. */

@@ -2,10 +2,10 @@
 import { InputError, required } from "@redline/service-kit";
 import { z } from "zod";
 import { defineRoute, type Route } from "../../route-registry.js";
-import { chunksToHtml, pageSetupFromJson, pageSetupToJson } from "../shared/mappers.js";
+import { changeRecordToJson, chunksToHtml, pageSetupFromJson, pageSetupToJson } from "../shared/mappers.js";
 import { answers, endpoint } from "../shared/routes.js";
 import { SessionPathSchema } from "../shared/schemas.js";
-import { documentSummaryJson, sessionCounts, versionJson } from "./mappers.js";
+import { documentSummaryJson, refuseWhileJobRunning, sessionCounts, versionJson } from "./mappers.js";
 import * as schemas from "./schemas.js";
 
 /**
@@ -263,12 +263,87 @@ export const getVersionRoute = defineRoute({
   },
 });
 
+/**
+ * POST /v1/documents/{document_id}/versions/{version_id}/restore: writes a NEW version equal to
+ * that one (documents.RestoreVersion; title and page setup stay as at head), non-billable, with
+ * a `document_updated` doc-event (change "restore") for every session holding the document.
+ * Refused with 409 job_running, nothing written, while a job runs or awaits approval on a session
+ * holding it: the job's commit would land on top of the restore, or be merged under it. Restoring
+ * head (or a version equal to it) answers 200 `restored: false` and writes nothing. 404 for
+ * another owner's document or a version of another document; 409 document_archived.
+ */
+export const restoreVersionRoute = defineRoute({
+  ...endpoint(
+    "POST /v1/documents/{document_id}/versions/{version_id}/restore",
+    "restoreDocumentVersion",
+    "Restore a version",
+    "documents",
+  ),
+  description: "Non-billable. A no-op (restored: false) when head already has that version's content.",
+  request: { params: schemas.VersionPathSchema },
+  ...answers(schemas.RestoreVersionResponseSchema, "The new version (or head when nothing was written).", [
+    404,
+    {
+      status: 409,
+      description: "A job runs on a session holding the document (job_running), or it is archived (document_archived).",
+      schema: z.union([schemas.JobRunningSchema, schemas.DocumentArchivedSchema]),
+    },
+    503,
+  ]),
+  async handle({ params }, call) {
+    const { document_id: documentId, version_id: versionId } = params;
+    await refuseWhileJobRunning(call, documentId);
+    const res = await call.ctx.library.restoreVersion({ documentId, versionId, sessionId: "" }, call.rpc());
+    return {
+      body: {
+        ...versionJson(required(res.version, "version")),
+        restored: res.restored,
+        restored_from: versionId,
+      },
+    };
+  },
+});
+
+/**
+ * GET /v1/documents/{document_id}/versions/{version_id}/diff?against: the change records from
+ * `against` (default: the predecessor) to the version, chunk by chunk (documents.DiffVersions).
+ * 404 for another owner's document or an unknown version; 422 for a malformed `against`.
+ */
+export const diffVersionsRoute = defineRoute({
+  ...endpoint(
+    "GET /v1/documents/{document_id}/versions/{version_id}/diff",
+    "diffDocumentVersions",
+    "Compare two versions",
+    "documents",
+  ),
+  description: "Non-billable.",
+  request: { params: schemas.VersionPathSchema, query: schemas.DiffVersionsQuerySchema },
+  ...answers(schemas.VersionDiffSchema, "The change records between the two versions.", [404, 503]),
+  async handle({ params, query }, call) {
+    const { document_id: documentId, version_id: versionId } = params;
+    const res = await call.ctx.library.diffVersions(
+      { documentId, versionId, againstVersionId: query.against ?? "" },
+      call.rpc(),
+    );
+    return {
+      body: {
+        document_id: documentId,
+        version_id: required(res.version, "version").versionId,
+        ...(res.against && { against_version_id: res.against.versionId }),
+        changes: res.changes.map(changeRecordToJson),
+      },
+    };
+  },
+});
+
 /** The documents routes, in documentation order (api/index.ts mounts every area's list). */
 export const documentsRoutes: Route[] = [
   listDocumentsRoute,
   documentDetailRoute,
   listVersionsRoute,
   getVersionRoute,
+  restoreVersionRoute,
+  diffVersionsRoute,
   updateDocumentRoute,
   archiveDocumentRoute,
   unarchiveDocumentRoute,

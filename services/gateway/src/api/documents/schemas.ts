@@ -1,8 +1,10 @@
 // The document library (interface-spec endpoints 3 and 5-8, 15): list, detail, update, archive
 // and unarchive saved documents, and a session's document events.
+import { UUID_PATTERN } from "@redline/service-kit";
 import { z } from "zod";
 import {
   apiSchemas,
+  ChangeRecordSchema,
   clampedPageLimit,
   component,
   INT32_MAX,
@@ -178,7 +180,7 @@ export const DocEventSchema = component("DocEvent", {
     .meta({ description: "This session's slot id for it; left out when no longer open." }),
   version_id: z.string(),
   session_id: z.string().optional().meta({ description: "The committing session." }),
-  change: z.string().meta({ description: "edit, save, replace, re-edit, metadata, archived or unarchived." }),
+  change: z.string().meta({ description: "edit, save, replace, re-edit, restore, metadata, archived or unarchived." }),
   chunk_ids: z.array(z.string()).optional(),
   title: z.string().optional(),
   created_at: z.string().optional(),
@@ -207,7 +209,7 @@ export const ListVersionsQuerySchema = z.object({
 const versionFields = {
   version_id: z.string(),
   seq: z.number().int().meta({ description: "1 for the first version, then one more per commit." }),
-  kind: z.string().meta({ description: "What wrote it: create, replace or edit." }),
+  kind: z.string().meta({ description: "What wrote it: create, replace, edit or restore." }),
   session_id: z.string().optional().meta({ description: "The session that committed it; absent when none." }),
   created_at: z.string().meta({ description: "ISO 8601." }),
   chunks_changed: z.number().int().meta({ description: "Chunks this version inserted, changed or deleted." }),
@@ -225,4 +227,50 @@ export const VersionListResponseSchema = component("DocumentVersionList", {
 export const VersionDetailSchema = component("DocumentVersionDetail", {
   ...versionFields,
   html: z.string().optional().meta({ description: "That version's HTML; only with include_html=true." }),
+});
+
+/** POST .../versions/{version_id}/restore 200: the version written (or head when nothing was). */
+export const RestoreVersionResponseSchema = component("DocumentVersionRestore", {
+  ...versionFields,
+  restored: z.boolean().meta({
+    description:
+      "True when a new version was written; false when head already had that version's content (nothing written, head described).",
+  }),
+  restored_from: z.string().meta({ description: "The version whose content was restored." }),
+});
+
+/** 409 job_running: a session that holds the document has a job running or awaiting approval. */
+export const JobRunningSchema = component("JobRunningError", {
+  detail: z.string(),
+  code: z.literal("job_running"),
+  session_ids: z.array(z.string()).meta({ description: "The sessions holding the document with an open job." }),
+});
+
+/** 409 document_archived: restore needs an active document. */
+export const DocumentArchivedSchema = component("DocumentArchivedError", {
+  detail: z.string(),
+  code: z.literal("document_archived"),
+});
+
+/** GET .../versions/{version_id}/diff query. */
+export const DiffVersionsQuerySchema = z.object({
+  against: z
+    .string()
+    .regex(UUID_PATTERN, "must be a version id (a UUID)")
+    .optional()
+    .meta({ description: "The version compared against (old_html); default: the version's predecessor." }),
+});
+
+/** GET .../versions/{version_id}/diff 200: change records from `against_version_id` to `version_id`. */
+export const VersionDiffSchema = component("DocumentVersionDiff", {
+  document_id: z.string(),
+  version_id: z.string().meta({ description: "The version compared (new_html)." }),
+  against_version_id: z.string().optional().meta({
+    description:
+      "The version compared against (old_html); left out for the first version, compared with an empty document.",
+  }),
+  changes: z.array(ChangeRecordSchema).meta({
+    description:
+      "Edits and creates in the version's chunk order, then deletes; ai_explanation is empty. Ids are stable for the same pair of versions.",
+  }),
 });
