@@ -7,6 +7,7 @@ export { ChunkError, type ChunkErrorCode, ToolError } from "./errors.js";
 export { isValidChunkId, mintChunkId, seededChunkIds } from "./ids.js";
 export { countSections, headingLevel, outline, sectionSpan, sections, tagOf, textOf } from "./outline.js";
 export { sanitizeHtml } from "./sanitize.js";
+export { hasTable, tableRows } from "./table-rows.js";
 export { BLOCK_LEVEL_TAGS } from "./tags.js";
 export { addTableRow, replaceText, wrapPhrase } from "./text-edits.js";
 export type { ChunkOperation, ChunkRecord, OutlineEntry, Section } from "./types.js";

@@ -10,6 +10,7 @@ import { documentsRoutes } from "./documents/routes.js";
 import { exportsRoutes } from "./exports/routes.js";
 import { invitationsRoutes } from "./invitations/routes.js";
 import { jobsRoutes } from "./jobs/routes.js";
+import { mcpRoutes } from "./mcp/routes.js";
 import { organizationsRoutes } from "./organizations/routes.js";
 import { promotionsRoutes } from "./promotions/routes.js";
 import { rosterRoutes } from "./roster/routes.js";
@@ -43,6 +44,7 @@ export function apiRoutes(): Route[] {
     ...organizationsRoutes,
     ...invitationsRoutes,
     ...agentsRoutes,
+    ...mcpRoutes,
     ...systemRoutes,
   ];
 }
