@@ -3,7 +3,7 @@
 // channel addresses the very subject templates producers publish to, and its payloads the fields
 // of the contracts' schemas.
 import { Parser } from "@asyncapi/parser";
-import { documentEventSubject, jobSubject } from "@redline/event-contracts";
+import { documentEventSubject, jobLifecycleSubject, jobSubject } from "@redline/event-contracts";
 import { gatewayConfig, type RunningGateway, startGateway } from "@redline/gateway";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
@@ -46,7 +46,11 @@ describe("asyncapi.json", () => {
         .channels()
         .all()
         .map((c) => c.address()),
-    ).toEqual([jobSubject("{job_id}"), documentEventSubject("{event_type}", "{owner_id}")]);
+    ).toEqual([
+      jobSubject("{job_id}"),
+      documentEventSubject("{event_type}", "{owner_id}"),
+      jobLifecycleSubject("{status}", "{owner_id}"),
+    ]);
     expect(
       document
         .operations()
@@ -56,6 +60,8 @@ describe("asyncapi.json", () => {
       "send redline.jobs.v1.{job_id}",
       "receive redline.jobs.v1.{job_id}",
       "send redline.documents.v1.{event_type}.{owner_id}",
+      "send redline.job-lifecycle.v1.{status}.{owner_id}",
+      "receive redline.job-lifecycle.v1.{status}.{owner_id}",
       "receive redline.documents.v1.{event_type}.{owner_id}",
     ]);
   });
@@ -79,5 +85,8 @@ describe("asyncapi.json", () => {
       ["created_at", "document_id", "id", "owner_id", "payload", "session_id", "type", "version_id"].sort(),
     );
     expect(documentEvent.properties.type).toMatchObject({ enum: ["document_created", "document_updated"] });
+
+    const lifecycle = payloadOf("JobLifecycleEvent");
+    expect(lifecycle.properties.type).toMatchObject({ enum: ["job.completed", "job.failed", "job.awaiting_approval"] });
   });
 });

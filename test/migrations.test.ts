@@ -152,10 +152,10 @@ describe("the migrate command (main.ts migrate)", () => {
   it("applies every pending migration once, then finds the schema up to date", async () => {
     const url = await createTestDatabase(inject("infra").databaseUrl, "migrate_cmd");
     const names = sessions.migrations.map((m) => m.name);
-    const first = await runMain("sessions", ["migrate"], { DATABASE_URL: url });
+    const first = await runMain("sessions", ["migrate"], { DATABASE_URL: url, NATS_URL: inject("infra").natsUrl });
     expect(first.code).toBe(0);
     expect(first.lines.find((l) => l.applied)?.applied).toEqual(names);
-    const second = await runMain("sessions", ["migrate"], { DATABASE_URL: url });
+    const second = await runMain("sessions", ["migrate"], { DATABASE_URL: url, NATS_URL: inject("infra").natsUrl });
     expect(second.code).toBe(0);
     expect(second.lines.some((l) => l.applied)).toBe(false);
     expect(second.lines.map((l) => l.msg)).toContain(`schema "sessions" is up to date (${names.length} migrations)`);
@@ -230,7 +230,11 @@ describe("the schema check at start", () => {
     } finally {
       await db.destroy();
     }
-    const run = await runMain("sessions", [], { DATABASE_URL: url, SESSIONS_ADDR: "127.0.0.1:0" });
+    const run = await runMain("sessions", [], {
+      DATABASE_URL: url,
+      NATS_URL: inject("infra").natsUrl,
+      SESSIONS_ADDR: "127.0.0.1:0",
+    });
     expect(run.code).toBe(1);
     const fatal = run.lines.filter((l) => l.level === FATAL);
     expect(fatal).toHaveLength(1);

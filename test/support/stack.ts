@@ -13,7 +13,7 @@ import { type IngestConfig, startIngestService } from "@redline/ingest";
 import { createTestDatabase } from "@redline/local-infra";
 import type { Knex } from "@redline/service-kit";
 import { createRpcClient, type RpcClient, type S3Config } from "@redline/service-kit";
-import { startSessionsService } from "@redline/sessions";
+import { startSessionsService, type WebhooksConfig } from "@redline/sessions";
 
 /** Infrastructure the stack runs on; `databaseUrl` is an admin URL (a database per stack is created). */
 export interface StackInfra {
@@ -53,6 +53,8 @@ export interface StackOptions {
    * 127.0.0.1, and some make hundreds of 401 calls or sign-ups on purpose).
    */
   sourceLimits?: GatewayConfig["sourceLimits"];
+  /** Sessions' webhook settings (WEBHOOK_ALLOW_PRIVATE for a receiver on 127.0.0.1, a short retry base). */
+  webhooks?: Partial<WebhooksConfig>;
 }
 
 /** Per-source limits no test meets by accident; tests of the limits pass their own. */
@@ -112,7 +114,15 @@ export async function startTestStack(infra: StackInfra, opts: StackOptions = {})
   // testClock: billing-buckets.test.ts moves billing's clock (SetTestClock) across periods and expiries.
   const billingStarted = startBillingService({ grpcAddress: LOCAL, databaseUrl, logLevel, testClock: true });
   const [sessions, billing, ingest] = await Promise.all([
-    startSessionsService({ grpcAddress: LOCAL, databaseUrl, addrs: { documents: documents.address }, logLevel }),
+    startSessionsService({
+      grpcAddress: LOCAL,
+      databaseUrl,
+      natsUrl: infra.natsUrl,
+      // Stacks share one NATS: each its own durable consumers, so no stack acks another's events.
+      webhooks: { ...opts.webhooks, consumer: `webhooks-${new URL(databaseUrl).pathname.slice(1)}` },
+      addrs: { documents: documents.address },
+      logLevel,
+    }),
     billingStarted,
     billingStarted.then((started) =>
       startIngestService({

@@ -9,7 +9,11 @@ import {
   DocumentEventSchema,
   documentEventSubject,
   ENVELOPE_EVENT_TYPES,
+  JOB_LIFECYCLE_EVENTS,
+  JOB_LIFECYCLE_STREAM,
   JobEventSchema,
+  JobLifecycleEventSchema,
+  jobLifecycleSubject,
   jobSubject,
 } from "./index.js";
 
@@ -66,6 +70,18 @@ export function buildAsyncApi(version: string): Json {
         },
         messages: { documentEvent: { $ref: "#/components/messages/documentEvent" } },
       },
+      jobLifecycle: {
+        address: jobLifecycleSubject("{status}", "{owner_id}"),
+        title: "Jobs that completed, failed or started awaiting approval",
+        description:
+          `JetStream stream ${JOB_LIFECYCLE_STREAM}: one message per row of the agent's job outbox, written in the ` +
+          "statement that changed the job's status; the webhooks consumer (sessions) enqueues deliveries from it.",
+        parameters: {
+          status: { description: "The job's new status.", enum: Object.keys(JOB_LIFECYCLE_EVENTS) },
+          owner_id: { description: "The owning account or organization's UUID." },
+        },
+        messages: { jobLifecycleEvent: { $ref: "#/components/messages/jobLifecycleEvent" } },
+      },
     },
     operations: {
       publishJobEvent: {
@@ -85,6 +101,18 @@ export function buildAsyncApi(version: string): Json {
         title: "Documents' outbox relay publishes each committed event",
         channel: { $ref: "#/channels/documentEvents" },
         messages: [{ $ref: "#/channels/documentEvents/messages/documentEvent" }],
+      },
+      publishJobLifecycleEvent: {
+        action: "send",
+        title: "The agent's job outbox relay publishes each lifecycle event",
+        channel: { $ref: "#/channels/jobLifecycle" },
+        messages: [{ $ref: "#/channels/jobLifecycle/messages/jobLifecycleEvent" }],
+      },
+      receiveJobLifecycleEvent: {
+        action: "receive",
+        title: "The webhooks consumer (a durable JetStream consumer) enqueues deliveries",
+        channel: { $ref: "#/channels/jobLifecycle" },
+        messages: [{ $ref: "#/channels/jobLifecycle/messages/jobLifecycleEvent" }],
       },
       receiveDocumentEvent: {
         action: "receive",
@@ -117,6 +145,16 @@ export function buildAsyncApi(version: string): Json {
             },
           },
           payload: payloadOf(DocumentEventSchema),
+        },
+        jobLifecycleEvent: {
+          name: "JobLifecycleEvent",
+          title: "Job lifecycle event",
+          contentType: "application/json",
+          headers: {
+            type: "object",
+            properties: { "Nats-Msg-Id": { type: "string", description: "job-event-<job_id>-<outbox id>" } },
+          },
+          payload: payloadOf(JobLifecycleEventSchema),
         },
       },
     },

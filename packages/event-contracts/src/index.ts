@@ -134,19 +134,24 @@ export function jobLifecycleMessageId(row: { id: string | number; job_id: string
   return `job-event-${row.job_id}-${row.id}`;
 }
 
-/** One job lifecycle event as the agent's relay publishes it. */
-export interface JobLifecycleEvent {
-  /** The job outbox row id: per database, increasing. */
-  id: number;
-  /** `job.completed`, `job.failed` or `job.awaiting_approval` (the webhook event type). */
-  type: (typeof JOB_LIFECYCLE_EVENTS)[keyof typeof JOB_LIFECYCLE_EVENTS];
-  owner_id: string;
-  job_id: string;
-  session_id: string;
-  /** The job's status after the change (completed, failed, awaiting_approval). */
-  status: string;
-  /** The failure's user-facing message; null unless failed. */
-  error: string | null;
-  /** ISO 8601: when the status changed. */
-  created_at: string;
-}
+/**
+ * One job lifecycle event as the agent's relay publishes it. The schema is the one source of this
+ * type (and may be of an AsyncAPI channel, like the other payloads).
+ */
+export const JobLifecycleEventSchema = z
+  .object({
+    id: z.number().int().describe("The job outbox row id: per database, increasing."),
+    type: z
+      .enum([JOB_LIFECYCLE_EVENTS.completed, JOB_LIFECYCLE_EVENTS.failed, JOB_LIFECYCLE_EVENTS.awaiting_approval])
+      .describe("The webhook event type: job.completed, job.failed or job.awaiting_approval."),
+    owner_id: z.string().describe("The owning account or organization."),
+    job_id: z.string().describe("The job (job_…)."),
+    session_id: z.string().describe("The job's session."),
+    status: z.string().describe("The job's status after the change (completed, failed, awaiting_approval)."),
+    error: z.string().nullable().describe("The failure's user-facing message; null unless failed."),
+    created_at: z.string().describe("ISO 8601: when the status changed."),
+  })
+  .describe("An async chat job completed, failed or started awaiting approval.");
+
+/** One job lifecycle event on JetStream; see JobLifecycleEventSchema. */
+export type JobLifecycleEvent = z.infer<typeof JobLifecycleEventSchema>;

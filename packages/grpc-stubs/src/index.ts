@@ -19,3 +19,4 @@ export * as ingestV1 from "./gen/redline/ingest/v1/ingest.js";
 export * as sessionsCheckpointsV1 from "./gen/redline/sessions/v1/checkpoints.js";
 export * as sessionsV1 from "./gen/redline/sessions/v1/sessions.js";
 export * as sessionsWorkspaceV1 from "./gen/redline/sessions/v1/workspace.js";
+export * as webhooksV1 from "./gen/redline/webhooks/v1/webhooks.js";

@@ -59,6 +59,8 @@ export async function startProcessStack(
       ...process.env,
       ...(await freeStackEnv()),
       ...infraEnv({ ...infra, databaseUrl: await createTestDatabase(infra.databaseUrl, name) }),
+      // Stacks may share one NATS: durable webhook consumers of their own (docs/configuration.md, Webhooks).
+      WEBHOOK_CONSUMER: `webhooks-${name.replace(/[^A-Za-z0-9_-]/g, "_")}-${process.pid}`,
       LOG_LEVEL: "warn",
       ...env,
     },

@@ -14,6 +14,7 @@ import {
   sessionsCheckpointsV1,
   sessionsV1,
   sessionsWorkspaceV1,
+  webhooksV1,
 } from "@redline/grpc-stubs";
 import type { ServiceAddrs } from "./config.js";
 import { createRpcClient, type RpcClient } from "./rpc.js";
@@ -43,6 +44,8 @@ export const SERVICE_CLIENTS = {
   workspace: [sessionsWorkspaceV1.SessionWorkspaceServiceService, "sessions"],
   /** Checkpoints: the sessions side of revert and redo-revert (sessions). */
   checkpoints: [sessionsCheckpointsV1.SessionCheckpointsServiceService, "sessions"],
+  /** Outbound webhook endpoints and their delivery log (sessions process). */
+  webhooks: [webhooksV1.WebhooksServiceService, "sessions"],
 } as const;
 
 export type ClientName = keyof typeof SERVICE_CLIENTS;

@@ -1,9 +1,20 @@
 // NATS with JetStream: Postgres is the record, NATS fans out. Publishers set the event id as
 // the message id so a relay that publishes twice stores the event once.
-import { connect, headers, type JetStreamClient, type MsgHdrs, type NatsConnection, RetentionPolicy } from "nats";
+import {
+  AckPolicy,
+  type Consumer,
+  connect,
+  DeliverPolicy,
+  headers,
+  type JetStreamClient,
+  type JsMsg,
+  type MsgHdrs,
+  type NatsConnection,
+  RetentionPolicy,
+} from "nats";
 import { type TraceContext, traceHeaders, tracingEnabled } from "./tracing.js";
 
-export type { NatsConnection };
+export type { Consumer, JsMsg, NatsConnection };
 
 /** Connects with unlimited reconnects so a NATS restart does not take the service down. */
 export async function connectNats(url: string, name: string): Promise<NatsConnection> {
@@ -26,6 +37,34 @@ export async function ensureStream(nc: NatsConnection, name: string, subjects: s
   } catch {
     await jsm.streams.add(config);
   }
+}
+
+/**
+ * The durable pull consumer `name` on `stream` (created when missing: explicit acks, only
+ * messages published from its creation on, `filterSubject`), for a worker group that shares the
+ * work: every process using the same name takes a disjoint part, and an unacked message comes
+ * back after `ackWaitMs`.
+ */
+export async function ensureDurableConsumer(
+  nc: NatsConnection,
+  stream: string,
+  name: string,
+  filterSubject: string,
+  ackWaitMs = 30_000,
+): Promise<Consumer> {
+  const jsm = await nc.jetstreamManager();
+  try {
+    await jsm.consumers.info(stream, name);
+  } catch {
+    await jsm.consumers.add(stream, {
+      durable_name: name,
+      filter_subject: filterSubject,
+      ack_policy: AckPolicy.Explicit,
+      deliver_policy: DeliverPolicy.New,
+      ack_wait: ackWaitMs * 1e6,
+    });
+  }
+  return nc.jetstream().consumers.get(stream, name);
 }
 
 /** Publishes JSON to JetStream with `msgId` for deduplication and `trace`'s traceparent in its headers; resolves on the server's ack. */

@@ -11,6 +11,7 @@ import {
 import type { AgentConfig } from "./config.js";
 import { type AgentContext, closeContext, createContext } from "./context.js";
 import { migrations, SCHEMA } from "./db/migrations.js";
+import { startLifecycleRelay } from "./jobs/lifecycle-relay.js";
 import { observeJobQueue } from "./jobs/metrics.js";
 import { startWorkerPool } from "./jobs/worker-pool.js";
 import { startTurnRecordRelay } from "./turn/record-outbox.js";
@@ -22,7 +23,8 @@ export interface RunningAgentService extends RunningService {
 
 /**
  * Migrates the `agent` schema (unless `opts.migrate` is false), connects NATS, starts the job
- * worker pool and the record outbox's relay (turn/record-outbox.ts) and serves AgentService,
+ * worker pool, the record outbox's relay (turn/record-outbox.ts) and the job lifecycle relay
+ * (jobs/lifecycle-relay.ts: completed, failed and awaiting-approval events to JetStream) and serves AgentService,
  * JobsService, RevertService and Health (Postgres and NATS). close() reports NOT_SERVING and
  * stops the pool at once (it stops claiming and hands its running jobs back, so another agent
  * continues them), drains the RPCs in flight, then stops the relay and releases the context.
@@ -37,6 +39,7 @@ export async function startAgentService(
   const pool = startWorkerPool(ctx);
   const stopQueueMetrics = observeJobQueue(ctx.db);
   const stopRecordRelay = startTurnRecordRelay(ctx, ctx.log, cfg.turnRecordRelayMs);
+  const stopLifecycleRelay = await startLifecycleRelay(ctx, ctx.log.child({ component: "lifecycle-relay" }));
   ctx.log.info({ engine: ctx.engine.name, instance: ctx.instanceId }, "agent starting");
   const rpc = {
     dir: new URL("./rpc/", import.meta.url),
@@ -51,6 +54,7 @@ export async function startAgentService(
     release: async () => {
       stopQueueMetrics();
       await stopRecordRelay();
+      await stopLifecycleRelay();
       return closeContext(ctx);
     },
   });

@@ -96,7 +96,15 @@ export async function startAgentDependencies(name: string): Promise<AgentDepende
     startBillingService({ grpcAddress, databaseUrl, logLevel, testClock: true, holdSweepMs: TEST_HOLD_SWEEP_MS }),
   );
   const sessions = await restartable((grpcAddress) =>
-    startSessionsService({ grpcAddress, databaseUrl, addrs: { documents: documents.address }, logLevel }),
+    startSessionsService({
+      grpcAddress,
+      databaseUrl,
+      natsUrl: infra.natsUrl,
+      // Test files share one NATS: a durable consumer of their own, so none takes another's events.
+      webhooks: { consumer: `webhooks-agent-deps-${name}-${Date.now().toString(36)}` },
+      addrs: { documents: documents.address },
+      logLevel,
+    }),
   );
   const accounts = createRpcClient(accountsV1.AccountsServiceService, billing.address);
   let callers = 0;

@@ -34,6 +34,7 @@ const CLIENTS = [
   "workspace",
   "ingest",
   "files",
+  "webhooks",
 ] as const;
 
 /** Everything a route handler may use: the clients of CLIENTS and the members below. */

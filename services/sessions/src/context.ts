@@ -1,4 +1,5 @@
-// One place that wires the sessions service: its database, logger and documents clients.
+// One place that wires the sessions service: its database, logger, documents clients and webhook settings
+// (the webhooks runtime, webhooks/runtime.ts, adds NATS and the workers when the service starts).
 import {
   type Clients,
   closeClients,
@@ -8,7 +9,7 @@ import {
   type Knex,
   type Logger,
 } from "@redline/service-kit";
-import type { SessionsConfig } from "./config.js";
+import { DEFAULT_WEBHOOKS_CONFIG, type SessionsConfig, type WebhooksConfig } from "./config.js";
 import { SCHEMA } from "./db/migrations.js";
 
 /** The services sessions calls: documents (create and replace, for save and upload) and library (metadata, save, archive, unarchive). */
@@ -19,6 +20,8 @@ export interface SessionsContext extends Clients<(typeof CLIENTS)[number]> {
   cfg: SessionsConfig;
   db: Knex;
   log: Logger;
+  /** The webhooks settings with defaults applied. */
+  webhooks: WebhooksConfig;
 }
 
 /** Builds the context; `overrides` lets tests swap a piece. */
@@ -27,6 +30,7 @@ export function createContext(cfg: SessionsConfig, overrides: Partial<SessionsCo
     cfg,
     db: createDb(cfg.databaseUrl, SCHEMA),
     log: createLogger("sessions", cfg.logLevel),
+    webhooks: { ...DEFAULT_WEBHOOKS_CONFIG, ...cfg.webhooks },
     ...createClients(cfg.addrs, CLIENTS, overrides),
     ...overrides,
   };

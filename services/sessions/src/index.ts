@@ -2,7 +2,7 @@
 export { type AttachInput, attachDocument } from "./commands/roster.js";
 export { ensureSession, getHistory, getSession, listSessions } from "./commands/sessions.js";
 export { appendTurn } from "./commands/turns.js";
-export { loadConfig, type SessionsConfig } from "./config.js";
+export { loadConfig, type SessionsConfig, type WebhooksConfig } from "./config.js";
 export { closeContext, createContext, type SessionsContext } from "./context.js";
 export { migrations, SCHEMA } from "./db/migrations.js";
 export { type RunningSessionsService, startSessionsService } from "./service.js";

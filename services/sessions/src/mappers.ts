@@ -1,8 +1,17 @@
 // Rows and command results → proto messages, and the few proto inputs several RPCs share.
-import type { sessionsCheckpointsV1, sessionsV1, sessionsWorkspaceV1 } from "@redline/grpc-stubs";
+import type { sessionsCheckpointsV1, sessionsV1, sessionsWorkspaceV1, webhooksV1 } from "@redline/grpc-stubs";
 import type { EditorActionInput } from "./commands/editor-actions.js";
 import type { SessionView } from "./commands/sessions.js";
-import type { EditorActionRow, HolderRow, MessageRow, RestoredDoc, RevertRow, RosterRow } from "./db/tables.js";
+import type {
+  EditorActionRow,
+  HolderRow,
+  MessageRow,
+  RestoredDoc,
+  RevertRow,
+  RosterRow,
+  WebhookDeliveryRow,
+  WebhookEndpointRow,
+} from "./db/tables.js";
 
 /** A roster slot; `documentId` is the slot id, `durableDocumentId` "" for a blank tab. */
 export function rosterEntry(r: RosterRow): sessionsV1.RosterEntry {
@@ -98,4 +107,24 @@ export function editorActionsFromProto(
     chunkIds: a.chunkIds,
     details: a.details ?? null,
   }));
+}
+
+/** A webhook endpoint without its secret. */
+export function webhookEndpointMessage(r: WebhookEndpointRow): webhooksV1.WebhookEndpoint {
+  return { id: r.id, url: r.url, events: r.events, description: r.description, createdAt: r.created_at };
+}
+
+/** A delivery of the log: next_attempt_at only while pending, delivered_at once delivered. */
+export function webhookDeliveryMessage(r: WebhookDeliveryRow): webhooksV1.WebhookDelivery {
+  return {
+    id: r.id,
+    event: r.event_type,
+    status: r.status,
+    attempts: r.attempts,
+    lastResponseCode: r.last_response_code ?? 0,
+    lastError: r.last_error ?? "",
+    nextAttemptAt: r.status === "pending" ? r.next_attempt_at : undefined,
+    createdAt: r.created_at,
+    deliveredAt: r.delivered_at ?? undefined,
+  };
 }

@@ -96,4 +96,26 @@ export const migrations: Migration[] = [
       await db.schema.withSchema(SCHEMA).dropTableIfExists("turn_records");
     },
   },
+  {
+    name: "20261202T1400_job_outbox",
+    async up(db: Knex) {
+      // Job lifecycle events (completed, failed, awaiting approval) written by the status change's
+      // own statement and relayed to JetStream (jobs/lifecycle-relay.ts). No foreign key: the
+      // event outlives the job's cleanup until it is published.
+      await db.schema.withSchema(SCHEMA).createTable("job_outbox", (t) => {
+        t.bigIncrements("id").primary();
+        t.text("job_id").notNullable();
+        t.text("owner_id").notNullable();
+        t.text("session_id").notNullable();
+        t.text("status").notNullable();
+        t.text("error").nullable();
+        t.timestamp("created_at", { useTz: true }).notNullable().defaultTo(db.fn.now());
+        t.timestamp("published_at", { useTz: true }).nullable();
+      });
+      await db.raw(`create index job_outbox_unpublished on ${SCHEMA}.job_outbox (id) where published_at is null`);
+    },
+    async down(db: Knex) {
+      await db.schema.withSchema(SCHEMA).dropTableIfExists("job_outbox");
+    },
+  },
 ];

@@ -8,6 +8,8 @@ export const T = {
   jobs: `${SCHEMA}.jobs`,
   events: `${SCHEMA}.job_events`,
   turnRecords: `${SCHEMA}.turn_records`,
+  /** Job lifecycle events owed to JetStream (jobs/lifecycle-relay.ts). */
+  jobOutbox: `${SCHEMA}.job_outbox`,
 } as const;
 
 /** Job status values (interface-spec, States and transitions). */
@@ -156,4 +158,17 @@ export interface TurnRecordRow {
   last_error: string | null;
   next_attempt_at: Date;
   created_at: Date;
+}
+
+/** A job lifecycle event in the outbox, as the status change wrote it. */
+export interface JobOutboxRow {
+  id: string;
+  job_id: string;
+  owner_id: string;
+  session_id: string;
+  /** completed, failed or awaiting_approval. */
+  status: JobStatus;
+  error: string | null;
+  created_at: Date;
+  published_at: Date | null;
 }

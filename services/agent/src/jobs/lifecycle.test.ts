@@ -226,4 +226,26 @@ describe("job lifecycle", () => {
     expect(cancelled).toMatchObject({ status: "cancelled", cancel_requested: false, lease_owner: null });
     expect(await requestCancel(ctx, (await job()).id)).toBeNull();
   });
+
+  it("writes one job outbox row with each completed, failed or awaiting change, none for others or a failed guard", async () => {
+    const outbox = async (id: string) =>
+      (await ctx.db(T.jobOutbox).where({ job_id: id }).orderBy("id")).map(
+        (r: { status: string; error: string | null }) => [r.status, r.error],
+      );
+    const failing = await job({ status: "in_progress", lease_owner: WORKER });
+    expect(await markFailed(ctx, failing.id, { status: ["pending"] }, "nope")).toBeNull();
+    expect(await outbox(failing.id)).toEqual([]);
+    await markFailed(ctx, failing.id, { status: ["in_progress"] }, "Document not found");
+    expect(await outbox(failing.id)).toEqual([["failed", "Document not found"]]);
+
+    const waiting = await job({ status: "in_progress", lease_owner: WORKER });
+    const wait = { progress: 50, metadata: { awaiting_kind: "changes" as const }, state: {} };
+    await markAwaiting(ctx, waiting.id, WORKER, wait, []);
+    await markRequeued(ctx, waiting.id);
+    expect(await outbox(waiting.id)).toEqual([["awaiting_approval", null]]);
+
+    const cancelled = await job();
+    await markCancelled(ctx, cancelled.id, { status: ["pending"] });
+    expect(await outbox(cancelled.id)).toEqual([]);
+  });
 });

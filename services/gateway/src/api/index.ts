@@ -20,6 +20,7 @@ import { templatesRoutes } from "./templates/routes.js";
 import { uploadsRoutes } from "./uploads/routes.js";
 import { usageRoutes } from "./usage/routes.js";
 import { usersRoutes } from "./users/routes.js";
+import { webhooksRoutes } from "./webhooks/routes.js";
 
 /**
  * The routes createApp mounts (besides /openapi.json, which documents them), area by area.
@@ -45,6 +46,7 @@ export function apiRoutes(): Route[] {
     ...invitationsRoutes,
     ...agentsRoutes,
     ...mcpRoutes,
+    ...webhooksRoutes,
     ...systemRoutes,
   ];
 }

@@ -23,7 +23,15 @@ beforeAll(async () => {
     logLevel: "silent",
   });
   closeDocuments = () => docs.close();
-  const cfg = { grpcAddress: "127.0.0.1:0", databaseUrl: url, addrs: { documents: docs.address }, logLevel: "silent" };
+  const cfg = {
+    grpcAddress: "127.0.0.1:0",
+    databaseUrl: url,
+    natsUrl: inject("infra").natsUrl,
+    // Test files share one NATS: a durable consumer of their own.
+    webhooks: { consumer: `webhooks-workflows-${Date.now().toString(36)}` },
+    addrs: { documents: docs.address },
+    logLevel: "silent",
+  };
   ctx = createContext(cfg, { db });
   sessions = await startSessionsService(cfg);
 });

@@ -189,4 +189,65 @@ export const migrations: Migration[] = [
       await db.raw(`alter table ${SCHEMA}.messages drop column turn_key`);
     },
   },
+  {
+    name: "20261207T0900_webhooks",
+    // Issue #35: outbound webhooks. Endpoints (with the signing secret they are created with),
+    // the deliveries outbox (one row per endpoint and event: the unique key makes the enqueue
+    // exactly-once however often JetStream redelivers) and each delivery's attempts.
+    async up(db: Knex) {
+      const s = () => db.schema.withSchema(SCHEMA);
+      await s().createTable("webhook_endpoints", (t) => {
+        t.text("id").primary();
+        t.text("owner_id").notNullable();
+        t.text("url").notNullable();
+        t.specificType("events", "text[]").notNullable();
+        t.text("description").notNullable().defaultTo("");
+        // whsec_ + base64; kept in the clear because every delivery is signed with it.
+        t.text("secret").notNullable();
+        t.timestamp("created_at", { useTz: true }).notNullable().defaultTo(db.fn.now());
+        t.index(["owner_id", "created_at"]);
+      });
+      await s().createTable("webhook_deliveries", (t) => {
+        t.text("id").primary();
+        t.text("endpoint_id").notNullable().references("id").inTable(`${SCHEMA}.webhook_endpoints`).onDelete("CASCADE");
+        t.text("owner_id").notNullable();
+        // The event's JetStream message id (event-contracts): the same event redelivered has the same one.
+        t.text("event_id").notNullable();
+        t.text("event_type").notNullable();
+        // The exact JSON body POSTed on every attempt: {type, timestamp, data}.
+        t.text("body").notNullable();
+        t.text("status").notNullable().defaultTo("pending");
+        t.integer("attempts").notNullable().defaultTo(0);
+        t.integer("last_response_code").nullable();
+        t.text("last_error").nullable();
+        t.timestamp("next_attempt_at", { useTz: true }).notNullable().defaultTo(db.fn.now());
+        // A worker's lease on the row while it delivers: replicas skip leased rows.
+        t.timestamp("lease_expires_at", { useTz: true }).nullable();
+        t.timestamp("created_at", { useTz: true }).notNullable().defaultTo(db.fn.now());
+        t.timestamp("delivered_at", { useTz: true }).nullable();
+        t.unique(["endpoint_id", "event_id"]);
+        t.index(["endpoint_id", "created_at"]);
+      });
+      await db.raw(
+        `create index webhook_deliveries_due on ${SCHEMA}.webhook_deliveries (next_attempt_at) where status = 'pending'`,
+      );
+      await s().createTable("webhook_attempts", (t) => {
+        t.bigIncrements("id").primary();
+        t.text("delivery_id")
+          .notNullable()
+          .references("id")
+          .inTable(`${SCHEMA}.webhook_deliveries`)
+          .onDelete("CASCADE");
+        t.integer("response_code").nullable();
+        t.text("error").nullable();
+        t.integer("duration_ms").notNullable();
+        t.timestamp("attempted_at", { useTz: true }).notNullable().defaultTo(db.fn.now());
+        t.index(["delivery_id"]);
+      });
+    },
+    async down(db: Knex) {
+      for (const table of ["webhook_attempts", "webhook_deliveries", "webhook_endpoints"])
+        await db.schema.withSchema(SCHEMA).dropTableIfExists(table);
+    },
+  },
 ];

@@ -9,6 +9,9 @@ export const T = {
   memory: `${SCHEMA}.memory_notes`,
   actions: `${SCHEMA}.editor_actions`,
   reverts: `${SCHEMA}.reverts`,
+  webhookEndpoints: `${SCHEMA}.webhook_endpoints`,
+  webhookDeliveries: `${SCHEMA}.webhook_deliveries`,
+  webhookAttempts: `${SCHEMA}.webhook_attempts`,
 } as const;
 
 export interface SessionRow {
@@ -98,4 +101,41 @@ export interface HolderRow {
   session_title: string;
   slot_id: string;
   updated_at: Date;
+}
+
+/** A webhook endpoint of an account. */
+export interface WebhookEndpointRow {
+  id: string;
+  owner_id: string;
+  url: string;
+  /** Subscribed event types (webhooks/events.ts WEBHOOK_EVENTS). */
+  events: string[];
+  description: string;
+  /** whsec_ + base64 of the HMAC key. */
+  secret: string;
+  created_at: Date;
+}
+
+/** Where a delivery stands: pending (due or waiting for its next attempt), delivered or failed. */
+export type WebhookDeliveryStatus = "pending" | "delivered" | "failed";
+
+/** One event to deliver to one endpoint (the webhooks outbox). */
+export interface WebhookDeliveryRow {
+  /** msg_…: the webhook-id of every attempt. */
+  id: string;
+  endpoint_id: string;
+  owner_id: string;
+  /** The event's JetStream message id; unique per endpoint. */
+  event_id: string;
+  event_type: string;
+  /** The JSON body POSTed: {type, timestamp, data}. */
+  body: string;
+  status: WebhookDeliveryStatus;
+  attempts: number;
+  last_response_code: number | null;
+  last_error: string | null;
+  next_attempt_at: Date;
+  lease_expires_at: Date | null;
+  created_at: Date;
+  delivered_at: Date | null;
 }

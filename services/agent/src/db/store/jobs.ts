@@ -1,8 +1,18 @@
 // All SQL of agent.jobs and agent.job_events. Small functions over a Knex or a transaction; the
 // commands open transactions, these never do. Every status change is one guarded statement
-// (updateJob), which also appends its events, so sequences follow commit order.
+// (updateJob), which also appends its events, so sequences follow commit order, and writes the
+// job outbox row of a completed, failed or awaiting-approval change (relayed to JetStream).
+import { JOB_LIFECYCLE_EVENTS } from "@redline/event-contracts";
 import type { Knex } from "@redline/service-kit";
-import { type JobEventRow, type JobMetadata, type JobRow, type JobStatus, T, TERMINAL_STATUSES } from "../tables.js";
+import {
+  type JobEventRow,
+  type JobMetadata,
+  type JobOutboxRow,
+  type JobRow,
+  type JobStatus,
+  T,
+  TERMINAL_STATUSES,
+} from "../tables.js";
 
 type Db = Knex | Knex.Transaction;
 
@@ -133,6 +143,16 @@ function eventsCte(events: NewEvent[]): { sql: string; bindings: unknown[] } {
   };
 }
 
+/** Statuses whose change also writes a lifecycle event to the job outbox (event-contracts JOB_LIFECYCLE_EVENTS). */
+const LIFECYCLE_STATUSES: ReadonlySet<string> = new Set(Object.keys(JOB_LIFECYCLE_EVENTS));
+
+/** The outbox insert of a lifecycle status change, in the change's own statement (exactly one row per change). */
+const OUTBOX_CTE = `ob as (
+       insert into ${T.jobOutbox} (job_id, owner_id, session_id, status, error)
+       select upd.id, upd.owner_id, upd.session_id, upd.status, upd.error from upd
+       returning id
+     )`;
+
 const STORED_EVENTS = "coalesce((select json_agg(ev order by ev.sequence) from ev), '[]'::json)";
 
 /** SET clauses and bindings of a patch (status bookkeeping included). */
@@ -184,7 +204,7 @@ export async function updateJob(
   const ev = eventsCte(events);
   const res = await db.raw<{ rows: (JobRow & { stored_events: JobEventRow[] })[] }>(
     `with upd as (update ${T.jobs} set ${sets.join(", ")} where ${where.join(" and ")} returning *),
-     ${ev.sql}
+     ${ev.sql}${patch.status && LIFECYCLE_STATUSES.has(patch.status) ? `,\n     ${OUTBOX_CTE}` : ""}
      select upd.*, ${STORED_EVENTS} as stored_events from upd`,
     [...bindings, ...ev.bindings],
   );
@@ -310,4 +330,21 @@ export async function countActive(db: Db, ownerId: string, sessionId: string): P
     .whereIn("status", ["pending", "in_progress", "awaiting_approval"])
     .count<{ count: string }[]>("* as count");
   return Number(row?.count ?? 0);
+}
+
+/** The oldest `limit` job outbox rows not yet published, in id order. */
+export function unpublishedLifecycleEvents(db: Db, limit: number): Promise<JobOutboxRow[]> {
+  return db<JobOutboxRow>(T.jobOutbox).whereNull("published_at").orderBy("id", "asc").limit(limit);
+}
+
+/** Marks job outbox rows published (after JetStream acked them). */
+export async function markLifecyclePublished(db: Db, ids: string[]): Promise<void> {
+  await db(T.jobOutbox).whereIn("id", ids).update({ published_at: db.fn.now() });
+}
+
+/** Deletes job outbox rows published before `olderThanMs` ago; returns the count. */
+export function deletePublishedLifecycleEvents(db: Db, olderThanMs: number): Promise<number> {
+  return db(T.jobOutbox)
+    .where("published_at", "<", db.raw("now() - (? * interval '1 millisecond')", [olderThanMs]))
+    .delete();
 }
