@@ -10,10 +10,22 @@
 //   (a rename replaces a file atomically: a reader sees the old file or the new one, never a part);
 //   files of removed protos go last, and the stamp is written only after the tree is complete.
 //
+// Then the typed HTTP client's files (packages/client/src/gen: openapi.json and schema.ts, which
+// are committed) are rebuilt from the gateway's route registry by packages/client/scripts/generate.ts,
+// which writes a file only when its content changes (by renaming a complete copy over it). A stamp
+// of its inputs (the gateway's and service-kit's sources, the lockfile, the generator, the outputs)
+// in .redline/ skips the few seconds that takes when nothing changed.
+//
+// Last, the review playground (packages/playground, served by the gateway at /playground) is built
+// with Vite into packages/playground/dist, also behind a stamp of its inputs (its sources, the
+// client's sources it bundles, the lockfile, this script): a temporary tree is built next to dist/
+// and swapped in whole, so the gateway serves the old build or the new one.
+//
 // Usage: node scripts/codegen.mjs [--force] [--out <dir>]
 //   --force  regenerate even when the stamp says the tree is up to date
 //   --out    another target directory (tests); it must sit under the workspace for the
-//            generated files' imports (@grpc/grpc-js, @bufbuild/protobuf) to resolve
+//            generated files' imports (@grpc/grpc-js, @bufbuild/protobuf) to resolve. Only the
+//            stubs are generated then, not the client's files nor the playground.
 import { execFileSync } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
@@ -156,6 +168,109 @@ export function codegen({ outDir = defaultOutDir, force = false } = {}) {
   return "generated";
 }
 
+const clientGenerator = join(root, "packages/client/scripts/generate.ts");
+const clientGenDir = join(root, "packages/client/src/gen");
+const clientStamp = join(root, ".redline/client-codegen-stamp.json");
+
+/** The hash of what the client's generated files depend on, the files themselves included (hex sha256). */
+function clientInputsHash() {
+  const hash = createHash("sha256");
+  const sources = ["services/gateway/src", "packages/service-kit/src"].flatMap((dir) =>
+    listFiles(join(root, dir))
+      .filter((file) => file.endsWith(".ts") && !file.endsWith(".test.ts"))
+      .map((file) => join(dir, file)),
+  );
+  for (const file of [...sources, "pnpm-lock.yaml", relative(root, clientGenerator)]) {
+    hash.update(`\n${file}\n`);
+    hash.update(readFileSync(join(root, file)));
+  }
+  for (const file of ["openapi.json", "schema.ts"]) {
+    hash.update(`\n${file}\n`);
+    hash.update(existsSync(join(clientGenDir, file)) ? readFileSync(join(clientGenDir, file)) : "");
+  }
+  return hash.digest("hex");
+}
+
+/**
+ * Brings packages/client/src/gen up to date with the gateway's OpenAPI document (the generator
+ * runs under tsx: it imports the gateway's TypeScript sources). Returns "skipped" or "generated".
+ */
+export function clientCodegen({ force = false } = {}) {
+  const hash = clientInputsHash();
+  try {
+    if (!force && JSON.parse(readFileSync(clientStamp, "utf8")).hash === hash) return "skipped";
+  } catch {
+    // No stamp yet.
+  }
+  execFileSync(join(root, "node_modules/.bin/tsx"), ["--conditions=@redline/source", clientGenerator], {
+    cwd: root,
+    stdio: "inherit",
+  });
+  mkdirSync(dirname(clientStamp), { recursive: true });
+  // The outputs are part of the hash: computed after the generator wrote them.
+  writeAtomic(clientStamp, JSON.stringify({ hash: clientInputsHash() }));
+  return "generated";
+}
+
+const playgroundDir = join(root, "packages/playground");
+const playgroundDist = join(playgroundDir, "dist");
+/** The playground's stamp inside its dist/ (not served: the gateway serves no dot files). */
+const PLAYGROUND_STAMP = ".build-stamp.json";
+
+/** The hash of what the playground's build depends on (hex sha256). */
+function playgroundInputsHash() {
+  const hash = createHash("sha256");
+  hash.update(readFileSync(scriptPath));
+  const sources = ["packages/playground/src", "packages/client/src"].flatMap((dir) =>
+    listFiles(join(root, dir))
+      .filter((file) => !file.endsWith(".test.ts"))
+      .map((file) => join(dir, file)),
+  );
+  const configs = ["index.html", "vite.config.ts", "package.json", "tsconfig.json"].map(
+    (f) => `packages/playground/${f}`,
+  );
+  for (const file of [...configs, ...sources, "packages/client/package.json", "pnpm-lock.yaml"]) {
+    hash.update(`\n${file}\n`);
+    hash.update(readFileSync(join(root, file)));
+  }
+  return hash.digest("hex");
+}
+
+/**
+ * Builds packages/playground/dist with Vite when its inputs changed (or `force`). Returns
+ * "skipped" or "built"; throws when the build fails (the old dist/ is then left as it was).
+ */
+export function playgroundBuild({ force = false } = {}) {
+  const hash = playgroundInputsHash();
+  try {
+    const stamp = JSON.parse(readFileSync(join(playgroundDist, PLAYGROUND_STAMP), "utf8"));
+    if (!force && stamp.hash === hash && existsSync(join(playgroundDist, "index.html"))) return "skipped";
+  } catch {
+    // No build yet.
+  }
+  removeStaleTmp(playgroundDir);
+  const tmp = join(playgroundDir, `${TMP_PREFIX}${process.pid}-${randomBytes(4).toString("hex")}`);
+  const old = `${tmp}-old`;
+  try {
+    execFileSync(
+      join(playgroundDir, "node_modules/.bin/vite"),
+      ["build", "--outDir", tmp, "--emptyOutDir", "--logLevel", "warn"],
+      { cwd: playgroundDir, stdio: "inherit" },
+    );
+    writeFileSync(join(tmp, PLAYGROUND_STAMP), JSON.stringify({ hash }));
+    try {
+      renameSync(playgroundDist, old);
+    } catch (error) {
+      if (error.code !== "ENOENT") throw error;
+    }
+    renameSync(tmp, playgroundDist);
+  } finally {
+    rmSync(tmp, { recursive: true, force: true });
+    rmSync(old, { recursive: true, force: true });
+  }
+  return "built";
+}
+
 if (process.argv[1] && pathToFileURL(resolve(process.argv[1])).href === import.meta.url) {
   const { values } = parseArgs({
     options: { force: { type: "boolean", default: false }, out: { type: "string" } },
@@ -163,4 +278,6 @@ if (process.argv[1] && pathToFileURL(resolve(process.argv[1])).href === import.m
   const outcome = codegen({ outDir: values.out ?? defaultOutDir, force: values.force });
   if (outcome === "skipped")
     console.log(`codegen: ${relative(root, resolve(values.out ?? defaultOutDir))} is up to date`);
+  if (!values.out) clientCodegen({ force: values.force });
+  if (!values.out) playgroundBuild({ force: values.force });
 }

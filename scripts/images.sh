@@ -4,7 +4,8 @@
 #   localhost/redline-base:bookworm   Debian bookworm minbase (mmdebstrap, this machine's apt mirrors)
 #   localhost/redline-node:24         + the official Node 24 binary (scripts/lib/node24.sh)
 #   localhost/redline-<svc>:dev       gateway documents sessions agent billing ingest: `pnpm deploy
-#                                     --prod` of the service (dist/ + production node_modules) in /app
+#                                     --prod` of the service (dist/ + production node_modules) in /app;
+#                                     the gateway's also holds the built playground in /app/playground
 #   localhost/redline-postgres:dev    dev overlay: Debian PostgreSQL 15
 #   localhost/redline-nats:dev        dev overlay: Debian nats-server, JetStream
 #   localhost/redline-s3:dev          dev overlay: s3rver on Node 24
@@ -196,6 +197,12 @@ build_service() {
   local context="$cache/$svc"
   local start=$SECONDS
   deploy "@redline/$svc" "$context/app"
+  # The gateway serves the review playground (GET /playground) from /app/playground, beside its
+  # dist/ (services/gateway/src/api/playground/static.ts); `pnpm build` ran codegen, which builds it.
+  if [[ "$svc" == gateway ]]; then
+    [[ -f packages/playground/dist/index.html ]] || die "packages/playground/dist is missing (pnpm codegen builds it)"
+    cp -R packages/playground/dist "$context/app/playground"
+  fi
   local deployed=$((SECONDS - start))
   build "$image" "$hash" "$file" "$context" --build-arg "NODE_IMAGE=$NODE_IMAGE" --build-arg "PORT=${PORT[$svc]}"
   REPORT[-1]="${REPORT[-1]} (deploy ${deployed} s)"
@@ -369,6 +376,9 @@ const { apiKey } = await billing.createApiKey({ user: "verify", organization: ""
 billing.close();
 const sessions = (key) => fetch("http://gateway:8080/v1/sessions", { headers: { Authorization: `Bearer ${key}` } });
 check((await sessions("sk_not_a_key")).status === 401, "an unknown key is refused with 401");
+const playground = await fetch("http://gateway:8080/playground");
+check(playground.status === 200 && (playground.headers.get("content-security-policy") ?? "").includes("frame-ancestors"),
+  `GET /playground ${playground.status}: the built playground with its CSP`);
 const withKey = await sessions(apiKey);
 check(withKey.status !== 401, `a key made through billing is accepted (then ${withKey.status}: sessions is not running)`);
 check((await fetch("http://s3:9000/redline/x")).status === 403, "the object store refuses an unsigned request");

@@ -6,4 +6,7 @@
 import { runForeground } from "@redline/local-stack";
 
 const stack = await runForeground({ env: process.env });
-if (stack) console.log(`Redline is up at ${stack.gatewayUrl}`);
+if (stack) {
+  console.log(`Redline is up at ${stack.gatewayUrl}`);
+  console.log(`Review playground: ${stack.gatewayUrl}/playground (paste an API key)`);
+}

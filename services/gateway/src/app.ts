@@ -3,6 +3,7 @@
 import type { Request, RequestHandler, Response } from "express";
 import express from "express";
 import { apiRoutes } from "./api/index.js";
+import { defaultPlaygroundDirs, PLAYGROUND_PATH, playgroundStatic } from "./api/playground/static.js";
 import { openApiRoute } from "./api/system/routes.js";
 import { authenticate, createKeyResolver } from "./auth.js";
 import { bodySizeGuard, bodyTypeGuard, hasBody, jsonBody, multipartBody } from "./body.js";
@@ -114,6 +115,8 @@ export function createApp(ctx: GatewayContext, cfg: GatewayConfig): express.Expr
     app[route.method](toExpressPath(route.path), ...chain);
   }
 
+  // The review playground's static files: public, no key (the page asks for one).
+  app.use(PLAYGROUND_PATH, playgroundStatic(cfg.playgroundDir ? [cfg.playgroundDir] : defaultPlaygroundDirs()));
   app.use(notFound);
   app.use(errorHandler);
   return app;

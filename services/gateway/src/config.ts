@@ -68,6 +68,11 @@ export interface GatewayConfig {
    * sign-ups, sourceLimits) is the TCP peer and X-Forwarded-For is ignored (a client could write any).
    */
   trustProxy?: number | string;
+  /**
+   * The built review playground served at GET /playground (PLAYGROUND_DIR); unset: beside the
+   * gateway's dist/ (the image), else the workspace's packages/playground/dist.
+   */
+  playgroundDir?: string;
 }
 
 /** The endpoint classes of the rate limits; each route declares its class (api/shared/routes.ts). */
@@ -231,7 +236,8 @@ function trustProxyFromEnv(env: Env): number | string | undefined {
  * HEADERS_TIMEOUT_MS (60000), LOG_LEVEL (info), NATS_URL (job events),
  * the rate limits (rateLimitsFromEnv, accountRateLimitsFromEnv) and RATE_LIMIT_TIMEOUT_MS (500), the
  * per-source limits (sourceLimitsFromEnv), IDEMPOTENCY=off (Idempotency-Key ignored),
- * TRUST_PROXY (trustProxyFromEnv; unset: none) and METRICS_ADDR (unset: metrics not served).
+ * TRUST_PROXY (trustProxyFromEnv; unset: none), METRICS_ADDR (unset: metrics not served) and
+ * PLAYGROUND_DIR (the built playground; unset: found beside the code).
  * Throws an Error naming the variable when a value is malformed or out of range.
  */
 export function loadConfig(env: Env): GatewayConfig {
@@ -258,6 +264,7 @@ export function loadConfig(env: Env): GatewayConfig {
     sourceLimits: sourceLimitsFromEnv(env),
     idempotency: (env.IDEMPOTENCY ?? "on").toLowerCase() !== "off",
     metricsAddr: readMetricsAddr(env),
+    ...(env.PLAYGROUND_DIR && { playgroundDir: env.PLAYGROUND_DIR }),
     ...(port !== undefined && { port }),
     ...(maxRequestMb !== undefined && { maxRequestMb }),
     ...(aiTimeoutMs !== undefined && { aiTimeoutMs }),

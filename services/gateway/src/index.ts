@@ -17,4 +17,5 @@ export { createContext, type GatewayContext, SERVICE_NAMES, type ServiceName } f
 export { requestHash, retryKeyOf } from "./idempotency.js";
 export { createJobEventFeed, type JobEventFeed, type JobEventListener } from "./job-events.js";
 export { buildOpenApi } from "./openapi.js";
+export { openApiDocument } from "./openapi-document.js";
 export { type RunningGateway, startGateway } from "./service.js";
