@@ -1,8 +1,10 @@
-// `pnpm demo [FILE] [INSTRUCTION...]`: the main job. Starts the stack when it is not running,
-// creates an API key, loads FILE (default: the sample contract) through POST /v1/chat with the
-// first instruction, runs the rest as follow-up turns, prints each reply, the chunk diffs and
-// the usage, and writes the final HTML next to FILE as <name>.redline.html.
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+// `pnpm demo [FILE] [INSTRUCTION...]`: the main job, on the `redline` CLI. Starts the stack when
+// it is not running, creates an API key, and runs `redline edit` once per instruction on FILE
+// (default: the sample contract): the first writes <name>.redline.<ext> next to FILE in FILE's
+// own format (.pdf/.rtf → .docx), the rest edit that file in place in the same session. Prints
+// each reply, the chunk diffs and the usage.
+import { spawn } from "node:child_process";
+import { existsSync, readFileSync } from "node:fs";
 import { basename, extname, join, resolve } from "node:path";
 import { accountsV1 } from "@redline/grpc-stubs";
 import { findRunningStack, startStack } from "@redline/local-stack";
@@ -11,6 +13,7 @@ import { createRpcClient, DEFAULT_ADDRS } from "@redline/service-kit";
 const REPO = resolve(import.meta.dirname, "..");
 const DATA_DIR = process.env.REDLINE_DATA_DIR ?? join(REPO, ".redline");
 const SAMPLE = join(REPO, "samples", "contract.html");
+const CLI = join(REPO, "packages", "cli", "bin", "redline.mjs");
 const SAMPLE_INSTRUCTIONS = [
   'replace "Acme Corporation" with "Globex Inc"',
   'add row "Support retainer | 31 December 2027 | 12,000" to table 1',
@@ -24,10 +27,12 @@ interface ChangeRecord {
   new_html: string;
   ai_explanation: string;
 }
-interface ChatResult {
-  response: string;
+/** What `redline edit --json` prints. */
+interface EditResult {
+  output: string;
   session_id: string;
-  document_changes?: { updated_html?: string; version_id: string; chunk_diffs: ChangeRecord[] };
+  response: string;
+  changes: ChangeRecord[];
   usage: { monthly_used: number; monthly_limit: number; monthly_remaining: number; ops_charged: number };
 }
 
@@ -63,6 +68,32 @@ function instructionsFor(html: string): string[] {
   return out.slice(0, 3);
 }
 
+/** Where the demo writes: <name>.redline.<ext> in FILE's format (Word for .pdf and .rtf, which Redline only reads). */
+function outputPath(file: string): string {
+  const ext = extname(file).toLowerCase();
+  const outExt = ext === ".pdf" || ext === ".rtf" ? ".docx" : ext === ".htm" ? ".html" : ext;
+  return join(resolve(file, ".."), `${basename(file, extname(file))}.redline${outExt}`);
+}
+
+/** Runs `redline ARGS… --json` against the gateway; its parsed result (stderr passes through). */
+function redline(args: string[], env: Record<string, string>): Promise<EditResult> {
+  return new Promise((resolvePromise, reject) => {
+    const child = spawn(process.execPath, [CLI, ...args, "--json"], {
+      env: { ...process.env, ...env },
+      stdio: ["ignore", "pipe", "inherit"],
+    });
+    let stdout = "";
+    child.stdout.on("data", (d: Buffer) => {
+      stdout += d.toString("utf8");
+    });
+    child.on("error", reject);
+    child.on("close", (code) => {
+      if (code === 0) return resolvePromise(JSON.parse(stdout) as EditResult);
+      reject(new Error(`redline ${args[0]} exited ${code}`));
+    });
+  });
+}
+
 async function main() {
   const [fileArg, ...instructionArgs] = process.argv.slice(2);
   const file = resolve(fileArg ?? SAMPLE);
@@ -84,44 +115,28 @@ async function main() {
   try {
     const { apiKey } = await accounts.createApiKey({ user: "demo", organization: "", plan: "" });
     console.log(`Gateway ${gatewayUrl}, API key ${apiKey.slice(0, 7)}…\n`);
-
-    const bytes = readFileSync(file);
-    const ext = extname(file).toLowerCase();
-    const load =
-      ext === ".html" || ext === ".htm"
-        ? { document_html: bytes.toString("utf8") }
-        : { upload_document_base64: { filename: basename(file), file_base64: bytes.toString("base64") } };
+    const env = { REDLINE_API_URL: gatewayUrl, REDLINE_API_KEY: apiKey };
 
     let instructions = instructionArgs.length > 0 ? instructionArgs : file === SAMPLE ? SAMPLE_INSTRUCTIONS : [];
-    let sessionId: string | undefined;
-    let html = "";
-    const post = async (body: Record<string, unknown>): Promise<ChatResult> => {
-      const res = await fetch(`${gatewayUrl}/v1/chat`, {
-        method: "POST",
-        headers: { Authorization: `Bearer ${apiKey}`, "Content-Type": "application/json" },
-        body: JSON.stringify(body),
-      });
-      const json = (await res.json()) as ChatResult & { detail?: unknown };
-      if (!res.ok) throw new Error(`POST /v1/chat → ${res.status}: ${JSON.stringify(json.detail)}`);
-      return json;
-    };
     if (instructions.length === 0) {
-      // Load first with a read-only instruction, then pick instructions that fit this document.
-      const first = await post({ message: 'show section ""', ...load });
-      sessionId = first.session_id;
-      html = first.document_changes?.updated_html ?? "";
+      // Instructions that fit this document, picked from its HTML (converted only: nothing stored).
+      const html = await convert(gatewayUrl, apiKey, file);
       instructions = instructionsFor(html);
       console.log(`Loaded ${basename(file)} (${html.length.toLocaleString()} bytes of HTML).\n`);
     }
+    const out = outputPath(file);
+    let sessionId: string | undefined;
     for (const [i, message] of instructions.entries()) {
-      const result = await post({ message, ...(sessionId ? { session_id: sessionId } : load) });
+      const args = sessionId
+        ? ["edit", out, "-p", message, "--session", sessionId]
+        : ["edit", file, "-p", message, "-o", out];
+      const result = await redline(args, env);
       sessionId = result.session_id;
-      html = result.document_changes?.updated_html ?? html;
       console.log(`> ${message}`);
       console.log(`  ${result.response.split("\n").join("\n  ")}`);
-      for (const d of result.document_changes?.chunk_diffs ?? []) {
+      for (const d of result.changes) {
         console.log(`  [${d.operation} ${d.chunk_id}] ${d.ai_explanation}`);
-        const [before, after] = around(text(d.old_html), text(d.new_html));
+        const [before, after] = around(text(d.old_html ?? ""), text(d.new_html ?? ""));
         if (d.old_html) console.log(`    - ${cut(before)}`);
         if (d.new_html) console.log(`    + ${cut(after)}`);
       }
@@ -130,13 +145,30 @@ async function main() {
         `  usage: ${u.ops_charged} op charged, ${u.monthly_used}/${u.monthly_limit} used, ${u.monthly_remaining} left${i < instructions.length - 1 ? "\n" : ""}`,
       );
     }
-    const out = join(resolve(file, ".."), `${basename(file, extname(file))}.redline.html`);
-    writeFileSync(out, `<!doctype html>\n<meta charset="utf-8">\n${html}\n`);
-    console.log(`\nSession ${sessionId}. Final HTML written to ${out}`);
+    const kind = { ".html": "HTML", ".docx": "Word file", ".md": "Markdown", ".txt": "text" }[extname(out)] ?? "file";
+    console.log(`\nSession ${sessionId}. Final ${kind} written to ${out}`);
   } finally {
     accounts.close();
     if (stop) await stop();
   }
+}
+
+/** The file's HTML as the gateway converts it (POST /v1/documents/upload-base64 without a session). */
+async function convert(gatewayUrl: string, apiKey: string, file: string): Promise<string> {
+  const ext = extname(file).toLowerCase();
+  if (ext === ".html" || ext === ".htm") return readFileSync(file, "utf8");
+  const res = await fetch(`${gatewayUrl}/v1/documents/upload-base64`, {
+    method: "POST",
+    headers: { Authorization: `Bearer ${apiKey}`, "Content-Type": "application/json" },
+    body: JSON.stringify({
+      filename: basename(file),
+      file_base64: readFileSync(file).toString("base64"),
+      return_html: true,
+    }),
+  });
+  const json = (await res.json()) as { html?: string; detail?: unknown };
+  if (!res.ok) throw new Error(`POST /v1/documents/upload-base64 → ${res.status}: ${JSON.stringify(json.detail)}`);
+  return json.html ?? "";
 }
 
 main().catch((err) => {
