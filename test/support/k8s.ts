@@ -208,8 +208,8 @@ export interface ConfigEnvUse {
  * Values tried, in order, for a variable whose sample loadConfig refuses. The large number is for
  * bounds relative to another variable's sample (SYNC_HOLD_EXPIRY_MS must exceed AI_TIMEOUT_MS);
  * "all" is one of the words an enumerated variable takes (TRACE_RPC_CLIENT_SPANS: errors or all),
- * "free" a plan name (NEW_ORGANIZATION_PLAN), and the last an OTEL_TRACES_SAMPLER that reads its
- * OTEL_TRACES_SAMPLER_ARG.
+ * "free" a plan name (NEW_ORGANIZATION_PLAN), "auto" and "keep" modes (OPENAI_TOOL_MODE,
+ * REMOTE_IMAGES), and the last an OTEL_TRACES_SAMPLER that reads its OTEL_TRACES_SAMPLER_ARG.
  */
 const ALTERNATE_SAMPLES = [
   "on",
@@ -220,6 +220,8 @@ const ALTERNATE_SAMPLES = [
   "http://127.0.0.1:1",
   "3600000",
   "free",
+  "auto",
+  "keep",
   "parentbased_traceidratio",
 ];
 

@@ -32,12 +32,33 @@ export interface ScriptedToolCall {
   id?: string;
 }
 
+/**
+ * How an answer deviates from OpenAI's, as real servers do: `ignoreStream` answers one JSON body
+ * even when `stream: true` was asked (proxies, some LM Studio and Ollama builds); `finishReason`
+ * replaces the natural one (e.g. "length": cut off at the output limit, arguments as given).
+ */
+export interface AnswerQuirks {
+  ignoreStream?: boolean;
+  finishReason?: string;
+}
+
 /** What the scripted model does for one request. */
 export type ScriptStep =
-  /** Call tools; with `splitArgs`, each call's arguments stream in that many fragments. */
-  | { toolCalls: ScriptedToolCall[]; splitArgs?: number; content?: string }
+  /**
+   * Call tools; with `splitArgs`, each call's arguments stream in that many fragments; with
+   * `interleave`, the fragments of parallel calls alternate (call 0, call 1, call 0, ...), as
+   * vLLM and OpenAI stream parallel tool calls; with `zeroIndex`, every call streams as `index` 0
+   * and only its `id` tells it apart (some llama.cpp and Ollama builds).
+   */
+  | ({
+      toolCalls: ScriptedToolCall[];
+      splitArgs?: number;
+      content?: string;
+      interleave?: boolean;
+      zeroIndex?: boolean;
+    } & AnswerQuirks)
   /** Answer with text (streamed in `splitContent` pieces, default 1). */
-  | { content: string; splitContent?: number }
+  | ({ content: string; splitContent?: number } & AnswerQuirks)
   /**
    * Wait, then do `then`. Streaming: headers and a first chunk go out first (a stalled
    * stream) unless `beforeHeaders`. Build it with delayed(): an object whose `then` is a
@@ -57,8 +78,12 @@ export interface ScriptedOpenAi {
   requests: RecordedRequest[];
   /** Headers of the same requests (e.g. to check the Authorization header). */
   requestHeaders: IncomingHttpHeaders[];
+  /** When each request arrived (Date.now()), e.g. to check a back-off. */
+  requestTimes: number[];
   /** Appends steps to the script. */
   push(...steps: ScriptStep[]): void;
+  /** Drops the steps not played yet (so one test's leftovers never answer the next). */
+  clear(): void;
   /** Closes the server and any open connections. */
   close(): Promise<void>;
 }
@@ -88,6 +113,7 @@ interface ScriptState {
   queue: ScriptStep[];
   requests: RecordedRequest[];
   requestHeaders: IncomingHttpHeaders[];
+  requestTimes: number[];
   counter: number;
 }
 
@@ -96,7 +122,7 @@ interface ScriptState {
  * (streaming SSE or plain JSON, following the request's `stream`) and `GET /v1/models`.
  */
 export async function startScriptedOpenAi(script: ScriptStep[] = []): Promise<ScriptedOpenAi> {
-  const state: ScriptState = { queue: [...script], requests: [], requestHeaders: [], counter: 0 };
+  const state: ScriptState = { queue: [...script], requests: [], requestHeaders: [], requestTimes: [], counter: 0 };
   const server = createServer((req, res) => {
     handle(state, req, res).catch((err: unknown) => {
       if (!res.headersSent) sendJson(res, 500, { error: { message: String(err), type: "server_error" } });
@@ -111,8 +137,12 @@ export async function startScriptedOpenAi(script: ScriptStep[] = []): Promise<Sc
     url: `http://127.0.0.1:${port}/v1`,
     requests: state.requests,
     requestHeaders: state.requestHeaders,
+    requestTimes: state.requestTimes,
     push: (...steps) => {
       state.queue.push(...steps);
+    },
+    clear: () => {
+      state.queue.length = 0;
     },
     close: async () => {
       server.closeAllConnections();
@@ -145,6 +175,7 @@ async function handle(state: ScriptState, req: IncomingMessage, res: ServerRespo
   }
   state.requests.push(body);
   state.requestHeaders.push(req.headers);
+  state.requestTimes.push(Date.now());
   state.counter++;
   const step: ScriptStep = state.queue.shift() ?? { content: "done" };
   await respond(res, body, step, `chatcmpl-scripted-${state.counter}`, false);
@@ -186,8 +217,11 @@ async function respond(
     toolCalls: "toolCalls" in step ? step.toolCalls : [],
     contentPieces: "splitContent" in step ? (step.splitContent ?? 1) : 1,
     argPieces: "splitArgs" in step ? (step.splitArgs ?? 1) : 1,
+    interleave: "interleave" in step && step.interleave === true,
+    zeroIndex: "zeroIndex" in step && step.zeroIndex === true,
+    finishReason: step.finishReason,
   };
-  if (streaming) streamAnswer(res, answer, headersSent);
+  if (streaming && !step.ignoreStream) streamAnswer(res, answer, headersSent);
   else sendAnswer(res, answer);
 }
 
@@ -216,6 +250,10 @@ interface Answer {
   toolCalls: ScriptedToolCall[];
   contentPieces: number;
   argPieces: number;
+  interleave: boolean;
+  zeroIndex: boolean;
+  /** Overrides "tool_calls"/"stop". */
+  finishReason?: string;
 }
 
 /** The id of each tool call: the scripted one, else `call_<request number>_<index>`. */
@@ -248,7 +286,7 @@ function sendAnswer(res: ServerResponse, answer: Answer): void {
               }
             : {}),
         },
-        finish_reason: toolCalls.length > 0 ? "tool_calls" : "stop",
+        finish_reason: finishReasonOf(answer),
       },
     ],
     usage: { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 },
@@ -264,27 +302,32 @@ function streamAnswer(res: ServerResponse, answer: Answer, headersSent: boolean)
     writeChunk(res, id, model, { role: "assistant", content: "" }, null);
   }
   for (const piece of split(content, answer.contentPieces)) writeChunk(res, id, model, { content: piece }, null);
-  toolCalls.forEach((call, index) => {
-    const pieces = split(call.arguments, answer.argPieces);
-    // First fragment carries id and name, later ones only arguments, as OpenAI streams them.
-    writeChunk(
-      res,
-      id,
-      model,
-      {
-        tool_calls: [
-          { index, id: callIds[index], type: "function", function: { name: call.name, arguments: pieces[0] ?? "" } },
-        ],
-      },
-      null,
+  // Each call's fragments: the first carries id and name, later ones only arguments, as OpenAI streams them.
+  const fragments = toolCalls.map((call, n) => {
+    const index = answer.zeroIndex ? 0 : n;
+    return split(call.arguments, answer.argPieces).map((piece, i) =>
+      i === 0
+        ? { index, id: callIds[n], type: "function", function: { name: call.name, arguments: piece } }
+        : { index, function: { arguments: piece } },
     );
-    for (const piece of pieces.slice(1)) {
-      writeChunk(res, id, model, { tool_calls: [{ index, function: { arguments: piece } }] }, null);
-    }
   });
-  writeChunk(res, id, model, {}, toolCalls.length > 0 ? "tool_calls" : "stop");
+  const order = answer.interleave ? roundRobin(fragments) : fragments.flat();
+  for (const fragment of order) writeChunk(res, id, model, { tool_calls: [fragment] }, null);
+  writeChunk(res, id, model, {}, finishReasonOf(answer));
   res.write("data: [DONE]\n\n");
   res.end();
+}
+
+function finishReasonOf(answer: Answer): string {
+  return answer.finishReason ?? (answer.toolCalls.length > 0 ? "tool_calls" : "stop");
+}
+
+/** The items of each list alternating: a0, b0, a1, b1, ... */
+function roundRobin<T>(lists: T[][]): T[] {
+  const out: T[] = [];
+  const longest = Math.max(0, ...lists.map((list) => list.length));
+  for (let i = 0; i < longest; i++) for (const list of lists) if (i < list.length) out.push(list[i]);
+  return out;
 }
 
 function readBody(req: IncomingMessage): Promise<string> {

@@ -134,6 +134,10 @@ export function loadConfig(env: Env): AgentConfig {
  * The OpenAI-compatible provider from OPENAI_BASE_URL, OPENAI_API_KEY, OPENAI_MODEL and the
  * per-tier OPENAI_MODEL_{CORE,TURBO,PRO,MAX}; undefined (offline engine) when no base URL or
  * key is set. OPENAI_TIMEOUT_MS bounds one model request; OPENAI_MAX_STEPS the tool rounds.
+ * Servers' quirks: OPENAI_CONTEXT_TOKENS (the model's context window, a positive integer; unset:
+ * budgets for 128k models), OPENAI_TOOL_MODE (auto | native | structured; default auto) and
+ * OPENAI_RETRY_AFTER_MAX_S (longest Retry-After honoured, seconds; default 60). Throws naming the
+ * variable when one is malformed.
  */
 export function readOpenAiEnv(env: Env): OpenAiEngineConfig | undefined {
   if (!env.OPENAI_BASE_URL && !env.OPENAI_API_KEY) return undefined;
@@ -149,6 +153,29 @@ export function readOpenAiEnv(env: Env): OpenAiEngineConfig | undefined {
     },
     requestTimeoutMs: Number(env.OPENAI_TIMEOUT_MS ?? 120_000),
     maxSteps: Number(env.OPENAI_MAX_STEPS ?? 24),
+    ...readQuirksEnv(env),
+  };
+}
+
+const TOOL_MODES = ["auto", "native", "structured"] as const;
+
+/** OPENAI_CONTEXT_TOKENS, OPENAI_TOOL_MODE and OPENAI_RETRY_AFTER_MAX_S (see readOpenAiEnv); unset ones absent. */
+function readQuirksEnv(env: Env): Pick<OpenAiEngineConfig, "contextTokens" | "toolMode" | "retryAfterMaxMs"> {
+  const contextTokens = numberFromEnv(
+    env,
+    "OPENAI_CONTEXT_TOKENS",
+    (n) => Number.isInteger(n) && n >= 512,
+    "an integer of at least 512 (tokens)",
+  );
+  const retryAfterMaxS = numberFromEnv(env, "OPENAI_RETRY_AFTER_MAX_S", (n) => n > 0, "a positive number (seconds)");
+  const mode = env.OPENAI_TOOL_MODE?.trim();
+  if (mode && !(TOOL_MODES as readonly string[]).includes(mode)) {
+    throw new Error(`OPENAI_TOOL_MODE must be one of ${TOOL_MODES.join(", ")}, got "${mode}"`);
+  }
+  return {
+    ...(contextTokens !== undefined && { contextTokens }),
+    ...(mode && { toolMode: mode as (typeof TOOL_MODES)[number] }),
+    ...(retryAfterMaxS !== undefined && { retryAfterMaxMs: retryAfterMaxS * 1000 }),
   };
 }
 
