@@ -3,7 +3,10 @@
 // breaks, line-end hyphenation undone where the document shows the word is one, headings
 // recognised by font size and weight, and tables rebuilt from aligned columns.
 import { escapeHtml } from "../html/util.js";
-import type { LayoutEntry, LayoutLine } from "./pdf-layout.js";
+import { type LayoutEntry, type LayoutLine, plainText, scriptHtml } from "./pdf-layout.js";
+
+/** A flow text as HTML: escaped, its superscript and subscript marks as <sup> and <sub>. */
+export const textHtml = (text: string) => scriptHtml(text, escapeHtml);
 
 /** One page's lines and ruled tables in reading order, and its height in points. */
 export interface FlowPage {
@@ -92,6 +95,8 @@ export function runningParts(pages: FlowPage[]): { headers: string[]; footers: s
   };
 }
 
+/** A number ending a line with a hyphen or dash (the first half of a range or a date). */
+const NUMBER_HYPHEN = /\d[-\u2010\u2013]$/u;
 /** A word cut at the line's end by a hyphen, a Unicode hyphen or a soft hyphen. */
 const LINE_END_HYPHEN = /\p{L}[-\u2010\u00ad\u2027]$/u;
 
@@ -282,7 +287,7 @@ export function alignedTable(lines: LayoutLine[]): string[][] | null {
 }
 
 const tableHtml = (rows: string[][]) =>
-  `<table><tbody>${rows.map((r) => `<tr>${r.map((c) => `<td>${escapeHtml(c)}</td>`).join("")}</tr>`).join("")}</tbody></table>`;
+  `<table><tbody>${rows.map((r) => `<tr>${r.map((c) => `<td>${textHtml(c)}</td>`).join("")}</tr>`).join("")}</tbody></table>`;
 
 /**
  * The document's blocks as HTML, from its pages' entries in reading order (running parts
@@ -332,22 +337,38 @@ export function flowToHtml(pages: LayoutEntry[][]): string[] {
   // column): it is set aside and follows the paragraph, which goes on in the next column.
   let aside: { text: string; last: LayoutLine }[] = [];
   const flushPara = () => {
-    if (para) blocks.push(`<p>${escapeHtml(para.text)}</p>`);
-    for (const a of aside) blocks.push(`<p>${escapeHtml(a.text)}</p>`);
+    if (para) blocks.push(`<p>${textHtml(para.text)}</p>`);
+    for (const a of aside) blocks.push(`<p>${textHtml(a.text)}</p>`);
     para = null;
     aside = [];
   };
-  /** The paragraph stops at its column's edge mid-sentence: it may go on after a column or page break. */
-  const open = (p: { text: string; last: LayoutLine; measure: ColumnMeasure }) =>
-    p.measure.typicalChars >= MIN_REFLOW_LINE &&
-    p.last.right >= p.measure.right - Math.max(1, p.measure.right - p.measure.left) * EDGE_SLACK_SHARE &&
-    !/[.!?:;]["'”’)\]]?$/.test(p.text);
+  /**
+   * The paragraph stops at its column's edge mid-sentence: it may go on after a column or page
+   * break. The edge is the column's, or, in ragged-right text, wherever `next`'s first word
+   * would not have fitted after the last line.
+   */
+  const open = (p: { text: string; last: LayoutLine; measure: ColumnMeasure }, next?: LayoutLine) => {
+    // A footnote mark after the full stop does not hide it.
+    if (p.measure.typicalChars < MIN_REFLOW_LINE || /[.!?:;]["'”’)\]]?$/.test(plainText(p.text, false).trimEnd()))
+      return false;
+    const slack = Math.max(1, p.measure.right - p.measure.left) * EDGE_SLACK_SHARE;
+    if (p.last.right >= p.measure.right - slack) return true;
+    if (!next) return false;
+    const word = /^\S+/.exec(next.text.trim())?.[0] ?? "";
+    const charWidth = (next.right - next.left) / Math.max(1, next.text.trim().length);
+    return p.last.right + (word.length + 1) * charWidth > p.measure.right;
+  };
   const flushHeading = () => {
-    if (heading) blocks.push(`<h${heading.level}>${escapeHtml(heading.text)}</h${heading.level}>`);
+    if (heading) blocks.push(`<h${heading.level}>${textHtml(heading.text)}</h${heading.level}>`);
     heading = null;
   };
   const append = (before: string, after: string) =>
-    LINE_END_HYPHEN.test(before) ? hyphenation.join(before, after) : `${before} ${after}`;
+    LINE_END_HYPHEN.test(before)
+      ? hyphenation.join(before, after)
+      : // A range or date broken at its hyphen ("1950-" / "2003") is one token, hyphen kept.
+        NUMBER_HYPHEN.test(before) && /^\d/.test(after)
+        ? before + after
+        : `${before} ${after}`;
 
   /** One line of text: a heading, an aside, the next line of the open paragraph, or a new one. */
   const handleLine = (
@@ -406,7 +427,7 @@ export function flowToHtml(pages: LayoutEntry[][]): string[] {
       const width = Math.max(1, p.measure.right - p.measure.left);
       const prose = p.measure.typicalChars >= MIN_REFLOW_LINE;
       if (brk === "none") goesOn = prose && p.last.right >= p.measure.left + width * FULL_LINE_SHARE;
-      else if (brk === "column") goesOn = open(p);
+      else if (brk === "column") goesOn = open(p, entry);
     }
     if (p && goesOn) {
       p.text = append(p.text, text);

@@ -3,6 +3,35 @@
 // column first, then right; lines that cross the gutter (titles, full-width tables) stay in
 // place. Wide gaps inside a line split it into cells, which pdf-flow.ts may read as a table row.
 
+/**
+ * Marks around superscript and subscript text inside LayoutLine texts (control characters no
+ * extracted text holds: pdf.js drops them), turned into <sup> and <sub> by scriptHtml.
+ */
+export const SUP_OPEN = "\u0002";
+export const SUP_CLOSE = "\u0003";
+export const SUB_OPEN = "\u0004";
+export const SUB_CLOSE = "\u0005";
+// biome-ignore lint/suspicious/noControlCharactersInRegex: the marks are control characters on purpose.
+const SCRIPT_MARKS = /[\u0002-\u0005]/g;
+// biome-ignore lint/suspicious/noControlCharactersInRegex: the marks are control characters on purpose.
+const SCRIPT_RUN = /[\u0002\u0004][^\u0003\u0005]*[\u0003\u0005]/g;
+
+/** A line's text without its script marks (`keepScripts`) or without its scripts at all. */
+export function plainText(text: string, keepScripts = true): string {
+  return keepScripts ? text.replace(SCRIPT_MARKS, "") : text.replace(SCRIPT_RUN, "");
+}
+
+/** HTML of a line's text: escaped by `escape`, script marks as <sup> and <sub>. */
+export function scriptHtml(text: string, escapeText: (s: string) => string): string {
+  return escapeText(text)
+    .replaceAll(SUP_CLOSE + SUP_OPEN, "")
+    .replaceAll(SUB_CLOSE + SUB_OPEN, "")
+    .replaceAll(SUP_OPEN, "<sup>")
+    .replaceAll(SUP_CLOSE, "</sup>")
+    .replaceAll(SUB_OPEN, "<sub>")
+    .replaceAll(SUB_CLOSE, "</sub>");
+}
+
 /** One positioned piece of text (PDF user space: y grows upwards). */
 export interface TextItem {
   str: string;
@@ -35,8 +64,19 @@ const SIDE_SHARE = 0.25;
 const MAX_CROSSING = 0.5;
 // A prose column's typical line is at least this share of the page width.
 const PROSE_COLUMN_SHARE = 0.3;
+// ... or, in a column holding a figure, at least this many lines (and SIDE_SHARE of them) are
+// that long and mostly letters.
+const MIN_PROSE_LINES = 8;
+const PROSE_LETTER_SHARE = 0.6;
+// A band between full-width lines is searched for a gutter when it has this many lines.
+const MIN_BAND_LINES = 8;
 // Stream lines switching column more often than this share are interleaved.
 const INTERLEAVED_SHARE = 0.3;
+// An item at most this share of its line's size, raised (lowered) by this share of it, is a
+// superscript (subscript): a footnote mark, an exponent, a chemical formula's digit.
+const SCRIPT_SIZE_RATIO = 0.85;
+const SCRIPT_RISE = 0.2;
+const SCRIPT_DROP = 0.1;
 // A line is bold when this share of its characters are.
 const BOLD_SHARE = 0.8;
 
@@ -57,24 +97,77 @@ function groupLines(items: TextItem[]): Line[] {
 // (a word gap, even a wide justified one), not two columns.
 const GUTTER_GAP_EM = 1.5;
 
-/** True when the line's text runs across x: an item spans it, or words on both sides sit closer than a gutter. */
-function crosses(line: Line, x: number): boolean {
+/** A line's visible items as extents (left and right edges, in points) and its largest size. */
+interface Extent {
+  lefts: number[];
+  rights: number[];
+  size: number;
+}
+
+// Extents are asked for many times per line (every gutter candidate): computed once each.
+const EXTENTS = new WeakMap<Line, Extent>();
+
+function extentOf(line: Line): Extent {
+  let extent = EXTENTS.get(line);
+  if (!extent) {
+    extent = { lefts: [], rights: [], size: 0 };
+    for (const i of line.items) {
+      if (i.str.trim() === "") continue;
+      extent.lefts.push(i.x);
+      extent.rights.push(i.x + i.width);
+      extent.size = Math.max(extent.size, i.height);
+    }
+    EXTENTS.set(line, extent);
+  }
+  return extent;
+}
+
+/**
+ * Where the line's text sits against x: whether it crosses x (an item spans it, or words on
+ * both sides sit closer than a gutter), and whether it has text left and right of it.
+ */
+function sides(line: Line, x: number): { crosses: boolean; left: boolean; right: boolean } {
+  const { lefts, rights, size } = extentOf(line);
   let leftEnd = Number.NEGATIVE_INFINITY;
   let rightStart = Number.POSITIVE_INFINITY;
-  let size = 0;
-  for (const i of line.items) {
-    if (i.str.trim() === "") continue;
-    if (i.x < x && i.x + i.width > x) return true;
-    if (i.x + i.width <= x) leftEnd = Math.max(leftEnd, i.x + i.width);
-    else rightStart = Math.min(rightStart, i.x);
-    size = Math.max(size, i.height);
+  for (let k = 0; k < lefts.length; k++) {
+    if (lefts[k] < x && rights[k] > x) return { crosses: true, left: false, right: false };
+    if (rights[k] <= x) leftEnd = Math.max(leftEnd, rights[k]);
+    else rightStart = Math.min(rightStart, lefts[k]);
   }
-  return rightStart - leftEnd < GUTTER_GAP_EM * (size || 10);
+  return {
+    crosses: rightStart - leftEnd < GUTTER_GAP_EM * (size || 10),
+    left: leftEnd > Number.NEGATIVE_INFINITY,
+    right: rightStart < Number.POSITIVE_INFINITY,
+  };
+}
+
+/** True when the line's text runs across x: an item spans it, or words on both sides sit closer than a gutter. */
+function crosses(line: Line, x: number): boolean {
+  return sides(line, x).crosses;
+}
+
+/**
+ * The middle of the empty band around x (the gutter search steps by a hundredth of the page,
+ * so x may sit next to one column's edge and a line reaching a little further would cross it).
+ */
+function gapMiddle(lines: Line[], x: number): number {
+  let leftEnd = Number.NEGATIVE_INFINITY;
+  let rightStart = Number.POSITIVE_INFINITY;
+  for (const line of lines) {
+    if (crosses(line, x)) continue;
+    for (const i of line.items) {
+      if (i.str.trim() === "") continue;
+      if (i.x + i.width <= x) leftEnd = Math.max(leftEnd, i.x + i.width);
+      else if (i.x >= x) rightStart = Math.min(rightStart, i.x);
+    }
+  }
+  return Number.isFinite(leftEnd) && Number.isFinite(rightStart) ? (leftEnd + rightStart) / 2 : x;
 }
 
 /** The x of a vertical gutter that splits the page's lines into two columns, or null. */
 export function findGutter(lines: Line[], pageWidth: number): number | null {
-  const wideLines = lines.filter((l) => l.items.some((i) => i.str.trim() !== ""));
+  const wideLines = lines.filter((l) => extentOf(l).lefts.length > 0);
   if (wideLines.length < 6) return null;
   let best: { x: number; crossing: number } | null = null;
   const step = pageWidth / 100;
@@ -83,17 +176,11 @@ export function findGutter(lines: Line[], pageWidth: number): number | null {
     let left = 0;
     let right = 0;
     for (const line of wideLines) {
-      let l = false;
-      let r = false;
-      for (const i of line.items) {
-        if (i.str.trim() === "") continue;
-        if (i.x + i.width <= x) l = true;
-        else if (i.x >= x) r = true;
-      }
-      if (crosses(line, x)) crossing++;
+      const at = sides(line, x);
+      if (at.crosses) crossing++;
       else {
-        if (l) left++;
-        if (r) right++;
+        if (at.left) left++;
+        if (at.right) right++;
       }
     }
     const n = wideLines.length;
@@ -103,19 +190,65 @@ export function findGutter(lines: Line[], pageWidth: number): number | null {
   // Most lines must respect the gutter; spanning lines (a title block on page 1) are fine.
   if (!best || best.crossing > wideLines.length * MAX_CROSSING) return null;
   // Columns of prose are long lines on both sides; a two-column table has short cells and
-  // must stay row by row.
-  const gutter = best.x;
-  const segment = (line: Line, side: "l" | "r") => {
-    const items = line.items.filter(
-      (i) => i.str.trim() !== "" && (side === "l" ? i.x + i.width <= gutter : i.x >= gutter),
-    );
-    return items.length === 0 ? 0 : Math.max(...items.map((i) => i.x + i.width)) - Math.min(...items.map((i) => i.x));
-  };
+  // must stay row by row. A column may also hold a figure (a diagram's labels, a code
+  // listing) whose short lines pull its median down: it still counts as prose when enough of
+  // its lines are long lines of words.
+  const gutter = gapMiddle(wideLines, best.x);
+  const segments = (side: "l" | "r") =>
+    wideLines
+      .map((line) => {
+        const items = line.items.filter(
+          (i) => i.str.trim() !== "" && (side === "l" ? i.x + i.width <= gutter : i.x >= gutter),
+        );
+        if (items.length === 0) return null;
+        const text = items.map((i) => i.str).join("");
+        const width = Math.max(...items.map((i) => i.x + i.width)) - Math.min(...items.map((i) => i.x));
+        const visible = text.replace(/\s/g, "").length;
+        const words = (text.match(/\p{L}/gu)?.length ?? 0) >= visible * PROSE_LETTER_SHARE;
+        return { width, words };
+      })
+      .filter((s) => s !== null);
   const median = (values: number[]) => values.sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? 0;
-  const leftWidths = wideLines.map((l) => segment(l, "l")).filter((w) => w > 0);
-  const rightWidths = wideLines.map((l) => segment(l, "r")).filter((w) => w > 0);
   const prose = pageWidth * PROSE_COLUMN_SHARE;
-  return median(leftWidths) >= prose && median(rightWidths) >= prose ? gutter : null;
+  const isProse = (side: "l" | "r") => {
+    const all = segments(side);
+    if (median(all.map((s) => s.width)) >= prose) return true;
+    const long = all.filter((s) => s.width >= prose && s.words).length;
+    return long >= Math.max(MIN_PROSE_LINES, all.length * SIDE_SHARE);
+  };
+  return isProse("l") && isProse("r") ? gutter : null;
+}
+
+/** A gutter that holds for the lines between `bottom` and `top` (y in points) only. */
+interface Band {
+  gutter: number;
+  top: number;
+  bottom: number;
+}
+
+/**
+ * The gutter of the page's tallest two-column band, for a page whose full-width blocks (a
+ * code listing, a figure's caption above the columns) cross the middle more often than the
+ * page-wide search allows. Bands are runs of lines between lines that cross the page's middle.
+ */
+function bandGutter(lines: Line[], pageWidth: number): Band | null {
+  let best: Band | null = null;
+  let size = 0;
+  let band: Line[] = [];
+  const close = () => {
+    const gutter = band.length >= MIN_BAND_LINES ? findGutter(band, pageWidth) : null;
+    if (gutter !== null && band.length > size) {
+      best = { gutter, top: band[0].y, bottom: band[band.length - 1].y };
+      size = band.length;
+    }
+    band = [];
+  };
+  for (const line of lines) {
+    if (line.items.some((i) => i.str.trim() !== "") && crosses(line, pageWidth / 2)) close();
+    else band.push(line);
+  }
+  close();
+  return best;
 }
 
 /** Lines in content-stream order: a new line starts where the baseline moves. */
@@ -189,11 +322,38 @@ export interface LayoutTable {
 
 export type LayoutEntry = LayoutLine | LayoutTable;
 
+/**
+ * Where a line's text is set: the baseline and size of the item carrying most characters
+ * (superscripts and subscripts are measured against it).
+ */
+export function mainRun(items: TextItem[]): { y: number; height: number } {
+  const weight = new Map<string, { y: number; height: number; chars: number }>();
+  for (const i of items) {
+    const key = `${Math.round(i.y * 2)}:${Math.round(i.height * 2)}`;
+    const run = weight.get(key) ?? { y: i.y, height: i.height, chars: 0 };
+    run.chars += i.str.trim().length;
+    weight.set(key, run);
+  }
+  let best = { y: items[0]?.y ?? 0, height: items[0]?.height ?? 10, chars: -1 };
+  for (const run of weight.values()) if (run.chars > best.chars) best = run;
+  return best;
+}
+
+/** The item's text, wrapped in SUP or SUB marks when it is set smaller above or below the line's baseline. */
+export function shifted(item: TextItem, main: { y: number; height: number }): string {
+  if (item.height > main.height * SCRIPT_SIZE_RATIO || item.str.trim() === "") return item.str;
+  const rise = item.y - main.y;
+  if (rise >= main.height * SCRIPT_RISE) return `${SUP_OPEN}${item.str}${SUP_CLOSE}`;
+  if (rise <= -main.height * SCRIPT_DROP) return `${SUB_OPEN}${item.str}${SUB_CLOSE}`;
+  return item.str;
+}
+
 function toLine(l: Line, column: number): LayoutLine {
   const cells: LineCell[] = [];
   let prevEnd: number | null = null;
   let boldChars = 0;
   let chars = 0;
+  const main = mainRun(l.items.filter((i) => i.str.trim() !== ""));
   // Blank items only say "a space here": some producers give them the width of a justified
   // gap or more, so gaps are measured between visible items.
   let space = false;
@@ -203,6 +363,7 @@ function toLine(l: Line, column: number): LayoutLine {
       continue;
     }
     const charWidth = item.width / item.str.length;
+    const str = shifted(item, main);
     const visible = item.str.replace(/\s/g, "").length;
     chars += visible;
     if (item.bold) boldChars += visible;
@@ -210,14 +371,14 @@ function toLine(l: Line, column: number): LayoutLine {
     if (prevEnd !== null && cell) {
       const gap = item.x - prevEnd;
       if (charWidth > 0 && gap > CELL_GAP_CHARS * charWidth) {
-        cells.push({ text: item.str, left: item.x, right: item.x + item.width });
+        cells.push({ text: str, left: item.x, right: item.x + item.width });
       } else {
         if ((space || gap > charWidth * 0.25) && !cell.text.endsWith(" ") && !item.str.startsWith(" "))
           cell.text += " ";
-        cell.text += item.str;
+        cell.text += str;
         cell.right = Math.max(cell.right, item.x + item.width);
       }
-    } else cells.push({ text: item.str, left: item.x, right: item.x + item.width });
+    } else cells.push({ text: str, left: item.x, right: item.x + item.width });
     prevEnd = item.x + item.width;
     space = false;
   }
@@ -228,7 +389,7 @@ function toLine(l: Line, column: number): LayoutLine {
   return {
     kind: "line",
     text,
-    y: l.y,
+    y: main.y,
     // Font size: the largest visible item's (a superscript is smaller than its line).
     height:
       Math.max(0, ...l.items.filter((i) => i.str.trim() !== "").map((i) => i.height)) || (l.items[0]?.height ?? 10),
@@ -294,14 +455,20 @@ export function pageLines(items: TextItem[], pageWidth: number, tables: LayoutTa
     out.push(tables[k]);
   };
   const stream = streamLines(flow);
-  const gutter = findGutter(groupLines(flow), pageWidth);
-  if (gutter === null || !interleaved(stream, gutter)) {
+  const grouped = groupLines(flow);
+  const pageGutter = findGutter(grouped, pageWidth);
+  // A band's columns are read in stream order: lines outside the band are in no column.
+  const band = pageGutter === null ? bandGutter(grouped, pageWidth) : null;
+  const gutter = pageGutter ?? band?.gutter ?? null;
+  const inBand = (line: Line) =>
+    band === null || (line.y <= band.top + line.items[0].height && line.y >= band.bottom - line.items[0].height);
+  if (gutter === null || band !== null || !interleaved(stream, gutter)) {
     for (const line of stream) {
       const at = line.items[0]?.order ?? Number.POSITIVE_INFINITY;
       firstOrder.forEach((order, k) => {
         if (!placed.has(k) && order < at) place(k);
       });
-      out.push(toLine(line, columnOf(line, gutter)));
+      out.push(toLine(line, columnOf(line, inBand(line) ? gutter : null)));
     }
   } else {
     let left: Line[] = [];
@@ -348,7 +515,7 @@ export function pageText(items: TextItem[], pageWidth: number): string {
       continue;
     }
     if (entry.breakBefore !== "none" && out.length > 0 && out[out.length - 1] !== "") out.push("");
-    out.push(entry.text);
+    out.push(plainText(entry.text));
   }
   return out.join("\n");
 }

@@ -2,7 +2,7 @@
 // rebuilt two ways: from ruling lines (the cell borders a word processor draws, read from the
 // page's operator list) and, in pdf-flow.ts, from text aligned in columns over several rows.
 // Both are conservative: a false table scrambles prose, which is worse than a missed one.
-import type { LayoutTable, TextItem } from "./pdf-layout.js";
+import { type LayoutTable, mainRun, shifted, type TextItem } from "./pdf-layout.js";
 
 /** A horizontal (y fixed) or vertical (x fixed) ruling line, in points, y growing upwards. */
 export interface Rule {
@@ -302,17 +302,28 @@ function splitTextRows(row: TextItem[][]): TextItem[][][] {
  * followed by "\n" and the next line, for pdf-flow.ts to join by the document's hyphenation rule.
  */
 function cellText(items: TextItem[]): string {
-  const sorted = [...items].sort((a, b) => b.y - a.y || a.x - b.x);
+  // Lines by baseline first: a footnote mark sits a little above its figure and must stay after it.
+  const lines: TextItem[][] = [];
+  for (const item of [...items].sort((a, b) => b.y - a.y || a.x - b.x)) {
+    const line = lines[lines.length - 1];
+    const first = line?.[0];
+    if (first && Math.abs(first.y - item.y) <= Math.max(first.height, item.height) * 0.5) line.push(item);
+    else lines.push([item]);
+  }
   let out = "";
   let prev: TextItem | null = null;
-  for (const item of sorted) {
-    const str = item.str.trim();
-    if (prev === null) out = str;
-    else if (Math.abs(prev.y - item.y) <= Math.max(prev.height, item.height) * 0.5) {
-      const gap = item.x - (prev.x + prev.width);
-      out += gap > (item.height || 10) * 0.15 ? ` ${str}` : str;
-    } else out += /\p{L}[-\u2010\u00ad\u2027]$/u.test(out) && /^\p{L}/u.test(str) ? `\n${str}` : ` ${str}`;
-    prev = item;
+  for (const line of lines) {
+    const main = mainRun(line);
+    line.sort((a, b) => a.x - b.x);
+    for (const item of line) {
+      const str = shifted({ ...item, str: item.str.trim() }, main);
+      if (prev === null) out = str;
+      else if (line.includes(prev)) {
+        const gap = item.x - (prev.x + prev.width);
+        out += gap > (item.height || 10) * 0.15 ? ` ${str}` : str;
+      } else out += /\p{L}[-\u2010\u00ad\u2027]$/u.test(out) && /^\p{L}/u.test(str) ? `\n${str}` : ` ${str}`;
+      prev = item;
+    }
   }
   return out.replace(/[^\S\n]+/g, " ").trim();
 }

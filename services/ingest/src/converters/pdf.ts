@@ -3,12 +3,14 @@
 // hyphenation, aligned tables and running headers/footers (pdf-flow.ts).
 import { InputError } from "@redline/service-kit";
 import { baseTitle, type ConvertResult } from "../formats.js";
-import { collapseWhitespace, escapeHtml } from "../html/util.js";
+import { collapseWhitespace } from "../html/util.js";
+import { markedSpans, pageContent, withActualText } from "./pdf-actual-text.js";
 import {
   type FlowPage,
   flowToHtml,
   MAX_BOLD_HEADING_CHARS as MAX_HEADING_LINE_CHARS,
   runningParts,
+  textHtml,
 } from "./pdf-flow.js";
 import { type LayoutEntry, pageLines, type TextItem } from "./pdf-layout.js";
 import { type PageGeometry, pdfPageSetup, textBoxes } from "./pdf-page-setup.js";
@@ -19,6 +21,14 @@ import { pdfjs } from "./pdfjs.js";
 const OPERATOR_LIST_PAGES = 100;
 // Font names that mark a bold face ("Calibri,Bold", "HelveticaLTStd-Blk", "NimbusRomNo9L-Medi").
 const BOLD_FONT = /bold|black|heavy|demi|semib|[-,+]bd|-blk|medi(?!um)/i;
+// Characters a font gave no Unicode meaning: pdf.js hands over the glyph's code instead (a
+// control character, or a private-use one for symbol fonts). A marked-content span's
+// /ActualText replaces them where the producer wrote one (pdf-actual-text.ts); the rest are
+// left out, with a warning.
+// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it finds.
+const UNMAPPED = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\ue000-\uf8ff]/gu;
+// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it finds.
+const UNMAPPED_ONE = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\ue000-\uf8ff]/u;
 // A page with at least this many lines split into cells may hold a ruled table.
 const MIN_CELL_ROWS = 2;
 
@@ -79,8 +89,11 @@ function metadataTitle(info: unknown): string | null {
  * two-column pages are read column by column (pdf-layout.ts); ruled and aligned tables become
  * tables, larger or bold lines headings, lines repeated at the top/bottom of most pages header
  * and footer parts, and paragraphs are joined across lines, columns and pages with line-end
- * hyphens undone where the document shows the word (pdf-flow.ts). Fonts and images are not kept. Page setup: the size and orientation most
- * pages share, margins estimated from the body text (pdf-page-setup.ts; null for a scan).
+ * hyphens undone where the document shows the word (pdf-flow.ts). Superscripts and subscripts
+ * (footnote marks, exponents) become <sup>/<sub>; a glyph its font gives no Unicode takes its
+ * span's /ActualText, else it is left out with a warning. Fonts and images are not kept. Page
+ * setup: the size and orientation most pages share, margins estimated from the body text
+ * (pdf-page-setup.ts; null for a scan).
  * Throws InputError when the file is encrypted with a user password, damaged, or not a PDF.
  */
 export async function convertPdf(bytes: Buffer, filename: string): Promise<ConvertResult> {
@@ -93,6 +106,9 @@ export async function convertPdf(bytes: Buffer, filename: string): Promise<Conve
   let doc: Awaited<typeof task.promise> | undefined;
   try {
     const pages: (PageGeometry & FlowPage)[] = [];
+    const warnings = [
+      "PDF text was extracted without fonts and images; paragraphs, headings and tables are rebuilt from the layout",
+    ];
     let info: unknown;
     try {
       doc = await task.promise;
@@ -100,6 +116,9 @@ export async function convertPdf(bytes: Buffer, filename: string): Promise<Conve
       // Whether a font is bold, by pdf.js font id: fonts are shared by the document's pages, and
       // pdf.js hands a font's name over only once some page's operator list used it.
       const bold = new Map<string, boolean>();
+      let unmapped = 0;
+      // The file as text, for the pages whose /ActualText spans are read.
+      let file: string | undefined;
       for (let n = 1; n <= doc.numPages; n++) {
         const page = await doc.getPage(n);
         const boldOf = (fontName: string): boolean | undefined => {
@@ -115,8 +134,14 @@ export async function convertPdf(bytes: Buffer, filename: string): Promise<Conve
         // /UserUnit applied, in points from its top-left corner.
         const viewport = page.getViewport({ scale: 1 });
         const { width, height } = viewport;
-        const content = await page.getTextContent();
+        const content = await page.getTextContent({ includeMarkedContent: true });
         const textItems = content.items.filter((item) => "str" in item);
+        // Flags and other emoji a producer described by /ActualText (pdf-actual-text.ts).
+        const strs = withActualText(content.items, UNMAPPED_ONE, () => {
+          file ??= bytes.toString("latin1");
+          const text = pageContent(file, page.ref as { num: number; gen: number });
+          return text === null ? null : markedSpans(text);
+        });
         // Layout reads y upwards from the bottom edge.
         const toLayout = (x: number, y: number): [number, number] => {
           const [vx, vy] = viewport.convertToViewportPoint(x, y);
@@ -124,8 +149,10 @@ export async function convertPdf(bytes: Buffer, filename: string): Promise<Conve
         };
         const items: TextItem[] = textItems.map((item, order) => {
           const [x, y] = toLayout(item.transform[4], item.transform[5]);
+          const str = strs[order].replace(UNMAPPED, "");
+          unmapped += strs[order].length - str.length;
           return {
-            str: item.str,
+            str,
             x,
             y,
             width: item.width,
@@ -158,17 +185,18 @@ export async function convertPdf(bytes: Buffer, filename: string): Promise<Conve
         });
         page.cleanup();
       }
+      if (unmapped > 0)
+        warnings.push(
+          `${unmapped} character${unmapped === 1 ? "" : "s"} of the PDF had no Unicode meaning in its fonts (symbols or emoji the file does not map) and ${unmapped === 1 ? "was" : "were"} left out`,
+        );
     } catch (err) {
       throw mapPdfError(err);
     }
-    const warnings = [
-      "PDF text was extracted without fonts and images; paragraphs, headings and tables are rebuilt from the layout",
-    ];
     const running = runningParts(pages);
     const blocks = [
-      ...running.headers.map((t) => `<p data-part="header" data-variant="default">${escapeHtml(t)}</p>`),
+      ...running.headers.map((t) => `<p data-part="header" data-variant="default">${textHtml(t)}</p>`),
       ...flowToHtml(running.pages),
-      ...running.footers.map((t) => `<p data-part="footer" data-variant="default">${escapeHtml(t)}</p>`),
+      ...running.footers.map((t) => `<p data-part="footer" data-variant="default">${textHtml(t)}</p>`),
     ];
     if (blocks.length === 0) {
       warnings.push(
