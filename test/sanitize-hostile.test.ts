@@ -55,8 +55,11 @@ describe("a hostile document_html in chat", () => {
     const html = await headHtml(documentId);
 
     expect(html).toContain("within 45 days");
-    // Beacons: the remote image and the CSS url() are gone; our media stays.
-    expect(html).not.toContain("tracker.example");
+    // Beacons: the CSS url() is gone. A remote <img> stays as written, with its alt (issue #32:
+    // README badges, saved pages): nothing on the server fetches it, and an operator who wants
+    // no third-party loads sets REMOTE_IMAGES=drop on ingest. Our media stays.
+    expect(html).toContain('<img src="https://tracker.example/beacon.gif?u=7" alt="logo">');
+    expect(html).not.toContain("css.gif");
     expect(html).not.toMatch(/url\(/i);
     expect(html).toContain(`<img src="${MEDIA}" alt="ours">`);
     expect(chunkWith(html, "Styled terms.")).toContain('style="color:red"');

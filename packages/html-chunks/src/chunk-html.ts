@@ -11,7 +11,7 @@ import {
   stripNestedChunkIds,
 } from "./dom.js";
 import { isValidChunkId, mintUniqueId } from "./ids.js";
-import { sanitizeHtml } from "./sanitize.js";
+import { type RemoteImages, sanitizeHtml } from "./sanitize.js";
 import {
   ALWAYS_UNWRAP_TAGS,
   ATOMIC_BLOCK_TAGS,
@@ -26,6 +26,8 @@ import type { ChunkRecord } from "./types.js";
 export interface ChunkHtmlOptions {
   /** Run sanitizeHtml first (default true). Pass false only for HTML this package produced. */
   sanitize?: boolean;
+  /** With sanitizing: remote and relative `<img>` sources kept (default) or dropped (REMOTE_IMAGES=drop). */
+  remoteImages?: RemoteImages;
   /**
    * The ids an incoming `data-chunk-id` may take (a save: the chunks of the document it edits);
    * any other id is re-minted. Default: any well-formed id.
@@ -65,7 +67,7 @@ export type PartPolicy = "keep" | "drop" | ReadonlyMap<string, string>;
  * @returns chunks in document order and `html`, their outer HTML joined by "\n".
  */
 export function chunkHtml(html: string, opts: ChunkHtmlOptions = {}): { chunks: ChunkRecord[]; html: string } {
-  const elements = chunkElements(html, opts.sanitize !== false);
+  const elements = chunkElements(html, opts.sanitize !== false, opts.remoteImages);
   const taken = reserveExistingIds(elements);
   const seen = new Set<string>();
   const parts = opts.parts ?? "keep";
@@ -85,8 +87,8 @@ export function chunkHtml(html: string, opts: ChunkHtmlOptions = {}): { chunks: 
 }
 
 /** Parses (and optionally sanitizes) HTML and returns its chunk elements, ids not yet assigned. */
-export function chunkElements(html: string, sanitize: boolean): Element[] {
-  const doc = parseHtml(sanitize ? sanitizeHtml(html) : html);
+export function chunkElements(html: string, sanitize: boolean, remoteImages?: RemoteImages): Element[] {
+  const doc = parseHtml(sanitize ? sanitizeHtml(html, { remoteImages }) : html);
   // sanitize-html already removed comments and non-content elements everywhere.
   if (!sanitize) removeNonContent(doc);
   const out: Element[] = [];

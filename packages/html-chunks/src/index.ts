@@ -6,7 +6,7 @@ export { type ChunkHtmlOptions, chunkHtml, type PartPolicy, partOf } from "./chu
 export { ChunkError, type ChunkErrorCode, ToolError } from "./errors.js";
 export { isValidChunkId, mintChunkId, seededChunkIds } from "./ids.js";
 export { countSections, headingLevel, outline, sectionSpan, sections, tagOf, textOf } from "./outline.js";
-export { sanitizeHtml } from "./sanitize.js";
+export { type RemoteImages, type SanitizeOptions, sanitizeHtml } from "./sanitize.js";
 export { hasTable, tableRows } from "./table-rows.js";
 export { BLOCK_LEVEL_TAGS } from "./tags.js";
 export { addTableRow, replaceText, wrapPhrase } from "./text-edits.js";

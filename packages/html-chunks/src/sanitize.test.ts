@@ -85,14 +85,42 @@ describe("sanitizeHtml", () => {
   });
 
   describe("hostile documents", () => {
-    it("drops remote, protocol-relative and svg images, keeping our media and raster data: URLs", () => {
+    it("with remote images dropped, keeps only our media and raster data: URLs", () => {
       const out = sanitizeHtml(
         `<p>a<img src="https://evil.example/beacon.gif" alt="x">b<img src="//evil.example/y" alt="y">` +
           `<img src="${MEDIA}" alt="m"><img src=" ${MEDIA.toUpperCase()}"><img src="${MEDIA}?x=1">` +
           `<img src="/v1/media/abc"><img src="data:image/svg+xml,%3Csvg%3E"><img src="data:image/webp;base64,UklG">` +
-          `<img src="../v1/media/${"0".repeat(64)}"><img alt="no src"></p>`,
+          `<img src="../v1/media/${"0".repeat(64)}"><img src="/images/logo.png" alt="rel"><img alt="no src"></p>`,
+        { remoteImages: "drop" },
       );
       expect(out).toBe(`<p>ab<img src="${MEDIA}" alt="m" /><img src="data:image/webp;base64,UklG" /></p>`);
+    });
+
+    it("keeps remote and relative images with their alt by default, never a script, svg data or our API", () => {
+      const kept = [
+        '<img src="https://img.shields.io/badge/build-passing-green.svg" alt="Build status" />',
+        '<img src="http://example.org/a.png" alt="" />',
+        '<img src="//cdn.example/b.png" alt="b" />',
+        '<img src="/images/logo.png" alt="Logo" />',
+        '<img src="images/figure%201.jpg" alt="Figure 1" />',
+        '<img src="../assets/x.gif" alt="x" />',
+      ];
+      expect(sanitizeHtml(`<p>${kept.join("")}</p>`)).toBe(`<p>${kept.join("")}</p>`);
+      const refused = [
+        '<img src="javascript:alert(1)" alt="j">',
+        '<img src=" java\tscript:alert(1)" alt="j2">',
+        '<img src="vbscript:msgbox(1)" alt="v">',
+        '<img src="data:text/html;base64,PHNjcmlwdD4=" alt="d">',
+        '<img src="data:image/svg+xml,%3Csvg onload=alert(1)%3E" alt="s">',
+        '<img src="file:///etc/passwd" alt="f">',
+        '<img src="/v1/keys" alt="api">',
+        '<img src="/images/../v1/documents/x/delete" alt="dots">',
+        '<img src="/images/%2e%2e/v1/keys" alt="escaped dots">',
+        '<img src="\\\\evil/x.png" alt="unc">',
+        '<img src="https://e/x.png" onerror="alert(1)" alt="handler">',
+      ];
+      const out = sanitizeHtml(`<p>a${refused.join("")}b</p>`);
+      expect(out).toBe('<p>a<img src="https://e/x.png" alt="handler" />b</p>');
     });
 
     it("removes style declarations that fetch resources, however they are spelled", () => {
@@ -154,7 +182,8 @@ describe("sanitizeHtml", () => {
       const start = performance.now();
       const out = sanitizeHtml(html);
       expect(performance.now() - start).toBeLessThan(10_000);
-      expect(out).not.toMatch(/url\(|fixed|z-index|\u202E|<img/);
+      expect(out).not.toMatch(/url\(|fixed|z-index|\u202E/);
+      expect(out).toContain('<img src="https://e/b.gif" />');
     });
   });
 });

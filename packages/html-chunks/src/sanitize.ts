@@ -84,11 +84,19 @@ const KEPT_POSITIONS = new Set(["static", "relative", "inherit", "initial", "uns
 // Properties dropped whatever their value: a document needs no stacking order above the app.
 const DROPPED_PROPERTIES = new Set(["z-index"]);
 
-// Images are ours or inline: the media the ingest stores (`/v1/media/<sha256>`, the exact form
-// it writes) or a raster data: URL. Anything else (remote, protocol-relative, svg) is a beacon
-// or a script vector, and the whole <img> is dropped (its alt text with it).
+// Images: the media the ingest stores (`/v1/media/<sha256>`, the exact form it writes), a
+// raster data: URL, and, unless the operator drops them (SanitizeOptions.remoteImages), a
+// remote http(s) or protocol-relative URL or a path relative to the page the document came
+// from (README badges, a saved page's `/images/…`). The server never fetches those: a client
+// shows them as the source did, PDF export prints offline. Anything else (other data: URLs,
+// svg data, `javascript:` and other schemes, a relative path into our own API) drops the whole
+// <img> (its alt text with it).
 const OUR_MEDIA = /^\/v1\/media\/[0-9a-f]{64}$/;
 const INLINE_IMAGE = /^data:image\/(?:png|jpeg|gif|webp)[;,]/;
+const REMOTE_IMAGE = /^(?:https?:)?\/\/[^/\\]/i;
+const HAS_SCHEME = /^[a-z][a-z0-9+.-]*:/i;
+// Where a relative src is resolved to check its path (the host is never contacted).
+const PATH_BASE = "https://redline.invalid/";
 const DROPPED_IMAGE_HTML = '<wbr data-redline-dropped="img" />';
 
 // Bidi embedding/override/isolate controls (U+202A–U+202E, U+2066–U+2069) reorder what the
@@ -97,7 +105,7 @@ const DROPPED_IMAGE_HTML = '<wbr data-redline-dropped="img" />';
 const BIDI_CONTROLS = /[\u202A-\u202E\u2066-\u2069]/g;
 
 // allowedEmptyAttributes is a sanitize-html option its type definitions do not list yet.
-const OPTIONS: sanitize.IOptions & { allowedEmptyAttributes: string[] } = {
+const BASE_OPTIONS: sanitize.IOptions & { allowedEmptyAttributes: string[] } = {
   allowedTags: ALLOWED_TAGS,
   allowedAttributes: ALLOWED_ATTRIBUTES,
   // `hidden` is written `hidden=""` (screenHidden); sanitize-html drops other empty attributes.
@@ -105,23 +113,38 @@ const OPTIONS: sanitize.IOptions & { allowedEmptyAttributes: string[] } = {
   nonTextTags: NON_TEXT_TAGS,
   selfClosing: SELF_CLOSING,
   allowedSchemes: ["http", "https", "mailto", "tel", "ftp"],
-  allowedSchemesByTag: { img: ["data"] },
+  allowedSchemesByTag: { img: ["data", "http", "https"] },
   allowedSchemesAppliedToAttributes: ["href", "src", "cite"],
   allowProtocolRelative: true,
   // Style attributes are screened declaration by declaration in transformTags: parsing them
   // through postcss rewrites the text (and is slow).
   parseStyleAttributes: false,
   disallowedTagsMode: "discard",
-  transformTags: { "*": screenAttributes },
+  transformTags: { "*": (tagName, attribs) => screenAttributes(tagName, attribs, "keep") },
   // Text arrives decoded (then escaped), so an entity-spelled control is caught too.
   textFilter: (text) => text.replace(BIDI_CONTROLS, ""),
 };
+const OPTIONS_BY_POLICY: Record<RemoteImages, typeof BASE_OPTIONS> = {
+  keep: BASE_OPTIONS,
+  drop: { ...BASE_OPTIONS, transformTags: { "*": (tagName, attribs) => screenAttributes(tagName, attribs, "drop") } },
+};
+
+/** What happens to `<img>` whose src is remote or relative: kept as written, or dropped (REMOTE_IMAGES=drop). */
+export type RemoteImages = "keep" | "drop";
+
+/** Options of sanitizeHtml. */
+export interface SanitizeOptions {
+  /** Remote and relative image sources (default "keep"); our media and raster data: URLs stay either way. */
+  remoteImages?: RemoteImages;
+}
 
 /**
  * Sanitizes untrusted HTML for storage and display.
  * Drops scripts, frames/objects/embeds, forms, `on*` handlers, `javascript:`/
  * `vbscript:` URLs, and every `<img>` whose src is not our media
- * (`/v1/media/<64 hex>`) or a `data:image/(png|jpeg|gif|webp)` URL. Inline styles
+ * (`/v1/media/<64 hex>`), a `data:image/(png|jpeg|gif|webp)` URL, or (unless
+ * `opts.remoteImages` is "drop") an http(s)/protocol-relative URL or a relative path
+ * outside `/v1/` (kept with its alt; nothing here fetches it). Inline styles
  * lose declarations that fetch or run anything (`url(`, `image-set(`, `expression(`,
  * `@import`, ...), `position` other than static/relative, and `z-index`; the rest of
  * a style is kept verbatim. Links with a `target` get `rel="noopener noreferrer"`.
@@ -131,11 +154,12 @@ const OPTIONS: sanitize.IOptions & { allowedEmptyAttributes: string[] } = {
  * Comments, doctype and the document <head> are removed, and so are NUL characters (HTML
  * parsers drop them, and Postgres text cannot store them). Linear in the input; never throws.
  */
-export function sanitizeHtml(html: string): string {
-  return sanitize(html.replaceAll("\0", ""), OPTIONS).replaceAll(DROPPED_IMAGE_HTML, "");
+export function sanitizeHtml(html: string, opts: SanitizeOptions = {}): string {
+  const options = OPTIONS_BY_POLICY[opts.remoteImages ?? "keep"];
+  return sanitize(html.replaceAll("\0", ""), options).replaceAll(DROPPED_IMAGE_HTML, "");
 }
 
-function screenAttributes(tagName: string, attribs: sanitize.Attributes): sanitize.Tag {
+function screenAttributes(tagName: string, attribs: sanitize.Attributes, remote: RemoteImages): sanitize.Tag {
   for (const name of Object.keys(attribs)) {
     const value = attribs[name];
     if (BIDI_CONTROLS.test(value)) attribs[name] = value.replace(BIDI_CONTROLS, "");
@@ -149,7 +173,7 @@ function screenAttributes(tagName: string, attribs: sanitize.Attributes): saniti
   // Turned into a marked void tag that sanitizeHtml cuts from the output in one pass:
   // sanitize-html's exclusiveFilter cuts the output string per removal (quadratic on large
   // documents), and renaming to a disallowed tag leaves a stale rename for a later sibling.
-  if (tagName === "img" && !isAllowedImageSource(attribs.src ?? ""))
+  if (tagName === "img" && !isAllowedImageSource(attribs.src ?? "", remote))
     return { tagName: "wbr", attribs: { "data-redline-dropped": "img" } };
   if (tagName === "a" && attribs.target !== undefined) attribs.rel = withNoOpener(attribs.rel);
   screenHidden(tagName, attribs);
@@ -237,11 +261,21 @@ function screenHidden(tagName: string, attribs: sanitize.Attributes): void {
   } else delete attribs["data-hidden"];
 }
 
-function isAllowedImageSource(src: string): boolean {
+function isAllowedImageSource(src: string, remote: RemoteImages): boolean {
   // Same normalisation as sanitize-html's scheme check: browsers skip controls/spaces.
   // biome-ignore lint/suspicious/noControlCharactersInRegex: browsers ignore these in URLs, so must we.
   const url = src.replace(/[\x00-\x20]+/g, "");
-  return OUR_MEDIA.test(url) || INLINE_IMAGE.test(url.toLowerCase());
+  if (OUR_MEDIA.test(url) || INLINE_IMAGE.test(url.toLowerCase())) return true;
+  if (remote === "drop" || url === "") return false;
+  if (REMOTE_IMAGE.test(url)) return true;
+  if (HAS_SCHEME.test(url) || url.startsWith("\\")) return false;
+  // A relative path is the source page's; one that resolves into our API (`/v1/…`, however
+  // spelled with dot segments or escapes) would make every reader's browser call it.
+  try {
+    return !/^\/v1(?:\/|$)/i.test(new URL(url, PATH_BASE).pathname);
+  } catch {
+    return false;
+  }
 }
 
 // A page opened with target=_blank must not get a handle on our window (window.opener), nor

@@ -2,7 +2,7 @@ import { chunkElements, finalizeChunk, hasBlockChild, isBlank, policePart } from
 import { findImbalance, isTag, isText, parseHtml } from "./dom.js";
 import { ChunkError } from "./errors.js";
 import { isValidChunkId, mintChunkId } from "./ids.js";
-import { sanitizeHtml } from "./sanitize.js";
+import { type RemoteImages, sanitizeHtml } from "./sanitize.js";
 import { CHUNK_TAGS, LOOSE_ITEM_CONTAINER, WRAPPER_TAGS } from "./tags.js";
 import type { ChunkRecord } from "./types.js";
 
@@ -33,6 +33,8 @@ export interface ParseChunkOptions {
    * any other part mark is removed. Absent: part marks are kept.
    */
   part?: string | null;
+  /** Remote and relative `<img>` sources kept (default) or dropped (REMOTE_IMAGES=drop). */
+  remoteImages?: RemoteImages;
 }
 
 /** validateChunkHtml returning the chunk record (id and normalized HTML); same rules and errors. */
@@ -44,7 +46,7 @@ export function parseChunk(html: string, chunkId?: string, opts: ParseChunkOptio
   const imbalance = findImbalance(html);
   if (imbalance) throw new ChunkError("malformed_html", `malformed HTML: ${imbalance}`);
 
-  const top = singleTopElement(sanitizeHtml(html));
+  const top = singleTopElement(sanitizeHtml(html, { remoteImages: opts.remoteImages }));
   const existing = top.attribs["data-chunk-id"];
   const id = chunkId ?? (existing !== undefined && isValidChunkId(existing) ? existing : mintChunkId());
   if (opts.part !== undefined) policePart(top, opts.part ?? undefined);

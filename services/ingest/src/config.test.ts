@@ -71,4 +71,11 @@ describe("loadConfig", () => {
     expect(() => loadConfig({ CONVERTER_WORKERS: "0" })).toThrow(/CONVERTER_WORKERS/);
     expect(() => loadConfig({ FILE_SWEEP_MS: "0.5" })).toThrow('FILE_SWEEP_MS must be an integer >= 1, got "0.5"');
   });
+
+  it("reads REMOTE_IMAGES: keep (the default when unset) or drop, any case", () => {
+    expect(loadConfig({}).remoteImages).toBeUndefined();
+    expect(loadConfig({ REMOTE_IMAGES: "Drop" }).remoteImages).toBe("drop");
+    expect(loadConfig({ REMOTE_IMAGES: "keep" }).remoteImages).toBe("keep");
+    expect(() => loadConfig({ REMOTE_IMAGES: "block" })).toThrow('REMOTE_IMAGES must be "keep" or "drop", got "block"');
+  });
 });

@@ -1,6 +1,7 @@
 // Ingest configuration: loadConfig turns environment variables into one typed config; only
 // main.ts passes process.env, tests build configs directly.
 import { join } from "node:path";
+import type { RemoteImages } from "@redline/html-chunks";
 import {
   listenAddr,
   numberFromEnv as numberVar,
@@ -31,6 +32,8 @@ export interface IngestConfig {
   supportEmail?: string;
   /** Converter worker processes (default: CPU count, at most 4). */
   converterWorkers?: number;
+  /** REMOTE_IMAGES: uploads keep remote and relative `<img>` sources ("keep", default) or drop them ("drop"). */
+  remoteImages?: RemoteImages;
   /** Heap cap of each converter worker in MB (default 2048). */
   converterMemoryMb?: number;
   /** Overrides of DEFAULT_LIMITS (conversion timeout, zip bomb bounds). */
@@ -83,7 +86,8 @@ type Env = Record<string, string | undefined>;
  * are written as .eml files to $REDLINE_DATA_DIR/mail, default .redline/mail), MAIL_FROM,
  * EMAIL_EXPORTS_PER_HOUR (20 per account, an integer >= 1), FILE_SWEEP_MS (600000, the period
  * of the expired-file sweep, an integer >= 1), BILLING_ADDR (the email on file of an export
- * without recipient), DOCUMENTS_ADDR (which originals are still named) and LOG_LEVEL (info).
+ * without recipient), DOCUMENTS_ADDR (which originals are still named), REMOTE_IMAGES ("keep",
+ * or "drop": uploads lose `<img>` whose src is remote or relative) and LOG_LEVEL (info).
  * Throws an Error naming the variable when a number is malformed or out of range.
  */
 export function loadConfig(env: Env): IngestConfig {
@@ -111,6 +115,9 @@ export function loadConfig(env: Env): IngestConfig {
   );
   const fileSweepMs = numberVar(env, "FILE_SWEEP_MS", (n) => Number.isInteger(n) && n >= 1, "an integer >= 1");
   const workers = numberVar(env, "CONVERTER_WORKERS", (n) => Number.isInteger(n) && n > 0, "a positive integer");
+  const remoteImages = env.REMOTE_IMAGES?.trim().toLowerCase() || undefined;
+  if (remoteImages !== undefined && remoteImages !== "keep" && remoteImages !== "drop")
+    throw new Error(`REMOTE_IMAGES must be "keep" or "drop", got ${JSON.stringify(env.REMOTE_IMAGES)}`);
   const addrs = readAddrs(env);
   return {
     grpcAddress: listenAddr(env, "ingest"),
@@ -122,6 +129,7 @@ export function loadConfig(env: Env): IngestConfig {
     ...(env.SUPPORT_EMAIL && { supportEmail: env.SUPPORT_EMAIL }),
     ...(Object.keys(limits).length > 0 && { limits }),
     ...(workers !== undefined && { converterWorkers: workers }),
+    ...(remoteImages !== undefined && { remoteImages }),
     ...(exportMaxMb !== undefined && {
       exportMaxMb: { docx: exportMaxMb, pdf: exportMaxMb, html: exportMaxMb, markdown: exportMaxMb, txt: exportMaxMb },
     }),

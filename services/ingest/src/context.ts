@@ -91,7 +91,11 @@ async function openStorage(cfg: IngestConfig, opts: StartOptions, log: Logger): 
 export async function createContext(cfg: IngestConfig, opts: StartOptions = {}): Promise<IngestContext> {
   const log = createLogger("ingest", cfg.logLevel);
   const storage = await openStorage(cfg, opts, log);
-  const pool = new ConverterPool({ size: cfg.converterWorkers, maxMemoryMb: cfg.converterMemoryMb });
+  const pool = new ConverterPool({
+    size: cfg.converterWorkers,
+    maxMemoryMb: cfg.converterMemoryMb,
+    remoteImages: cfg.remoteImages,
+  });
   pool.warm();
   const exportMaxBytes = Object.fromEntries(
     EXPORT_FORMATS.map((f) => [f, Math.floor((cfg.exportMaxMb?.[f] ?? DEFAULT_EXPORT_MAX_MB) * 1024 * 1024)]),

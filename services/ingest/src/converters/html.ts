@@ -65,7 +65,9 @@ export async function convertHtml(bytes: Uint8Array, filename: string): Promise<
     else {
       if (el.name === "img") {
         const src = el.attribs.src ?? "";
-        if (src !== "" && !/^(https?:|data:)/i.test(src.trim())) relativeImages += 1;
+        // Relative: no scheme and no host (`//cdn…` is remote); kept on the <img>, but nothing
+        // next to the page was uploaded with it.
+        if (src !== "" && !/^(?:[a-z][a-z0-9+.-]*:|\/\/)/i.test(src.trim())) relativeImages += 1;
       }
       for (const child of el.children) pending.push(child);
     }

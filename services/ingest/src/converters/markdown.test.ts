@@ -35,4 +35,46 @@ describe("md converter", () => {
     expect(result.title).toBe("Hello");
     expect(result.warnings).toHaveLength(1);
   });
+
+  it("keeps link and image destinations as the file writes them, a second # in the fragment too", async () => {
+    const file = [
+      "See [the room](https://chat.example/#/room/#name:host), <https://chat.example/#/room/#other:host>,",
+      "https://chat.example/#/room/#bare:host and [ref][r].",
+      "",
+      '[Paths](<https://x.example/a b/ü.html?q=1&r=%20#f#g> "T") and ![badge](https://img.shields.io/badge/ci-passing-green.svg?style=flat#x#y) [esc](https://x.example/a\\_b)',
+      "",
+      "[r]: https://chat.example/#/room/#ref:host",
+      "",
+    ].join("\n");
+    const { html } = await convertMarkdown(Buffer.from(file), "links.md");
+    const $ = cheerio.load(html, null, false);
+    expect(
+      $("a")
+        .map((_, a) => $(a).attr("href"))
+        .get(),
+    ).toEqual([
+      "https://chat.example/#/room/#name:host",
+      "https://chat.example/#/room/#other:host",
+      "https://chat.example/#/room/#bare:host",
+      "https://chat.example/#/room/#ref:host",
+      "https://x.example/a b/ü.html?q=1&r=%20#f#g",
+      // CommonMark resolves a backslash escape in a destination.
+      "https://x.example/a_b",
+    ]);
+    expect($("a").eq(4).attr("title")).toBe("T");
+    expect($("img").attr("src")).toBe("https://img.shields.io/badge/ci-passing-green.svg?style=flat#x#y");
+    expect($("img").attr("alt")).toBe("badge");
+    // The attribute is escaped for HTML and nothing else.
+    expect(html).toContain('href="https://x.example/a b/ü.html?q=1&amp;r=%20#f#g"');
+  });
+
+  it("pdf.js README: the badge images inside the heading's links keep their remote src and alt", async () => {
+    const { html } = await convertMarkdown(readCorpus("md/pdfjs-README.md"), "README.md");
+    const $ = cheerio.load(html, null, false);
+    const badges = $("h1 a img");
+    expect(badges.map((_, i) => $(i).attr("alt")).get()).toEqual(["CI", "codecov"]);
+    expect(badges.first().attr("src")).toBe(
+      "https://github.com/mozilla/pdf.js/actions/workflows/ci.yml/badge.svg?query=branch%3Amaster",
+    );
+  });
 });

@@ -6,8 +6,37 @@ import { firstHeadingText } from "../html/util.js";
 import { chunkSourceBlocks, type SourceBlock } from "../sources/blocks.js";
 import { decodeMapped } from "../sources/text-offsets.js";
 
+/**
+ * A link destination or title as an attribute value: `&`, `<`, `>` and `"` escaped, entities
+ * the source wrote kept (as marked reads them), nothing else changed.
+ */
+const attribute = (text: string) =>
+  text
+    .replace(/&(?!#?\w+;)/g, "&amp;")
+    .replace(/</g, "&lt;")
+    .replace(/>/g, "&gt;")
+    .replace(/"/g, "&quot;");
+
 // A private instance: global marked.setOptions elsewhere in the process must not change ours.
-const md = new Marked({ gfm: true, breaks: false, async: false });
+// Links and images keep their destinations as the file writes them (CommonMark's backslash
+// escapes resolved): marked's own renderer runs them through encodeURI, which rewrites every
+// space and non-ASCII character of a path or fragment, so an export no longer matches the file.
+const md = new Marked({
+  gfm: true,
+  breaks: false,
+  async: false,
+  renderer: {
+    link({ href, title, tokens }) {
+      const titled = title ? ` title="${attribute(title)}"` : "";
+      return `<a href="${attribute(href)}"${titled}>${this.parser.parseInline(tokens)}</a>`;
+    },
+    image({ href, title, text, tokens }) {
+      const alt = tokens ? this.parser.parseInline(tokens, this.parser.textRenderer) : text;
+      const titled = title ? ` title="${attribute(title)}"` : "";
+      return `<img src="${attribute(href)}" alt="${attribute(alt)}"${titled}>`;
+    },
+  },
+});
 
 /** Length of a leading YAML front-matter block ("---" ... "---"): metadata, not document text. */
 function frontMatterLength(text: string): number {

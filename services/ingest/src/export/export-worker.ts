@@ -1,7 +1,7 @@
 // The HTML work of an export, run in the pool's workers (never on the service's event loop):
 // sanitize the source, bound its element count, list its images, then build the file (or, for
 // pdf, the page Chromium prints).
-import { sanitizeHtml } from "@redline/html-chunks";
+import { type SanitizeOptions, sanitizeHtml } from "@redline/html-chunks";
 import { TooManyElementsError } from "../formats.js";
 import { countElements } from "../html/util.js";
 import { currentChunks, spliceText } from "../sources/splice.js";
@@ -71,8 +71,8 @@ export type ExportBuild =
  * sanitizeHtml (the stored documents' rules), then the element bound. The count is taken on the
  * sanitized HTML, where it is exact (see countElements). Throws TooManyElementsError (413).
  */
-export function sanitizeCounted(html: string, maxElements: number): string {
-  const clean = sanitizeHtml(html);
+export function sanitizeCounted(html: string, maxElements: number, opts: SanitizeOptions = {}): string {
+  const clean = sanitizeHtml(html, opts);
   const count = countElements(clean);
   if (count > maxElements) throw new TooManyElementsError(count, maxElements);
   return clean;

@@ -6,6 +6,7 @@
 import { type ChildProcess, fork } from "node:child_process";
 import { availableParallelism } from "node:os";
 import { fileURLToPath } from "node:url";
+import type { RemoteImages } from "@redline/html-chunks";
 import { InputError, UnavailableError } from "@redline/service-kit";
 import { type ConvertLimits, type ConvertResult, type DocumentFormat, extensionOf } from "../formats.js";
 import { deserializeError, type JobMessage, type ReplyMessage, type WorkerTask } from "./protocol.js";
@@ -25,6 +26,8 @@ export interface ConverterPoolOptions {
   size?: number;
   /** V8 old-generation heap cap of each worker, in MB (default 2048; the 12.5 MB-XML procurement docx peaks near 700). */
   maxMemoryMb?: number;
+  /** Remote and relative `<img>` sources in converted HTML: kept (default) or dropped (REMOTE_IMAGES=drop). */
+  remoteImages?: RemoteImages;
 }
 
 /** One conversion to run. */
@@ -71,11 +74,13 @@ interface Slot {
 export class ConverterPool {
   private readonly slots: Slot[];
   private readonly maxMemoryMb: number;
+  private readonly remoteImages: RemoteImages | undefined;
   private readonly queue: Pending[] = [];
   private nextId = 1;
   private closed = false;
 
   constructor(opts: ConverterPoolOptions = {}) {
+    this.remoteImages = opts.remoteImages;
     const size = Math.max(1, opts.size ?? Math.min(4, availableParallelism()));
     this.maxMemoryMb = opts.maxMemoryMb ?? 2048;
     this.slots = Array.from({ length: size }, () => ({ worker: null, current: null, timer: null }));
@@ -102,6 +107,7 @@ export class ConverterPool {
         bytes,
         limits: job.limits,
         keepSource: job.keepSource,
+        remoteImages: this.remoteImages,
       },
       {
         timeoutMs: job.limits.timeoutMs,

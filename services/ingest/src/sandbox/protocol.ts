@@ -1,6 +1,7 @@
 // Messages between the converter pool and its workers, and how errors cross that boundary
 // with their class intact (an InputError in the worker is an InputError for the caller).
 import type { status as GrpcStatus } from "@grpc/grpc-js";
+import type { RemoteImages } from "@redline/html-chunks";
 import { type ErrorPayload, InputError, RedlineError } from "@redline/service-kit";
 import type { ExportBuildTask, ExportScanTask } from "../export/export-worker.js";
 import { type ConvertLimits, type DocumentFormat, TooManyElementsError } from "../formats.js";
@@ -14,6 +15,8 @@ export interface ConvertTask {
   limits: ConvertLimits;
   /** Ask for a source map (ConvertOptions.keepSource). */
   keepSource?: boolean;
+  /** The pool's policy for remote and relative `<img>` sources (default keep). */
+  remoteImages?: RemoteImages;
 }
 
 /** Text per chunk of converted HTML (attachment search); answered with `string[]`. */

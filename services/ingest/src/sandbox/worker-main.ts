@@ -19,7 +19,9 @@ async function runTask(task: WorkerTask): Promise<unknown> {
         keepSource: task.keepSource,
       });
       // SVG first: the sanitizer would drop those images silently, and the caller should hear why.
-      const html = sanitizeCounted(dropSvgImages(result.html, result.warnings), task.limits.maxElements);
+      const html = sanitizeCounted(dropSvgImages(result.html, result.warnings), task.limits.maxElements, {
+        remoteImages: task.remoteImages,
+      });
       return { ...result, html };
     }
     case "chunk-texts":
