@@ -24,6 +24,16 @@ export {
 export { loadHtml } from "./html/util.js";
 export { ConverterPool, type ConverterPoolOptions } from "./sandbox/pool.js";
 export { type RunningIngestService, startIngestService } from "./service.js";
+export {
+  CONTRACT_ITEMS,
+  contractDocx,
+  PART_PICTURES,
+  picturePartsDocx,
+  REPEATING_SECTION_XML,
+  repeatingSectionDocx,
+  SECTION_PARAGRAPHS,
+  STYLE_NUMBERED,
+} from "./testing/fidelity-docs.js";
 // Fixture builders of the system tests (test/), kept beside the unit tests that share them.
 export { CODEPAGE_TEXTS, codepageRtf, HIDDEN, hiddenDocx, LIST_ITEMS, listsDocx } from "./testing/generated-docs.js";
 export { buildZip, minimalDocxParts } from "./testing/zip.js";

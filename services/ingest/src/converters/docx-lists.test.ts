@@ -54,8 +54,8 @@ describe("docx list numbering", () => {
     for (const line of [
       "17. Seventeenth",
       "18. Eighteenth",
-      "a. Alpha",
-      "b. Bravo",
+      "a) Alpha",
+      "b) Bravo",
       "I. Roman one",
       "III. Roman three",
     ])

@@ -5,12 +5,14 @@ import mammoth from "mammoth";
 import { fenceHiddenXml, hiddenSpans } from "../docx/hidden.js";
 import { markNotes } from "../docx/notes.js";
 import { docxPageSetup } from "../docx/page-setup.js";
+import { tagParagraphs } from "../docx/paragraph-tags.js";
 import { docxParts, partsToHtml } from "../docx/parts.js";
 import { mapChunks, tagBodyBlocks, withMainPart } from "../docx/source-map.js";
+import { mapSymbolRuns } from "../docx/symbol-fonts.js";
 import { checkZip } from "../docx/zip-guard.js";
 import { baseTitle, type ConvertLimits, type ConvertOptions, type ConvertResult } from "../formats.js";
 import { firstHeadingText } from "../html/util.js";
-import { applyListStarts } from "./docx-list-starts.js";
+import { applyParagraphInfo } from "./docx-paragraphs.js";
 
 // Added to mammoth's default map (which already maps Heading 1-6 to h1-h6, keeps bold, italic,
 // strikethrough, sub/superscript, links, lists, tables with spans, footnotes and endnotes).
@@ -143,6 +145,16 @@ export async function convertDocx(
   const fenced = fenceHiddenXml(zip, readXml);
   const hidden = fenced !== null;
   if (fenced !== null) readXml = fenced;
+  // Symbol-font glyph codes read as the Unicode characters they show.
+  const unmappedSymbols = { count: 0 };
+  readXml = mapSymbolRuns(readXml, unmappedSymbols);
+  // List numbers, alignment and indentation: each paragraph that has them is tagged for the HTML.
+  const tags = tagParagraphs(
+    readXml,
+    zip.read("word/numbering.xml")?.toString("utf8"),
+    zip.read("word/styles.xml")?.toString("utf8"),
+  );
+  readXml = tags.xml;
   let result: { value: string; messages: { type: string; message: string }[] };
   try {
     const read = readXml === documentXml ? bytes : await withMainPart(bytes, mainPart, readXml);
@@ -158,6 +170,10 @@ export async function convertDocx(
   }
 
   const warnings = summarizeMessages(result.messages);
+  if (unmappedSymbols.count > 0)
+    warnings.push(
+      `${unmappedSymbols.count} characters of a symbol font (Symbol, Wingdings) have no Unicode equivalent and were left out`,
+    );
   // Headers, footers and comments become out-of-flow parts (docx/parts.ts); a part that cannot
   // be read is a loss to report, not a reason to refuse the document.
   let parts = { before: "", after: "" };
@@ -172,13 +188,11 @@ export async function convertDocx(
 
   // Whitespace-only paragraphs and headings are layout, and a table whose rows were all deleted
   // (tracked changes accepted) leaves an empty shell.
-  const body = (hidden ? hiddenSpans(result.value) : result.value)
-    .replace(/<(p|h[1-6])>(?:\s|&nbsp;|\u00a0|<br \/>)*<\/\1>/g, "")
+  const body = applyParagraphInfo(hidden ? hiddenSpans(result.value) : result.value, tags.info)
+    .replace(/<(p|h[1-6])>(?:\s|&nbsp;|\u00a0|<br\s*\/?>)*<\/\1>/g, "")
     .replace(/<table>\s*<\/table>/g, "")
     .trim();
-  const numberingXml = zip.read("word/numbering.xml")?.toString("utf8");
-  const numbered = numberingXml ? applyListStarts(body, documentXml, numberingXml) : body;
-  const joined = `${parts.before}${markNotes(numbered)}${parts.after}`;
+  const joined = `${parts.before}${markNotes(body)}${parts.after}`;
   const mapped = tagged ? mapChunks(joined) : null;
   const html = mapped ? mapped.html : joined;
   return {

@@ -1,10 +1,12 @@
 // Export to .docx in place (docx-in-place.ts): the body. Each in-flow chunk is written where its
 // original blocks were: an untouched one as those blocks byte for byte, a changed one rewritten
 // (docx-in-place-rewrite.ts); blocks no chunk came from stay; a deleted chunk leaves only its
-// section break. Then the main part is put together with the page and watermark asked for.
+// section break; a content control is never rewritten whole (docx-in-place-containers.ts). Then
+// the main part is put together with the page and watermark asked for.
 import { partOf } from "@redline/html-chunks";
 import { docxPageSetup } from "../docx/page-setup.js";
 import type { DocumentSource, SourceMap, SourceSpan } from "../sources/types.js";
+import { isContainer, rewriteInContainer } from "./docx-in-place-containers.js";
 import type { Chunk, Untouched } from "./docx-in-place-html.js";
 import type { InPlacePackage } from "./docx-in-place-package.js";
 import { rewriteChunk } from "./docx-in-place-rewrite.js";
@@ -44,13 +46,17 @@ export function writeBody(
   const emitted = new Set<number>();
   let next = 0;
   const unmappedEdits: Chunk[] = [];
+  const warn = (message: string) => doc.warnings.push(message);
   // Blocks of deleted chunks: only a section break survives, on an empty paragraph.
   const emitOriginal = (i: number) => {
     if (emitted.has(i)) return;
     emitted.add(i);
     const id = owner[i];
     if (id === null || current.has(id)) out.push(origBlocks[i]);
-    else {
+    else if (isContainer(origBlocks[i])) {
+      // A content control holds other chunks' paragraphs too: only the deleted one goes.
+      out.push(...rewriteInContainer(writer, [origBlocks[i]], null, source.loaded[id], warn));
+    } else {
       const sect = sectPrOf(origBlocks[i]);
       if (sect && origBlocks[i].startsWith("<w:p")) out.push(`<w:p><w:pPr>${sect}</w:pPr></w:p>`);
     }
@@ -74,6 +80,10 @@ export function writeBody(
           emitted.add(i);
           out.push(origBlocks[i]);
         }
+      } else if (own.some((i) => isContainer(origBlocks[i]))) {
+        for (const i of own) emitted.add(i);
+        const orig = own.map((i) => origBlocks[i]);
+        out.push(...rewriteInContainer(writer, orig, chunk.html, source.loaded[chunk.chunkId], warn));
       } else {
         for (const i of own) emitted.add(i);
         out.push(

@@ -67,7 +67,9 @@ export function blockSpecs(
   const name = el.name;
   if (name === "table") return [tableSpec(el)];
   if (name === "ul" || name === "ol") {
-    const level = ctx.list ? ctx.list.level + 1 : 0;
+    // `data-ilvl`: the Word level of a list whose level the HTML nesting cannot say (a skipped level).
+    const own = Number.parseInt(el.attribs["data-ilvl"] ?? "", 10);
+    const level = Number.isInteger(own) && own >= 0 && own <= 8 ? own : ctx.list ? ctx.list.level + 1 : 0;
     return (el.children as Node[])
       .filter(isElement)
       .flatMap((li) => blockSpecs(li, { list: { ordered: name === "ol", level } }));

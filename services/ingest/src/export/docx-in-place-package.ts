@@ -3,11 +3,13 @@
 // rewritten, pictures that could not be embedded, warnings), and finishes the package: the
 // upload itself when nothing changed, else the re-zipped package with unsafe links dropped.
 import type JSZip from "jszip";
+import { Numbering } from "../docx/numbering.js";
 import { type BodyLayout, bodyLayout } from "../docx/source-map.js";
 import { BlockWriter } from "./docx-in-place-writer.js";
 import { type ImageLookup, PartRels, textWidthPx } from "./docx-package.js";
 import { dropUnsafeRelationships } from "./docx-package-links.js";
 import { type LoadedPackage, loadPackage } from "./docx-package-names.js";
+import { writeZip } from "./zip-writer.js";
 
 /** The package's main part named by _rels/.rels (default word/document.xml). */
 export function mainPartName(rels: string | undefined): string {
@@ -66,7 +68,15 @@ export class InPlacePackage {
     const documentXml = await read(mainPart);
     if (documentXml === undefined) throw new Error("the original package has no main document part");
     const mainRels = await PartRels.of(pkg.zip, mainPart);
-    const writer = new BlockWriter(headingStyles(await read(`${mainRels.dir}styles.xml`)), mainRels);
+    const styles = await read(`${mainRels.dir}styles.xml`);
+    // A paragraph Word numbers through its style needs no number written into its text.
+    const numberingXml = await read(`${mainRels.dir}numbering.xml`);
+    const numbering = numberingXml ? new Numbering(numberingXml, styles) : null;
+    const writer = new BlockWriter(
+      headingStyles(styles),
+      mainRels,
+      (pPr) => numbering?.paragraphNumbering(pPr) != null,
+    );
     return new InPlacePackage(bytes, pkg, mainPart, documentXml, mainRels, writer, images);
   }
 
@@ -143,7 +153,7 @@ export class InPlacePackage {
       this.rewrittenParts > 0 ||
       this.pkg.changed ||
       unsafe.changed;
-    return touched ? await this.zip.generateAsync({ type: "nodebuffer", compression: "DEFLATE" }) : this.bytes;
+    return touched ? await writeZip(this.zip) : this.bytes;
   }
 }
 

@@ -6,7 +6,8 @@ import { paragraphHtml } from "../docx/parts.js";
 import type { DocumentSource } from "../sources/types.js";
 import { type Chunk, type ParaSpec, partLines, type Untouched } from "./docx-in-place-html.js";
 import type { InPlacePackage } from "./docx-in-place-package.js";
-import { rewriteTextParagraphs } from "./docx-in-place-writer.js";
+import { rewriteTextParagraphs, shownPicture } from "./docx-in-place-writer.js";
+import { PartRels } from "./docx-package.js";
 
 interface PartRef {
   kind: "header" | "footer";
@@ -14,11 +15,12 @@ interface PartRef {
 }
 
 /** Headers and footers in the order the converter made their chunks (docx/parts.ts). */
-function partRefs(
+async function partRefs(
+  doc: InPlacePackage,
   documentXml: string,
   rels: Map<string, { target: string; type: string }>,
   files: Map<string, string>,
-): PartRef[] {
+): Promise<PartRef[]> {
   const out: PartRef[] = [];
   const seen = new Set<string>();
   for (const ref of documentXml.match(/<w:(?:headerReference|footerReference)\b[^>]*>/g) ?? []) {
@@ -28,9 +30,10 @@ function partRefs(
     seen.add(target);
     const xml = files.get(target);
     if (!xml) continue;
+    const picture = shownPicture(await PartRels.of(doc.zip, target));
     const hasText = (xml.match(/<w:p\b[\s\S]*?<\/w:p>/g) ?? []).some(
       (p) =>
-        paragraphHtml(p)
+        paragraphHtml(p, picture)
           .replace(/\u2003/g, "")
           .trim() !== "",
     );
@@ -56,7 +59,7 @@ export async function writeHeadersAndFooters(
       if (xml !== undefined) files.set(rel.target, xml);
     }
   }
-  const refs = partRefs(doc.documentXml, doc.rels, files);
+  const refs = await partRefs(doc, doc.documentXml, doc.rels, files);
   const rewrites: { target: string; xml: string; lines: ParaSpec[] }[] = [];
   for (const kind of ["header", "footer"] as const) {
     const ofKind = loadedParts.filter(([, h]) => partOf(h) === kind);

@@ -3,6 +3,7 @@
 // its own (a text box's paragraph) is written into the paragraph that holds its text.
 import { diffArrays } from "diff";
 import { paragraphPieces } from "../docx/xml.js";
+import { isContainer } from "./docx-in-place-containers.js";
 import {
   type BlockSpec,
   blockSpecs,
@@ -142,8 +143,15 @@ export function editNestedParagraph(
     for (const m of block.matchAll(innermost))
       if (norm(paragraphPieces(m[0]).text) === text) hits.push({ block: i, at: m.index, xml: m[0] });
   });
-  // A text box is written twice (DrawingML and its VML fallback): every copy in one block is edited.
+  // A text box is written twice (DrawingML and its VML fallback): every copy in one block is
+  // edited. Other copies in a content control are repeated items, of which only one was edited.
   if (hits.length === 0 || hits.some((h) => h.block !== hits[0].block)) return false;
+  const fallbacks = [...blocks[hits[0].block].matchAll(/<mc:Fallback\b[\s\S]*?<\/mc:Fallback>/g)].map((m) => [
+    m.index,
+    m.index + m[0].length,
+  ]);
+  const primary = hits.filter((h) => !fallbacks.some(([from, to]) => h.at >= from && h.at < to));
+  if (primary.length > 1 && isContainer(blocks[hits[0].block])) return false;
   let block = blocks[hits[0].block];
   for (const hit of [...hits].reverse()) {
     const written = writer.paragraph(spec, hit.xml, true, false, was.heading === spec.heading);

@@ -3,7 +3,7 @@
 // properties, first run's look, and anchors moved to where the same text sits now).
 import { diffChars } from "diff";
 import { noteReferenceRun } from "../docx/notes.js";
-import { paragraphHtml } from "../docx/parts.js";
+import { isWebImage, type PictureSource, paragraphHtml } from "../docx/parts.js";
 import { elementEnd } from "../docx/source-map.js";
 import { type Anchor, childElements, escapeXml, paragraphPieces, type Segment, writeRuns } from "../docx/xml.js";
 import type { BlockSpec, ParaSpec, TableSpec } from "./docx-in-place-html.js";
@@ -26,6 +26,8 @@ export class BlockWriter {
   constructor(
     private readonly headings: string[],
     public rels: PartRels,
+    /** True for paragraph properties Word numbers (w:numPr, or a numbered paragraph style). */
+    private readonly numbered: (pPr: string) => boolean = (pPr) => /<w:numPr>/.test(pPr),
   ) {}
 
   /** The pictures an edit added to the part `rels` belongs to. */
@@ -51,7 +53,7 @@ export class BlockWriter {
     const segments: Segment[] = [];
     let images = 0;
     const drawings = keepAnchors ? (pieces?.drawings ?? []) : [];
-    if (spec.list && !/<w:numPr>/.test(pPr))
+    if (spec.list && !/<w:numPr>/.test(pPr) && !this.numbered(pPr))
       segments.push({ kind: "text", text: spec.list.ordered ? "1.\t" : "\u2022\t", fmt: {} });
     for (const seg of spec.segments) {
       if (seg.kind === "image") {
@@ -215,10 +217,12 @@ function moveAnchors(anchors: Anchor[], oldText: string, newText: string): Ancho
  */
 export function rewriteTextParagraphs(xml: string, start: number, lines: ParaSpec[], writer: BlockWriter): string {
   const kids = childElements(xml, start);
+  // The paragraphs the converter showed (docx/parts.ts): with text, or with a picture it could show.
+  const picture = shownPicture(writer.rels);
   const paras = kids.filter(
     (k) =>
       k.name === "p" &&
-      paragraphHtml(xml.slice(k.start, k.end))
+      paragraphHtml(xml.slice(k.start, k.end), picture)
         .replace(/\u2003/g, "")
         .trim() !== "",
   );
@@ -232,6 +236,14 @@ export function rewriteTextParagraphs(xml: string, start: number, lines: ParaSpe
     last = p.end;
   });
   return xml.slice(0, start) + out + xml.slice(last);
+}
+
+/** A stand-in `src` for each picture of a part the converter shows as an `<img>` (docx/parts.ts). */
+export function shownPicture(rels: PartRels): PictureSource {
+  return (rid) => {
+    const rel = rels.rels.get(rid);
+    return rel && !rel.external && isWebImage(rel.target) ? "shown" : null;
+  };
 }
 
 /** The section break (w:sectPr, which may nest a changed w:sectPr) of a paragraph's properties. */

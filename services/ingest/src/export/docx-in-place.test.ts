@@ -199,7 +199,7 @@ describe("docx written back in place", () => {
     const doc = await load("poi-IllustrativeCases-budget-tables.docx");
     const table = doc.chunks.find((c) => c.html.startsWith("<table") && doc.source.map.chunks[c.chunkId]);
     if (!table) throw new Error("no table");
-    const edited = table.html.replace(/<td([^>]*)><p>([^<]+)<\/p>/, "<td$1><p>Changed cell</p>");
+    const edited = table.html.replace(/<td([^>]*)><p([^>]*)>([^<]+)<\/p>/, "<td$1><p$2>Changed cell</p>");
     expect(edited).not.toBe(table.html);
     const span = doc.source.map.chunks[table.chunkId] as { index: number };
     const written = await writeDocxInPlace(

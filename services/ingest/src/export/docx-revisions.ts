@@ -7,6 +7,7 @@ import { diffArrays } from "diff";
 import JSZip from "jszip";
 import type { DomElement as Element } from "../html/util.js";
 import type { SourceMap, SourceSpan } from "../sources/types.js";
+import { writeZip } from "./zip-writer.js";
 
 /** One chunk edited since the base version, as the revision writer takes it. */
 export interface TrackedChangeInput {
@@ -460,6 +461,6 @@ export async function applyRevisionsToDocx(
   const firstId = (await maxWordId(zip)) + 1;
   const result = applyRevisions(await entry.async("string"), map, changes, firstId);
   zip.file("word/document.xml", result.xml);
-  const bytes = await zip.generateAsync({ type: "nodebuffer", compression: "DEFLATE" });
+  const bytes = await writeZip(zip);
   return { bytes, skipped: result.skipped };
 }

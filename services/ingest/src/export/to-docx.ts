@@ -11,6 +11,7 @@ import { applyRevisions, maxWordId, type TrackedChangeInput } from "./docx-revis
 import type { ExportLayout } from "./export-formats.js";
 import { HIDDEN_CHARACTER_STYLE, HIDDEN_STYLE_MAP, hiddenTextForDocx } from "./hidden-text.js";
 import { splitParts } from "./parts.js";
+import { writeZip } from "./zip-writer.js";
 
 const TWIPS_PER_INCH = 1440;
 // Pixels of text width docx/html may give an image: the page's text width at 96 dpi.
@@ -74,7 +75,7 @@ export async function htmlToDocx(input: DocxInput): Promise<{ bytes: Buffer; war
         tracked.filter((c) => c.kind === "deleted"),
       )
     : undefined;
-  const children = [...htmlToContent((marked ? marked.html : parts.body) || "<p></p>", options)];
+  const children = [...htmlToContent(withListLabels((marked ? marked.html : parts.body) || "<p></p>"), options)];
   const headers = byVariant(parts.headers, options);
   const footers = byVariant(parts.footers, options);
   if (input.watermarkText) {
@@ -146,6 +147,15 @@ export async function htmlToDocx(input: DocxInput): Promise<{ bytes: Buffer; war
   };
 }
 
+/**
+ * The HTML with the number of each paragraph Word numbered through its style (`data-list-label`,
+ * converters/docx-paragraphs.ts) written before its text: the generated document has no such style.
+ */
+function withListLabels(html: string): string {
+  if (!html.includes("data-list-label=")) return html;
+  return html.replace(/<(p|h[1-6])\b([^>]*?)\sdata-list-label="([^"]*)"([^>]*)>/g, "<$1$2$4>$3 ");
+}
+
 /** Removes the chunk markers from the built package and writes `changes` as revisions. */
 async function withRevisions(
   bytes: Buffer,
@@ -169,7 +179,7 @@ async function withRevisions(
     const clean = stripMarkers(xml);
     if (clean !== xml) zip.file(name, clean);
   }
-  return zip.generateAsync({ type: "nodebuffer", compression: "DEFLATE" });
+  return writeZip(zip);
 }
 
 /** The package with each comment's range and reference placed in word/document.xml (docx/comments.ts). */
@@ -178,5 +188,5 @@ async function withCommentAnchors(bytes: Buffer, comments: CommentChunk[]): Prom
   const xml = await zip.file("word/document.xml")?.async("string");
   if (xml === undefined) return bytes;
   zip.file("word/document.xml", anchorComments(xml, comments));
-  return zip.generateAsync({ type: "nodebuffer", compression: "DEFLATE" });
+  return writeZip(zip);
 }

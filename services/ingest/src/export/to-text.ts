@@ -58,7 +58,7 @@ const BLOCK = new Set([
  */
 export function htmlToText(html: string): string {
   const parts = splitParts(withoutHiddenText(html));
-  const render = (fragment: string) => {
+  const render = (fragment: string): string => {
     const $ = loadHtml(fragment);
     const out: string[] = [];
     let line = "";
@@ -90,8 +90,16 @@ export function htmlToText(html: string): string {
           flush();
           let n = Number($(node).attr("start") ?? 1) || 1;
           const type = $(node).attr("type");
+          // Word's label when it has one number of its own ("%1)", "(%1)"), else "N.".
+          const lvlText = $(node).attr("data-lvl-text");
+          const single = lvlText && (lvlText.match(/%[1-9]/g) ?? []).length === 1 ? lvlText : "%1.";
+          const zero = $(node).attr("data-num-fmt") === "decimalZero";
+          const label = (k: number) => {
+            const num = listNumber(k, type);
+            return single.replace(/%[1-9]/, zero && k >= 0 && k < 10 ? `0${num}` : num);
+          };
           for (const li of $(node).children("li").toArray()) {
-            line = `${listPrefix}${name === "ol" ? `${listNumber(n++, type)}. ` : "- "}`;
+            line = `${listPrefix}${name === "ol" ? `${label(n++)} ` : "- "}`;
             marker = line;
             walk($(li).contents().toArray(), `${listPrefix}  `);
             flush();
@@ -100,10 +108,15 @@ export function htmlToText(html: string): string {
           flush();
           for (const tr of $(node).find("tr").toArray()) {
             if ($(tr).closest("table")[0] !== node) continue;
+            // A cell is rendered like the body (its list numbers kept), on one line.
             const cells = $(tr)
               .children("td, th")
               .toArray()
-              .map((c) => $(c).text().replace(/\s+/g, " ").trim());
+              .map((c) =>
+                ($(c).find("ol, [data-list-label]").length > 0 ? render($(c).html() ?? "") : $(c).text())
+                  .replace(/\s+/g, " ")
+                  .trim(),
+              );
             out.push(cells.join("\t"));
           }
         } else if (name === "img") {
@@ -111,6 +124,9 @@ export function htmlToText(html: string): string {
           if (alt) line += `[${alt}]`;
         } else if (BLOCK.has(name) || name === "li") {
           flushBlock();
+          // A paragraph Word numbers through its style carries the number it shows.
+          const listLabel = name !== "li" ? $(node).attr("data-list-label") : undefined;
+          if (listLabel) line += `${listLabel} `;
           walk($(node).contents().toArray(), listPrefix);
           flush();
         } else {
