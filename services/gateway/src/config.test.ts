@@ -10,7 +10,7 @@ describe("loadConfig request limits", () => {
     expect(cfg.headersTimeoutMs).toBe(1000);
   });
 
-  it("leaves them unset when absent (startGateway applies 300 s and 60 s)", () => {
+  it("leaves them unset when absent (httpServerTimeouts applies 300 s and 66 s: keep-alive test)", () => {
     const cfg = loadConfig({});
     expect(cfg.requestTimeoutMs).toBeUndefined();
     expect(cfg.headersTimeoutMs).toBeUndefined();

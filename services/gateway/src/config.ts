@@ -43,8 +43,18 @@ export interface GatewayConfig {
    * turns) are not limited by it.
    */
   requestTimeoutMs?: number;
-  /** Time a client has to send the request line and headers (HEADERS_TIMEOUT_MS, default 60 s, at most requestTimeoutMs). */
+  /**
+   * Time a client has to send the request line and headers (HEADERS_TIMEOUT_MS; default 60 s or
+   * keepAliveTimeoutMs + 1 s, whichever is longer; at most requestTimeoutMs).
+   */
   headersTimeoutMs?: number;
+  /**
+   * How long an idle keep-alive connection stays open after its last response
+   * (KEEP_ALIVE_TIMEOUT_MS, default 65 s). It must outlive the keep-alive of any proxy or client
+   * pool in front (ingress-nginx keeps upstream connections 60 s): when the gateway closes first,
+   * a request sent on the pooled socket at that moment gets a reset. Node's own default is 5 s.
+   */
+  keepAliveTimeoutMs?: number;
   /** Per-key token buckets per endpoint class; undefined: DEFAULT_RATE_LIMITS; false: no limits (nor per account). */
   rateLimits?: RateLimitsConfig | false;
   /**
@@ -150,8 +160,31 @@ const DEFAULTS: GatewayConfig = {
 /** Default REQUEST_TIMEOUT_MS: five minutes is 100 MB at ~350 KB/s, the slowest upload we wait for. */
 export const DEFAULT_REQUEST_TIMEOUT_MS = 300_000;
 
-/** Default HEADERS_TIMEOUT_MS. */
+/** Default HEADERS_TIMEOUT_MS (raised above the keep-alive timeout when that is longer: httpServerTimeouts). */
 export const DEFAULT_HEADERS_TIMEOUT_MS = 60_000;
+
+/** Default KEEP_ALIVE_TIMEOUT_MS: above ingress-nginx's 60 s upstream keep-alive and most client pools'. */
+export const DEFAULT_KEEP_ALIVE_TIMEOUT_MS = 65_000;
+
+/** The HTTP server's timeouts in ms, as node:http names them. */
+export interface HttpServerTimeouts {
+  requestTimeout: number;
+  headersTimeout: number;
+  keepAliveTimeout: number;
+}
+
+/**
+ * The HTTP server's timeouts from the config and defaults. An unset HEADERS_TIMEOUT_MS defaults
+ * to above the keep-alive timeout (Node's guidance, so no Node version cuts a reused idle socket
+ * on the headers timer); a set one is kept as given. node:http refuses a headers timeout above the
+ * request timeout, so it is capped there.
+ */
+export function httpServerTimeouts(cfg: GatewayConfig): HttpServerTimeouts {
+  const requestTimeout = cfg.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
+  const keepAliveTimeout = cfg.keepAliveTimeoutMs ?? DEFAULT_KEEP_ALIVE_TIMEOUT_MS;
+  const headers = cfg.headersTimeoutMs ?? Math.max(DEFAULT_HEADERS_TIMEOUT_MS, keepAliveTimeout + 1000);
+  return { requestTimeout, headersTimeout: Math.min(headers, requestTimeout), keepAliveTimeout };
+}
 
 /** A full config from defaults plus `overrides` (tests and scripts). */
 export function gatewayConfig(overrides: Partial<GatewayConfig> = {}): GatewayConfig {
@@ -232,8 +265,8 @@ function trustProxyFromEnv(env: Env): number | string | undefined {
 
 /**
  * Reads PORT (default 8080), HOST (127.0.0.1), *_ADDR, MAX_REQUEST_MB (100), SUPPORT_EMAIL,
- * AI_TIMEOUT_MS (30 min), AUTH_CACHE_TTL_MS (5000), REQUEST_TIMEOUT_MS (300000) and
- * HEADERS_TIMEOUT_MS (60000), LOG_LEVEL (info), NATS_URL (job events),
+ * AI_TIMEOUT_MS (30 min), AUTH_CACHE_TTL_MS (5000), REQUEST_TIMEOUT_MS (300000),
+ * HEADERS_TIMEOUT_MS (60000, or above the keep-alive) and KEEP_ALIVE_TIMEOUT_MS (65000), LOG_LEVEL (info), NATS_URL (job events),
  * the rate limits (rateLimitsFromEnv, accountRateLimitsFromEnv) and RATE_LIMIT_TIMEOUT_MS (500), the
  * per-source limits (sourceLimitsFromEnv), IDEMPOTENCY=off (Idempotency-Key ignored),
  * TRUST_PROXY (trustProxyFromEnv; unset: none), METRICS_ADDR (unset: metrics not served) and
@@ -248,6 +281,7 @@ export function loadConfig(env: Env): GatewayConfig {
   const positiveInt = (n: number) => Number.isInteger(n) && n > 0;
   const requestTimeoutMs = numberVar(env, "REQUEST_TIMEOUT_MS", positiveInt, "a positive integer");
   const headersTimeoutMs = numberVar(env, "HEADERS_TIMEOUT_MS", positiveInt, "a positive integer");
+  const keepAliveTimeoutMs = numberVar(env, "KEEP_ALIVE_TIMEOUT_MS", positiveInt, "a positive integer");
   const rateLimitTimeoutMs = numberVar(env, "RATE_LIMIT_TIMEOUT_MS", positiveInt, "a positive integer");
   const trustProxy = trustProxyFromEnv(env);
   const rateLimits = rateLimitsFromEnv(env);
@@ -271,6 +305,7 @@ export function loadConfig(env: Env): GatewayConfig {
     ...(authCacheTtlMs !== undefined && { authCacheTtlMs }),
     ...(requestTimeoutMs !== undefined && { requestTimeoutMs }),
     ...(headersTimeoutMs !== undefined && { headersTimeoutMs }),
+    ...(keepAliveTimeoutMs !== undefined && { keepAliveTimeoutMs }),
     ...(rateLimitTimeoutMs !== undefined && { rateLimitTimeoutMs }),
     ...(trustProxy !== undefined && { trustProxy }),
   });

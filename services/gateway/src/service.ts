@@ -5,7 +5,7 @@ import type { AddressInfo } from "node:net";
 import { setTimeout as sleep } from "node:timers/promises";
 import { type CloseOptions, type Stoppable, startMetricsServer } from "@redline/service-kit";
 import { createApp } from "./app.js";
-import { DEFAULT_HEADERS_TIMEOUT_MS, DEFAULT_REQUEST_TIMEOUT_MS, type GatewayConfig } from "./config.js";
+import { type GatewayConfig, httpServerTimeouts } from "./config.js";
 import { createContext, type GatewayContext } from "./context.js";
 import { onClientError } from "./error-handler.js";
 
@@ -48,10 +48,10 @@ export async function startGateway(
   const open = new Set<ServerResponse>();
   // Node checks these limits on a timer (default every 30 s); a tenth of the request limit keeps
   // the cut-off close to the documented time without scanning connections too often.
-  const requestTimeout = cfg.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
+  const { requestTimeout, headersTimeout, keepAliveTimeout } = httpServerTimeouts(cfg);
   const serverOptions = {
     requestTimeout,
-    headersTimeout: Math.min(cfg.headersTimeoutMs ?? DEFAULT_HEADERS_TIMEOUT_MS, requestTimeout),
+    headersTimeout,
     connectionsCheckingInterval: Math.max(50, Math.min(30_000, Math.floor(requestTimeout / 10))),
   };
   const server = createServer(serverOptions, (req, res) => {
@@ -69,6 +69,8 @@ export async function startGateway(
     });
     app(req, res);
   });
+  // Idle keep-alive sockets outlive the proxy's and client pools' (config.ts keepAliveTimeoutMs).
+  server.keepAliveTimeout = keepAliveTimeout;
   server.on("clientError", onClientError);
   try {
     await new Promise<void>((resolve, reject) => {

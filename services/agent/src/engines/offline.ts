@@ -43,7 +43,7 @@ export function createOfflineEngine(opts: { cpuBudgetMs?: number } = {}): Engine
       });
       const editor = new Editor(input.document, budget);
       try {
-        const reply = await execute(editor, instruction, input.documentTitle);
+        const reply = await execute(editor, instruction, input);
         return { reply, toolCalls: editor.calls, bytesSentToModel: 0 };
       } catch (err) {
         // Raised only while edits are being computed, before any is applied: nothing changed.
@@ -158,9 +158,14 @@ class Editor {
   }
 }
 
-async function execute(editor: Editor, instruction: OfflineInstruction, documentTitle: string): Promise<string> {
+async function execute(
+  editor: Editor,
+  instruction: OfflineInstruction,
+  input: Pick<TurnInput, "documentTitle" | "responseMode">,
+): Promise<string> {
   if (instruction.kind === "unknown") return OFFLINE_HELP;
-  if (instruction.kind === "draft-outline") return draftOutline(editor, instruction.topic || documentTitle.trim());
+  if (instruction.kind === "draft-outline")
+    return draftOutline(editor, instruction.topic || input.documentTitle.trim());
   if (editor.doc.isEmpty()) {
     return 'The document is empty, so there is nothing to change. Try: draft an outline for "Topic".';
   }
@@ -183,7 +188,7 @@ async function execute(editor: Editor, instruction: OfflineInstruction, document
       case "format":
         return await formatPhrase(editor, instruction.phrase, instruction.tag);
       case "show-section":
-        return await showSection(editor, instruction.section);
+        return await showSection(editor, instruction.section, SHOW_LIMITS[input.responseMode ?? "full"]);
     }
   } catch (err) {
     // Edits are computed before any is applied, so a ToolError here means nothing changed.
@@ -529,7 +534,12 @@ async function formatPhrase(editor: Editor, phrase: string, tag: "strong" | "em"
   return `I could not find ${quote(phrase)} outside text that is already ${style}, so nothing was changed.`;
 }
 
-const SHOW_LIMIT = 20_000;
+/**
+ * Longest section text "show section" replies with, in characters, per response mode. In compact
+ * mode the reply is the only place the client gets the content (no document comes back), so a
+ * whole long section fits; in full mode the client gets (or can fetch) the document's HTML.
+ */
+const SHOW_LIMITS = { full: 20_000, compact: 200_000 } as const;
 
 /** Plain-text rendering of one chunk for `show section`: headings as #, tables as rows, lists as items. */
 function renderChunk(html: string, tag: string, level: number): string {
@@ -559,7 +569,7 @@ function renderChunk(html: string, tag: string, level: number): string {
   return textOf(html);
 }
 
-async function showSection(editor: Editor, name: string): Promise<string> {
+async function showSection(editor: Editor, name: string, limit: number): Promise<string> {
   return withRefusal(async () => {
     const section = await resolveSection(editor, name);
     const entries = new Map(editor.outline().map((entry) => [entry.chunkId, entry]));
@@ -567,7 +577,7 @@ async function showSection(editor: Editor, name: string): Promise<string> {
     const parts: string[] = [];
     let length = 0;
     for (const id of section.chunkIds) {
-      if (length > SHOW_LIMIT) break;
+      if (length > limit) break;
       const entry = entries.get(id);
       const text = renderChunk(editor.doc.get(id).html, entry?.tag ?? "", entry?.level ?? 0);
       if (text !== "") {
@@ -577,7 +587,7 @@ async function showSection(editor: Editor, name: string): Promise<string> {
       await editor.tick();
     }
     let body = parts.join("\n\n");
-    if (body.length > SHOW_LIMIT) body = `${body.slice(0, SHOW_LIMIT)}\n… (cut at ${SHOW_LIMIT} characters)`;
+    if (body.length > limit) body = `${body.slice(0, limit)}\n… (cut at ${limit} characters)`;
     return `Here is section ${quote(section.title)}${section.note} (${plural(section.chunkIds.length, "block")}); nothing was changed.\n\n${body}`;
   });
 }

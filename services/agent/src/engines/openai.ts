@@ -212,6 +212,16 @@ const DEPTH_HINTS: Record<TurnInput["thinkingDepth"], string> = {
   deep: "Work carefully: read the surrounding sections, plan the edits, and re-read edited chunks to check them.",
 };
 
+/**
+ * How to end the turn, per response mode. A compact client gets the reply and the changed chunks,
+ * never the document (interface spec, endpoint 1: a section asked for comes in the reply text).
+ */
+const REPLY_RULES: Record<NonNullable<TurnInput["responseMode"]>, string> = {
+  full: "- Finish with a reply of one or two sentences saying what you changed. Do not paste the document.",
+  compact:
+    "- This client uses compact mode: it receives only your reply and the changed chunks, never the document. When the user asks to see, show, read or quote part of the document (a section, a clause, a table), read it with the tools and put its full content in your reply as plain text (headings as #, list items as -, table rows as cells separated by |). Otherwise finish with one or two sentences saying what you changed, without pasting the document.",
+};
+
 function systemPrompt(input: TurnInput, budgets: ContextBudgets): string {
   const doc = input.document;
   const lines = [
@@ -222,7 +232,7 @@ function systemPrompt(input: TurnInput, budgets: ContextBudgets): string {
     "- insert_after_chunk adds one or more new blocks after a chunk (after_chunk_id null = at the start). delete_chunk removes one chunk.",
     "- Give every edit a short, specific explanation. Change only what was asked; answer questions without editing.",
     '- A tool result {"error": ...} means nothing was applied: fix the call and retry, or tell the user.',
-    "- Finish with a reply of one or two sentences saying what you changed. Do not paste the document.",
+    REPLY_RULES[input.responseMode ?? "full"],
     DEPTH_HINTS[input.thinkingDepth],
     "",
     `Document title: ${JSON.stringify(input.documentTitle || "Untitled")}`,

@@ -28,6 +28,12 @@ export interface TurnInput {
   modelTier: "core" | "turbo" | "pro" | "max";
   thinkingDepth: "fast" | "balanced" | "deep";
   images: { name: string; mimeType: string; base64Data: string }[];
+  /**
+   * The request's response_mode; absent: full. In compact mode the client gets the reply and the
+   * changed chunks only, never the document, so content the user asks to see goes in the reply
+   * text (interface spec, endpoint 1).
+   */
+  responseMode?: "full" | "compact";
   cursor?: { chunkId?: string; selectedText?: string };
   memoryNote?: string;
   /** The session's attachments and the caller's templates (search/quote tools, drafting); absent when unavailable. */

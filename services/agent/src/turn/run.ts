@@ -39,6 +39,7 @@ export async function runTurn(ctx: AgentContext, prepared: PreparedTurn, run: En
       history: [...prepared.history, ...(run.extraHistory ?? [])],
       modelTier: pick(req.modelTier, MODEL_TIERS, "core"),
       thinkingDepth: pick(req.thinkingDepth, DEPTHS, "balanced"),
+      responseMode: req.responseMode === "compact" ? "compact" : "full",
       images: [
         ...req.imageAttachments.map((i) => ({ name: i.name, mimeType: i.mimeType, base64Data: i.base64Data })),
         ...(prepared.attachmentImages ?? []),
