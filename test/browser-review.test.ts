@@ -8,24 +8,12 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { type Browser, chromium } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { CHROMIUM, CHROMIUM_ARGS, hasChromium } from "./support/chromium.js";
 import { startStackWithKey } from "./support/file-stack.js";
 import { sampleContract } from "./support/fixtures.js";
 import { ADD_SECTION } from "./support/jobs.js";
 import type { TestStack } from "./support/stack.js";
 
-const CHROMIUM = "/usr/bin/chromium";
-const CHROMIUM_ARGS = [
-  "--headless",
-  "--no-sandbox",
-  "--disable-gpu",
-  "--no-first-run",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-  "--disable-quic",
-  "--disable-dev-shm-usage",
-];
-const hasChromium = existsSync(CHROMIUM);
 if (!hasChromium) console.warn(`browser-review: ${CHROMIUM} is absent, so the browser review test is skipped`);
 
 const PAGE = readFileSync(new URL("./support/review-page/index.html", import.meta.url), "utf8");

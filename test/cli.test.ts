@@ -11,6 +11,7 @@ import { join } from "node:path";
 import JSZip from "jszip";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { readCorpus } from "./fixtures/corpus.js";
+import { bodyBlocks, packageParts } from "./support/docx-parts.js";
 import { startScriptedStackWithKey, startStackWithKey } from "./support/file-stack.js";
 import { REPO_ROOT, sampleContract } from "./support/fixtures.js";
 import { ADD_SECTION, getJob } from "./support/jobs.js";
@@ -87,31 +88,6 @@ async function stderrMatch(
   }
 }
 
-/** The body's block-level children of word/document.xml (w:sectPr apart), by a depth count of tags. */
-function bodyBlocks(xml: string): string[] {
-  const open = /<w:body\b[^>]*>/.exec(xml);
-  if (!open) return [];
-  const blocks: string[] = [];
-  const tag = /<(\/?)w:([\w.-]+)\b[^>]*?(\/?)>/g;
-  tag.lastIndex = open.index + open[0].length;
-  let depth = 0;
-  let begin = -1;
-  for (let m = tag.exec(xml); m; m = tag.exec(xml)) {
-    if (depth === 0 && m[1] === "/") break;
-    if (depth === 0) begin = m.index;
-    if (m[3] !== "/") depth += m[1] === "/" ? -1 : 1;
-    if (depth === 0 && m[2] !== "sectPr") blocks.push(xml.slice(begin, tag.lastIndex));
-  }
-  return blocks;
-}
-
-async function parts(bytes: Buffer): Promise<Map<string, Buffer>> {
-  const zip = await JSZip.loadAsync(bytes);
-  const out = new Map<string, Buffer>();
-  for (const [name, file] of Object.entries(zip.files)) if (!file.dir) out.set(name, await file.async("nodebuffer"));
-  return out;
-}
-
 const texts = (xml: string) => [...xml.matchAll(/<w:t\b[^>]*>([^<]*)<\/w:t>/g)].map((m) => m[1]).join(" ");
 
 const DOCX = "tika-testWORD_various.docx";
@@ -131,7 +107,7 @@ describe("redline edit", () => {
     });
     expect(converted.status).toBe(200);
     const { html } = (await converted.json()) as { html: string };
-    const before = await parts(original);
+    const before = await packageParts(original);
     const blocks = bodyBlocks(before.get("word/document.xml")?.toString("utf8") ?? "");
     const blockTexts = blocks.map(texts);
     const word = [...html.matchAll(/<p\b[^>]*>([^<]*)<\/p>/g)]
@@ -147,7 +123,7 @@ describe("redline edit", () => {
     expect(result.output).toBe(DOCX);
     documentId = result.document_id;
 
-    const after = await parts(await readFile(file));
+    const after = await packageParts(await readFile(file));
     const changed = [...new Set([...before.keys(), ...after.keys()])].filter(
       (n) => !before.get(n)?.equals(after.get(n) ?? Buffer.alloc(0)),
     );
@@ -203,13 +179,13 @@ describe("redline edit", () => {
     expect(run.code).toBe(0);
     expect(JSON.parse(run.stdout)).toMatchObject({ output: "various.docx", format: "docx", written: true });
     expect((await readFile(join(dir, "various.pdf"))).equals(pdf)).toBe(true);
-    expect((await parts(await readFile(join(dir, "various.docx")))).has("word/document.xml")).toBe(true);
+    expect((await packageParts(await readFile(join(dir, "various.docx")))).has("word/document.xml")).toBe(true);
 
     await writeFile(join(dir, "tracked.docx"), readCorpus(`docx/${DOCX}`));
     const tracked = await cli(["edit", "tracked.docx", "-p", 'replace "Footnote" with "Note"', "--track-changes"]);
     expect(tracked.code).toBe(0);
     const xml =
-      (await parts(await readFile(join(dir, "tracked.docx")))).get("word/document.xml")?.toString("utf8") ?? "";
+      (await packageParts(await readFile(join(dir, "tracked.docx")))).get("word/document.xml")?.toString("utf8") ?? "";
     expect(xml).toMatch(/<w:ins [^>]*w:author="Redline AI"/);
     expect(xml).toMatch(/<w:del [^>]*w:author="Redline AI"/);
   });

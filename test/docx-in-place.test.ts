@@ -7,6 +7,7 @@ import { readdirSync } from "node:fs";
 import JSZip from "jszip";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CORPUS_DIR, readCorpus } from "./fixtures/corpus.js";
+import { bodyBlocks, packageParts } from "./support/docx-parts.js";
 import { startStackWithKey } from "./support/file-stack.js";
 import { postMultipart } from "./support/multipart.js";
 import type { TestStack } from "./support/stack.js";
@@ -22,31 +23,6 @@ afterAll(async () => {
 });
 
 const FIXTURES = readdirSync(`${CORPUS_DIR}/docx`).filter((f) => f.endsWith(".docx"));
-
-/** The body's block-level children of word/document.xml (w:sectPr apart), by a depth count of tags. */
-function bodyBlocks(xml: string): string[] {
-  const open = /<w:body\b[^>]*>/.exec(xml);
-  if (!open) return [];
-  const blocks: string[] = [];
-  const tag = /<(\/?)w:([\w.-]+)\b[^>]*?(\/?)>/g;
-  tag.lastIndex = open.index + open[0].length;
-  let depth = 0;
-  let start = -1;
-  for (let m = tag.exec(xml); m; m = tag.exec(xml)) {
-    if (depth === 0 && m[1] === "/") break;
-    if (depth === 0) start = m.index;
-    if (m[3] !== "/") depth += m[1] === "/" ? -1 : 1;
-    if (depth === 0 && m[2] !== "sectPr") blocks.push(xml.slice(start, tag.lastIndex));
-  }
-  return blocks;
-}
-
-async function parts(bytes: Buffer): Promise<Map<string, Buffer>> {
-  const zip = await JSZip.loadAsync(bytes);
-  const out = new Map<string, Buffer>();
-  for (const [name, file] of Object.entries(zip.files)) if (!file.dir) out.set(name, await file.async("nodebuffer"));
-  return out;
-}
 
 async function exportDocx(sessionId: string): Promise<Buffer> {
   return (await exportWithWarnings(sessionId)).bytes;
@@ -81,12 +57,12 @@ describe.each(FIXTURES)("%s", (name) => {
     }
     const { session_id: sessionId, html } = (await res.json()) as { session_id: string; html: string };
     const untouched = await exportWithWarnings(sessionId);
-    const uploaded = await parts(bytes);
+    const uploaded = await packageParts(bytes);
     if (!untouched.bytes.equals(bytes)) {
       // Only a package that makes Word reach out is changed (issue #30): its unsafe links leave
       // the relationships and the part naming them, with a warning; nothing else moves.
       expect(untouched.warnings).toMatch(/Removed .* from the Word file/);
-      const cleaned = await parts(untouched.bytes);
+      const cleaned = await packageParts(untouched.bytes);
       const moved = [...uploaded.keys()].filter((n) => !cleaned.get(n)?.equals(uploaded.get(n) ?? Buffer.alloc(0)));
       expect(
         moved.every((n) => /^word\/(_rels\/)?[\w.-]+\.xml(\.rels)?$/.test(n)),
@@ -95,7 +71,7 @@ describe.each(FIXTURES)("%s", (name) => {
     }
 
     // A word of at least 5 letters that only one paragraph has, in the HTML and the cleaned XML.
-    const original = await parts(untouched.bytes);
+    const original = await packageParts(untouched.bytes);
     const documentXml = original.get("word/document.xml")?.toString("utf8") ?? "";
     const blocks = bodyBlocks(documentXml);
     const paragraphs = [...html.matchAll(/<p data-chunk-id="[^"]+"(?: style="[^"]*")?>([^<]*)<\/p>/g)].map((m) => m[1]);
@@ -116,7 +92,7 @@ describe.each(FIXTURES)("%s", (name) => {
     const reply = (await chat.json()) as { document_changes?: { chunk_diffs: unknown[] } };
     expect(reply.document_changes?.chunk_diffs).toHaveLength(1);
 
-    const out = await parts(await exportDocx(sessionId));
+    const out = await packageParts(await exportDocx(sessionId));
     const changed = [...new Set([...original.keys(), ...out.keys()])].filter((n) => {
       const a = original.get(n);
       const b = out.get(n);
@@ -166,8 +142,8 @@ describe("what an edit adds to a Word file written back in place", () => {
     expect(exported.status).toBe(200);
     const warnings = Buffer.from(exported.headers.get("x-export-warnings") ?? "W10=", "base64").toString("utf8");
     expect(JSON.parse(warnings)).toEqual([]);
-    const original = await parts(bytes);
-    const out = await parts(Buffer.from(await exported.arrayBuffer()));
+    const original = await packageParts(bytes);
+    const out = await packageParts(Buffer.from(await exported.arrayBuffer()));
     const changed = [...new Set([...original.keys(), ...out.keys()])].filter((n) => {
       const a = original.get(n);
       const b = out.get(n);
@@ -206,7 +182,7 @@ describe("what an edit adds to a Word file written back in place", () => {
     expect(marked.status).toBe(200);
     const markedWarnings = Buffer.from(marked.headers.get("x-export-warnings") ?? "W10=", "base64").toString("utf8");
     expect(JSON.parse(markedWarnings)).toEqual([]);
-    const markedParts = await parts(Buffer.from(await marked.arrayBuffer()));
+    const markedParts = await packageParts(Buffer.from(await marked.arrayBuffer()));
     const headers = [...markedParts.keys()].filter((n) => /^word\/header[\w-]*\.xml$/.test(n));
     expect(headers.length).toBeGreaterThan(0);
     for (const name of headers) expect(markedParts.get(name)?.toString("utf8")).toContain('string="DRAFT"');
@@ -263,7 +239,7 @@ describe("what an edit adds to a Word file written back in place", () => {
     const warnings = Buffer.from(exported.headers.get("x-export-warnings") ?? "W10=", "base64").toString("utf8");
     expect(JSON.parse(warnings)).toEqual([]);
     const bytes = Buffer.from(await exported.arrayBuffer());
-    const out = await parts(bytes);
+    const out = await packageParts(bytes);
     expect(out.get("word/footnotes.xml")?.toString("utf8")).toMatch(/<w:footnote w:id="3">[\s\S]*Smith v\. Jones/);
     expect(out.get("word/document.xml")?.toString("utf8")).toContain('<w:footnoteReference w:id="3"/>');
 

@@ -14,23 +14,11 @@ import JSZip from "jszip";
 import mammoth from "mammoth";
 import { type Browser, chromium, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { CHROMIUM, CHROMIUM_ARGS, hasChromium } from "./support/chromium.js";
 import { startStackWithKey } from "./support/file-stack.js";
 import { corpusFile, REPO_ROOT } from "./support/fixtures.js";
 import type { TestStack } from "./support/stack.js";
 
-const CHROMIUM = "/usr/bin/chromium";
-const CHROMIUM_ARGS = [
-  "--headless",
-  "--no-sandbox",
-  "--disable-gpu",
-  "--no-first-run",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-  "--disable-quic",
-  "--disable-dev-shm-usage",
-];
-const hasChromium = existsSync(CHROMIUM);
 if (!hasChromium) console.warn(`playground: ${CHROMIUM} is absent, so the playground browser test is skipped`);
 
 const SHOTS = join(REPO_ROOT, ".redline", "playground-screenshots");

@@ -2,6 +2,7 @@
 import { gfm } from "@joplin/turndown-plugin-gfm";
 import type * as cheerio from "cheerio";
 import TurndownService from "turndown";
+import { formatNumber } from "../docx/numbering.js";
 import { HEADING_TAGS, loadHtml } from "../html/util.js";
 import { withoutHiddenText } from "./hidden-text.js";
 import { splitParts } from "./parts.js";
@@ -150,23 +151,7 @@ function listNumber(n: number, type: string | undefined): string {
   if (type === "a" || type === "A") {
     for (let k = n; k > 0; k = Math.floor((k - 1) / 26)) text = String.fromCharCode(97 + ((k - 1) % 26)) + text;
   } else {
-    const numerals: [number, string][] = [
-      [1000, "m"],
-      [900, "cm"],
-      [500, "d"],
-      [400, "cd"],
-      [100, "c"],
-      [90, "xc"],
-      [50, "l"],
-      [40, "xl"],
-      [10, "x"],
-      [9, "ix"],
-      [5, "v"],
-      [4, "iv"],
-      [1, "i"],
-    ];
-    let k = n;
-    for (const [value, numeral] of numerals) for (; k >= value; k -= value) text += numeral;
+    text = formatNumber(n, "lowerRoman");
   }
   return type === "A" || type === "I" ? text.toUpperCase() : text;
 }
