@@ -3,7 +3,7 @@
 // chat with approval by fetch, follows the progress stream with EventSource and ?api_key=, draws
 // one card per proposed_change and approves or denies through the API. The page's origin differs
 // from the gateway's, as a hosted review UI's does, so this also proves CORS.
-import { existsSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { type Browser, chromium } from "playwright-core";

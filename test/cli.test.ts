@@ -8,7 +8,6 @@ import { spawn } from "node:child_process";
 import { mkdtemp, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import JSZip from "jszip";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { readCorpus } from "./fixtures/corpus.js";
 import { bodyBlocks, packageParts } from "./support/docx-parts.js";

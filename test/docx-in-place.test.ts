@@ -4,7 +4,6 @@
 // Every part of the package other than word/document.xml is byte-identical, and among the body's
 // block-level children only the edited paragraph differs.
 import { readdirSync } from "node:fs";
-import JSZip from "jszip";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CORPUS_DIR, readCorpus } from "./fixtures/corpus.js";
 import { bodyBlocks, packageParts } from "./support/docx-parts.js";

@@ -7,7 +7,7 @@
 // The page runs under its own strict CSP: any violation or console error fails the test.
 // Screenshots go to .redline/playground-screenshots/.
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdirSync, readFileSync } from "node:fs";
+import { mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { load } from "cheerio";
 import JSZip from "jszip";
