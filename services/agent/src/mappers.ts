@@ -55,5 +55,14 @@ export function jobToProto(row: JobRow, events: JobEventRow[], compact: boolean)
     responseMode: md.response_mode ?? "full",
     feedback: md.feedback ?? [],
     cancelRequested: row.cancel_requested,
+    continuePrompt: continuePromptOf(row),
   };
+}
+
+/** The paused edit's question and progress, while the job waits at a continue_prompt. */
+function continuePromptOf(row: JobRow): agentJobsV1.ContinuePrompt | undefined {
+  const paused = row.state.paused;
+  if (row.status !== "awaiting_approval" || row.metadata.awaiting_kind !== "continue_prompt" || !paused)
+    return undefined;
+  return { message: paused.reply, operationsApplied: paused.opsCount, sectionsChanged: paused.sections };
 }

@@ -38,6 +38,7 @@ import {
   newCode,
   wrongCodeDetail,
 } from "./codes.js";
+import { PLANS } from "./plans.js";
 
 /** Wrong codes a takeover link takes; the last one disables it for good (410). */
 export const MAX_HANDOFF_ATTEMPTS = MAX_CODE_ATTEMPTS;
@@ -50,14 +51,27 @@ export const MAX_HANDOFFS_PER_HOUR = 5;
 const HOUR_MS = 60 * 60 * 1000;
 const SIGNUP_WINDOW_MS = HOUR_MS;
 
-/** 429 for a source past its agent sign-ups of the hour: JSON `{detail, code}` with Retry-After (Errors rule 2). */
+/**
+ * 429 for a source past its agent sign-ups of the hour: JSON `{detail, code}` with Retry-After and
+ * X-Usage-* (Errors rule 2). The caller has no account yet, so the usage headers are those of the
+ * account a sign-up makes: the free plan's quota, nothing used.
+ */
 export class SignupLimitError extends RedlineError {
   constructor(perHour: number, retryAfterSeconds: number) {
+    const limit = String(PLANS.free.monthlyLimit);
     super(
       429,
       GrpcStatus.RESOURCE_EXHAUSTED,
       `Too many agent sign-ups from this address: at most ${perHour} per hour. Retry after ${retryAfterSeconds} seconds.`,
-      { body: { code: "signup_limit" }, headers: { "Retry-After": String(retryAfterSeconds) } },
+      {
+        body: { code: "signup_limit" },
+        headers: {
+          "Retry-After": String(retryAfterSeconds),
+          "X-Usage-Limit": limit,
+          "X-Usage-Used": "0",
+          "X-Usage-Remaining": limit,
+        },
+      },
     );
   }
 }

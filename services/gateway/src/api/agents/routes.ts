@@ -3,6 +3,7 @@
 // the account with that code (no key). The account id never changes, so its documents, sessions
 // and usage stay with it.
 import { defineRoute, type Route } from "../../route-registry.js";
+import { usageOn429 } from "../shared/mappers.js";
 import { answers, endpoint } from "../shared/routes.js";
 import { claimToJson, handoffToJson, signupToJson } from "./mappers.js";
 import * as schemas from "./schemas.js";
@@ -35,15 +36,16 @@ export const handoffRoute = defineRoute({
   description:
     "With the agent's key: mails a one-time code to `email` and answers the takeover link's id. Only an account " +
     "made by POST /v1/agents/signup and not yet taken over can be handed off (else 409); at most 5 links per " +
-    "account per hour (429 with Retry-After).",
+    "account per hour (429 with Retry-After and the account's X-Usage-*).",
   request: { body: schemas.HandoffSchema },
-  ...answers(
-    schemas.HandoffResponseSchema,
-    { status: 201, description: "The takeover link; the code is mailed." },
-    [403, 409, 503],
-  ),
+  ...answers(schemas.HandoffResponseSchema, { status: 201, description: "The takeover link; the code is mailed." }, [
+    403,
+    409,
+    schemas.HandoffLimitResponse,
+    503,
+  ]),
   async handle({ body }, call) {
-    const res = await call.ctx.files.startAgentHandoff({ email: body.email }, call.rpc());
+    const res = await call.ctx.files.startAgentHandoff({ email: body.email }, call.rpc()).catch(usageOn429(call));
     return { status: 201, body: handoffToJson(res) };
   },
 });

@@ -56,7 +56,7 @@ export const SignupLimitResponse = {
   status: 429,
   description:
     'Too many sign-ups from this source address (an IPv6 address counts as its /64) this hour (AGENT_SIGNUPS_PER_HOUR): `{detail, code: "signup_limit"}` ' +
-    'with a Retry-After header (seconds); or too many keyless requests from it this minute: `{detail, code: "anonymous_rate_limited", retry_after}`.',
+    'with a Retry-After header (seconds) and X-Usage-* of the free account a sign-up makes (nothing used); or too many keyless requests from it this minute: `{detail, code: "anonymous_rate_limited", retry_after}`.',
   schema: ErrorSchema,
 };
 
@@ -73,7 +73,7 @@ export const HandoffLimitResponse = {
   status: 429,
   description:
     'Too many takeover links of this account in the last hour: `{detail, code: "handoff_limit"}` with a ' +
-    "Retry-After header (seconds).",
+    "Retry-After header (seconds) and the account's X-Usage-* headers.",
   schema: ErrorSchema,
 };
 

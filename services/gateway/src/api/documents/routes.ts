@@ -54,9 +54,11 @@ export const documentDetailRoute = defineRoute({
       call.rpc(),
     );
     const s = res.structure;
+    // The spec lists version_id with html and page_setup: "Only when include_html=true".
+    const { version_id, ...summary } = documentSummaryJson(meta, holders.length);
     return {
       body: {
-        ...documentSummaryJson(meta, holders.length),
+        ...summary,
         structure: {
           headings: (s?.headings ?? []).map((h) => ({
             level: h.level,
@@ -74,7 +76,11 @@ export const documentDetailRoute = defineRoute({
           document_id: h.slotId,
           last_updated: h.updatedAt?.toISOString(),
         })),
-        ...(query.include_html && { html: chunksToHtml(res.chunks), page_setup: pageSetupToJson(meta.pageSetup) }),
+        ...(query.include_html && {
+          html: chunksToHtml(res.chunks),
+          page_setup: pageSetupToJson(meta.pageSetup),
+          version_id,
+        }),
       },
     };
   },

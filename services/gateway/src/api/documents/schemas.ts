@@ -129,6 +129,7 @@ export const DocumentDetailSchema = DocumentSummarySchema.extend({
     media: z.object({ images: z.number().int(), diagrams: z.number().int() }),
   }),
   prior_chats: z.array(PriorChatSchema),
+  version_id: z.string().optional().meta({ description: "Only with include_html=true." }),
   html: z.string().optional(),
   page_setup: z.record(z.string(), z.unknown()).nullable().optional(),
 }).register(apiSchemas, { id: "DocumentDetail" });

@@ -124,6 +124,14 @@ export function jobToJson(job: agentJobsV1.Job, plan: string, compact: boolean):
         awaiting_kind: job.awaitingKind === "continue_prompt" ? "continue_prompt" : "changes",
       }),
       ...(job.status === "awaiting_approval" &&
+        job.continuePrompt && {
+          continue_prompt: {
+            message: job.continuePrompt.message,
+            operations_applied: job.continuePrompt.operationsApplied,
+            sections_changed: job.continuePrompt.sectionsChanged,
+          },
+        }),
+      ...(job.status === "awaiting_approval" &&
         job.awaitingKind === "changes" && {
           pending_changes: job.pendingChanges.map((p) => ({
             ...changeRecordToJson(p.record ?? emptyRecord()),

@@ -60,6 +60,18 @@ export const JobMetadataSchema = component("JobMetadata", {
     .enum(["changes", "continue_prompt"])
     .optional()
     .meta({ description: "What an awaiting_approval job waits for." }),
+  continue_prompt: z
+    .object({
+      message: z.string().meta({ description: "The question to show: the reply at the step limit." }),
+      operations_applied: z.number().int().meta({ description: "Operations committed so far (they stay)." }),
+      sections_changed: z.number().int().meta({ description: "Sections changed so far." }),
+    })
+    .optional()
+    .meta({
+      description:
+        "Only while awaiting_kind is continue_prompt: what the paused edit asks and has done; answer with " +
+        "POST /v1/chat/{session_id}/continue.",
+    }),
   feedback: z.array(z.string()).optional().meta({ description: "Feedback given with denied changes." }),
   cancel_requested: z.boolean().optional(),
   intermediate_responses: z

@@ -1,6 +1,8 @@
 // Mappers every area shares: timestamps, change records, the usage object and its X-Usage-*
 // headers, and chunks back to HTML (interface-spec, Resources).
 import { type billingV1, type commonV1, type documentsV1, NullValue } from "@redline/grpc-stubs";
+import { RedlineError } from "@redline/service-kit";
+import type { RouteCall } from "../../route-registry.js";
 import { BUCKETS, type ChangeRecordJson, type UsageJson } from "./schemas.js";
 
 /** ISO 8601 of a proto timestamp; undefined (left out of the JSON) when unset. */
@@ -77,6 +79,25 @@ export function usageHeaders(usage: UsageJson): Record<string, string> {
     "X-Usage-Limit": String(usage.monthly_limit),
     "X-Usage-Used": String(usage.monthly_used),
     "X-Usage-Remaining": String(usage.monthly_remaining),
+  };
+}
+
+/**
+ * Rethrows `err`, adding the caller's X-Usage-* to an application 429 (interface-spec, Errors
+ * rule 2) that a service raised without them (its mail caps do not know the monthly usage); the
+ * error's own headers win, and without billing the 429 goes as it is. Use as `.catch(usageOn429(call))`.
+ */
+export function usageOn429(call: RouteCall): (err: unknown) => Promise<never> {
+  return async (err) => {
+    if (!(err instanceof RedlineError) || err.httpStatus !== 429 || err.headers?.["X-Usage-Limit"]) throw err;
+    let headers: Record<string, string>;
+    try {
+      const { usage } = await call.ctx.billing.getUsage({}, call.rpc());
+      headers = { ...usageHeaders(usageToJson(usage, call.principal?.plan ?? "")), ...err.headers };
+    } catch {
+      throw err;
+    }
+    throw new RedlineError(err.httpStatus, err.grpcCode, err.detail, { body: err.body, headers });
   };
 }
 

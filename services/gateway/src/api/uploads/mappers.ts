@@ -1,4 +1,4 @@
-// Upload answers: page setup and the roster after a load.
+// Upload answers: page setup, the roster after a load and the pre-signed upload's curl example.
 import type { commonV1, sessionsV1 } from "@redline/grpc-stubs";
 import { pageSetupToJson } from "../shared/mappers.js";
 import type { UploadDocumentResponseJson } from "./schemas.js";
@@ -21,4 +21,18 @@ export function rosterToJson(roster: sessionsV1.RosterEntry[]): NonNullable<Uplo
     focused: e.focused,
     version_id: e.lastSeenVersionId || undefined,
   }));
+}
+
+/** `value` as one single-quoted POSIX shell word. */
+function shellWord(value: string): string {
+  return `'${value.replaceAll("'", "'\\''")}'`;
+}
+
+/**
+ * The pre-signed upload's `curl_example`: a PUT of the local file `filename` to `uploadUrl`, both
+ * quoted for a POSIX shell (the URL carries `&`, the name may carry anything); no Authorization
+ * header, the URL is the credential. `--fail` makes a refused PUT (expired URL) exit non-zero.
+ */
+export function curlExample(filename: string, uploadUrl: string): string {
+  return `curl --fail -X PUT --upload-file ${shellWord(`./${filename}`)} ${shellWord(uploadUrl)}`;
 }

@@ -7,7 +7,7 @@ import { defineRoute, type Route, type RouteCall } from "../../route-registry.js
 import { createAttachment } from "../attachments/routes.js";
 import { answers, EXPENSIVE, EXPENSIVE_IDEMPOTENT, endpoint } from "../shared/routes.js";
 import { normalizeBase64 } from "../shared/schemas.js";
-import { pageSetup, rosterToJson } from "./mappers.js";
+import { curlExample, pageSetup, rosterToJson } from "./mappers.js";
 import * as schemas from "./schemas.js";
 
 // Big files take longer to convert than the default RPC deadline.
@@ -157,6 +157,7 @@ export const createUploadRoute = defineRoute({
         expires_at: (res.expiresAt ?? new Date()).toISOString(),
         expires_in_seconds: res.expiresInSeconds,
         max_size_bytes: res.maxSizeBytes,
+        curl_example: curlExample(body.filename, res.uploadUrl),
       },
     };
   },
@@ -180,7 +181,8 @@ export const processUploadRoute = defineRoute({
     "Processes the file PUT to the upload's URL. purpose document: converted; with session_id it is loaded into " +
     "the session like POST /v1/documents/upload, without it only converted. purpose attachment: attached to " +
     "session_id (minted when omitted) like POST /v1/attachments/upload, answering its attachment_processing job " +
-    "(follow it with GET /v1/jobs/{job_id}); parse_mode, return_html and open_mode do not apply. 404 when the " +
+    "(follow it with GET /v1/jobs/{job_id}); parse_mode, return_html and open_mode do not apply. parse_mode takes " +
+    '"auto" only (the converter is chosen by the extension; another value is a 422). 404 when the ' +
     "upload is unknown, expired or was never PUT.",
   request: { params: schemas.UploadPathSchema, body: schemas.ProcessUploadSchema },
   ...answers(

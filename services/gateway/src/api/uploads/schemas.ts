@@ -92,21 +92,29 @@ export const CreateUploadResponseSchema = component("CreateUploadResponse", {
   expires_at: z.string().meta({ description: "ISO 8601." }),
   expires_in_seconds: z.number().int(),
   max_size_bytes: z.number().int(),
+  curl_example: z.string().meta({
+    description: "A shell command that PUTs the file (named as `filename`, in the current directory) to upload_url.",
+  }),
 });
 
 /** Path of the per-upload routes. */
 export const UploadPathSchema = z.object({ upload_id: z.string().max(64) });
+
+/** The parse modes POST /v1/uploads/{upload_id}/process takes. */
+export const PARSE_MODES = ["auto"] as const;
 
 /** POST /v1/uploads/{upload_id}/process. */
 export const ProcessUploadSchema = component("ProcessUploadRequest", {
   session_id: sessionId
     .optional()
     .meta({ description: "Load into this session; without it the file is only converted." }),
+  // The converters have one mode: by the file's extension (Errors: 415 for others). Any other
+  // value is a 422 ("Input should be 'auto'"), so a client asking for a mode we do not have is
+  // told so rather than silently ignored.
   parse_mode: z
-    .string()
-    .max(32)
+    .enum(PARSE_MODES)
     .default("auto")
-    .meta({ description: "Accepted for compatibility; conversion is by extension." }),
+    .meta({ description: 'Only "auto": the converter is chosen by the file\'s extension; any other value is a 422.' }),
   return_html: z.boolean().default(false),
   open_mode: z.enum(OPEN_MODES).default("replace"),
 });

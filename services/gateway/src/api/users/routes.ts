@@ -4,6 +4,7 @@
 // a verified email identifies the user (invitations, email exports without recipient_email).
 import { required } from "@redline/service-kit";
 import { defineRoute, type Route } from "../../route-registry.js";
+import { usageOn429 } from "../shared/mappers.js";
 import { answers, endpoint } from "../shared/routes.js";
 import { userAccountToJson } from "./mappers.js";
 import * as schemas from "./schemas.js";
@@ -36,7 +37,7 @@ export const updateUserRoute = defineRoute({
   request: { body: schemas.UpdateUserSchema },
   ...answers(schemas.UserAccountSchema, "The account after the change.", [403, schemas.VerificationLimitResponse, 503]),
   async handle({ body }, call) {
-    const res = await call.ctx.files.updateUserEmail({ email: body.email ?? "" }, call.rpc());
+    const res = await call.ctx.files.updateUserEmail({ email: body.email ?? "" }, call.rpc()).catch(usageOn429(call));
     return { body: userAccountToJson(required(res.account, "account")) };
   },
 });

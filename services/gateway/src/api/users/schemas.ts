@@ -53,7 +53,7 @@ export const VerificationLimitResponse = {
   status: 429,
   description:
     'Too many verification mails of this account in the last hour: `{detail, code: "verification_limit"}` with a ' +
-    "Retry-After header (seconds).",
+    "Retry-After header (seconds) and the account's X-Usage-* headers.",
   schema: ErrorSchema,
 };
 
