@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { readOpenAiEnv } from "./config.js";
+import { readJobsEnv, readOpenAiEnv } from "./config.js";
 
 const BASE = { OPENAI_BASE_URL: "http://127.0.0.1:8080/v1" };
 
@@ -30,5 +30,13 @@ describe("readOpenAiEnv: servers' quirks", () => {
       'OPENAI_TOOL_MODE must be one of auto, native, structured, got "json"',
     );
     expect(() => readOpenAiEnv({ ...BASE, OPENAI_RETRY_AFTER_MAX_S: "-1" })).toThrow(/^OPENAI_RETRY_AFTER_MAX_S/);
+  });
+});
+
+describe("readJobsEnv: APPROVAL_TIMEOUT_S", () => {
+  it("reads the approval wait in seconds, leaves it out when unset, names it when malformed", () => {
+    expect(readJobsEnv({ APPROVAL_TIMEOUT_S: "90" })).toEqual({ approvalTimeoutMs: 90_000 });
+    expect(readJobsEnv({})).not.toHaveProperty("approvalTimeoutMs");
+    expect(() => readJobsEnv({ APPROVAL_TIMEOUT_S: "0" })).toThrow(/^APPROVAL_TIMEOUT_S must be/);
   });
 });

@@ -70,6 +70,11 @@ export interface JobsConfig {
   retentionMs: number;
   /** Period of the retention and stranded-job sweep. */
   sweepMs: number;
+  /**
+   * How long a job may wait in awaiting_approval before the sweep fails it (pending changes
+   * dropped, its hold released), counted from when it began waiting (APPROVAL_TIMEOUT_S).
+   */
+  approvalTimeoutMs: number;
 }
 
 /**
@@ -84,7 +89,7 @@ export function syncHoldExpiryMs(cfg: Pick<AgentConfig, "aiTimeoutMs" | "syncHol
   return cfg.syncHoldExpiryMs ?? cfg.aiTimeoutMs + SYNC_HOLD_MARGIN_MS;
 }
 
-/** Defaults: 4 workers, 30 s leases with 5 s heartbeats, 3 attempts, 1 h retention. */
+/** Defaults: 4 workers, 30 s leases with 5 s heartbeats, 3 attempts, 1 h retention, 1 h approval wait. */
 export const DEFAULT_JOBS_CONFIG: JobsConfig = {
   concurrency: 4,
   leaseMs: 30_000,
@@ -93,6 +98,7 @@ export const DEFAULT_JOBS_CONFIG: JobsConfig = {
   pollMs: 1_000,
   retentionMs: 60 * 60 * 1000,
   sweepMs: 30_000,
+  approvalTimeoutMs: 60 * 60 * 1000,
 };
 
 /**
@@ -181,12 +187,14 @@ function readQuirksEnv(env: Env): Pick<OpenAiEngineConfig, "contextTokens" | "to
 
 /**
  * The job worker pool from AGENT_JOB_CONCURRENCY, AGENT_JOB_LEASE_MS, AGENT_JOB_HEARTBEAT_MS,
- * AGENT_JOB_MAX_ATTEMPTS, AGENT_JOB_POLL_MS and JOB_RETENTION_MS; unset ones keep their
- * defaults (DEFAULT_JOBS_CONFIG). Throws naming the variable when one is not a positive integer.
+ * AGENT_JOB_MAX_ATTEMPTS, AGENT_JOB_POLL_MS, JOB_RETENTION_MS and APPROVAL_TIMEOUT_S (seconds);
+ * unset ones keep their defaults (DEFAULT_JOBS_CONFIG). Throws naming the variable when one is
+ * not a positive integer.
  */
 export function readJobsEnv(env: Env): Partial<JobsConfig> {
   const positive = (name: string) =>
     numberFromEnv(env, name, (n) => Number.isInteger(n) && n > 0, "a positive integer");
+  const seconds = positive("APPROVAL_TIMEOUT_S");
   const out: Partial<JobsConfig> = {
     concurrency: positive("AGENT_JOB_CONCURRENCY"),
     leaseMs: positive("AGENT_JOB_LEASE_MS"),
@@ -194,6 +202,7 @@ export function readJobsEnv(env: Env): Partial<JobsConfig> {
     maxAttempts: positive("AGENT_JOB_MAX_ATTEMPTS"),
     pollMs: positive("AGENT_JOB_POLL_MS"),
     retentionMs: positive("JOB_RETENTION_MS"),
+    approvalTimeoutMs: seconds === undefined ? undefined : seconds * 1000,
   };
   return Object.fromEntries(Object.entries(out).filter(([, v]) => v !== undefined));
 }

@@ -15,9 +15,8 @@ import type { AgentContext, HandedContext, IdleWorker } from "../context.js";
 import { countActive, eventsAfter, eventsOf, findJob, insertJob, listJobs } from "../db/store/jobs.js";
 import type { JobEventRow, JobRow } from "../db/tables.js";
 import { TERMINAL_STATUSES } from "../db/tables.js";
-import { jobOpts } from "../jobs/actor.js";
 import { markCancelled, requestCancel } from "../jobs/lifecycle.js";
-import { recordApprovalTurn, recordPausedTurn } from "../jobs/records.js";
+import { settleStoppedJob } from "../jobs/settle.js";
 import { jobChargeKey, newJobId } from "../turn/keys.js";
 import { heldUsage, release, reserve } from "../turn/ledger.js";
 import { turnHistoryLimit } from "../turn/prepare.js";
@@ -226,22 +225,14 @@ export async function cancelJob(
 async function cancelWaiting(ctx: AgentContext, row: JobRow): Promise<JobRow | null> {
   const cancelled = await markCancelled(ctx, row.id, { status: [row.status] });
   if (!cancelled) return null;
-  const log = ctx.log.child({ jobId: row.id });
-  const { staged, paused } = row.state;
-  const recorded = (p: Promise<unknown>) => p.catch((err) => log.warn({ err }, "recording the cancelled turn failed"));
-  if (staged && staged.applied.length > 0) {
-    const n = staged.applied.length;
-    const note = `(Cancelled: ${n} change${n === 1 ? "" : "s"} applied, the rest discarded.)`;
-    // A cancelled instruction is not one to carry into later turns.
-    await recorded(
-      recordApprovalTurn(ctx, row, staged, `${staged.reply}\n\n${note}`, { remember: false, memoryKey: "" }),
-    );
-  } else if (paused && paused.opsCount > 0) {
-    // A long edit paused at its continue prompt: what it committed stays, billed and recorded.
-    const reply = `${paused.reply}\n\n(Cancelled at the continue prompt.)`;
-    await recorded(recordPausedTurn(ctx, row, paused, reply, { remember: false, memoryKey: "" }));
-  } else {
-    await release(ctx, jobOpts(ctx, row), row.charge_key, log);
-  }
+  await settleStoppedJob(
+    ctx,
+    row,
+    {
+      applied: (n) => `(Cancelled: ${n} change${n === 1 ? "" : "s"} applied, the rest discarded.)`,
+      paused: "(Cancelled at the continue prompt.)",
+    },
+    ctx.log.child({ jobId: row.id }),
+  );
   return cancelled;
 }

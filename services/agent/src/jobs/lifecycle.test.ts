@@ -11,6 +11,7 @@ import { type JobMetadata, type JobRow, T } from "../db/tables.js";
 import { agentTestContext, closeContext } from "../testing.js";
 import {
   emit,
+  markApprovalExpired,
   markAwaiting,
   markCancelled,
   markCompleted,
@@ -225,6 +226,33 @@ describe("job lifecycle", () => {
     const cancelled = await markCancelled(ctx, row.id, { status: ["in_progress"], leaseOwner: WORKER });
     expect(cancelled).toMatchObject({ status: "cancelled", cancel_requested: false, lease_owner: null });
     expect(await requestCancel(ctx, (await job()).id)).toBeNull();
+  });
+
+  it("expires a wait only once it lasted the timeout: failed, approval state dropped, error event, outbox row", async () => {
+    const metadata: JobMetadata = { awaiting_kind: "changes", pending_changes: [] };
+    const fresh = await job({ status: "awaiting_approval", updated_at: new Date() }, metadata);
+    expect(await markApprovalExpired(ctx, fresh.id, 60_000, "late")).toBeNull();
+    expect((await read(fresh.id)).status).toBe("awaiting_approval");
+    const running = await job({ status: "in_progress", updated_at: new Date(Date.now() - 120_000) });
+    expect(await markApprovalExpired(ctx, running.id, 60_000, "late")).toBeNull();
+
+    const old = await job(
+      { status: "awaiting_approval", updated_at: new Date(Date.now() - 120_000), state: JSON.stringify({ a: 1 }) },
+      metadata,
+    );
+    const error =
+      "Approval timed out after 60 s: nobody approved or denied the pending changes, so they were discarded";
+    const events = await published(old.id, async () => {
+      const expired = await markApprovalExpired(ctx, old.id, 60_000, error);
+      expect(expired).toMatchObject({ status: "failed", error, state: {} });
+      expect(expired?.metadata).not.toHaveProperty("pending_changes");
+      expect(expired?.metadata).not.toHaveProperty("awaiting_kind");
+      expect(expired?.completed_at).toBeInstanceOf(Date);
+    });
+    expect(events.map((e) => e.type)).toEqual(["error"]);
+    expect((await eventsAfter(ctx.db, old.id, 0)).map((e) => [e.type, e.data])).toEqual([["error", { error }]]);
+    const outbox = await ctx.db(T.jobOutbox).where({ job_id: old.id }).select("status", "error");
+    expect(outbox).toEqual([{ status: "failed", error }]);
   });
 
   it("writes one job outbox row with each completed, failed or awaiting change, none for others or a failed guard", async () => {

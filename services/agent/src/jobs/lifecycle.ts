@@ -44,6 +44,23 @@ export function markFailed(ctx: AgentContext, jobId: string, guard: Guard, error
   return change(ctx, jobId, guard, { status: "failed", error }, [{ type: "error", data: { error } }]);
 }
 
+/**
+ * awaiting_approval → failed when nobody decided within `timeoutMs` of the wait's start: staged
+ * changes and the awaiting prompt are dropped, `error` names the wait; `error` event.
+ */
+export function markApprovalExpired(
+  ctx: AgentContext,
+  jobId: string,
+  timeoutMs: number,
+  error: string,
+): Promise<JobRow | null> {
+  const metadata = { pending_changes: undefined, awaiting_kind: undefined };
+  const guard: Guard = { status: ["awaiting_approval"], inStatusForMs: timeoutMs };
+  return change(ctx, jobId, guard, { status: "failed", error, metadata, state: {} }, [
+    { type: "error", data: { error } },
+  ]);
+}
+
 /** → completed with `result` and `state` (and a metadata merge); `final` then `usage`. */
 export function markCompleted(
   ctx: AgentContext,

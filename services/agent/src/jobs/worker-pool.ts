@@ -1,14 +1,16 @@
 // The job worker pool (ARCHITECTURE "Async chat jobs", Run, Crash and Stop): workers claim jobs
 // (or are handed one at its creation), run each under a heartbeat, and record how it ended; a
-// sweep fails jobs stranded by dead workers and deletes expired ones. Agents wake each other over
-// NATS when a job becomes claimable and none of their own workers is idle, so a job handed back
-// by a stopping agent is taken at once, not at the next poll.
+// sweep fails jobs stranded by dead workers or left awaiting approval too long, and deletes
+// expired ones. Agents wake each other over NATS when a job becomes claimable and none of their
+// own workers is idle, so a job handed back by a stopping agent is taken at once, not at the
+// next poll.
 import { DependencyUnavailableError, RemoteError, SpanKind, type TraceContext, withSpan } from "@redline/service-kit";
 import type { AgentContext, HandedContext, IdleWorker } from "../context.js";
 import { claimJob, deleteExpired, heartbeat, strandedJobs } from "../db/store/jobs.js";
 import type { JobRow } from "../db/tables.js";
 import { release } from "../turn/ledger.js";
 import { jobActor, jobOpts } from "./actor.js";
+import { expireApprovals } from "./approval-expiry.js";
 import { type Guard, markCancelled, markFailed, markHandedBack } from "./lifecycle.js";
 import { failureText, JobAborted, runJob } from "./run-job.js";
 
@@ -306,7 +308,10 @@ async function cancelAndRelease(ctx: AgentContext, jobId: string, guard: Guard):
   return row;
 }
 
-/** One sweep: fail or cancel jobs stranded by dead workers; delete expired terminal jobs. */
+/**
+ * One sweep: fail or cancel jobs stranded by dead workers; fail jobs whose approval wait ran out
+ * (approval-expiry.ts); delete expired terminal jobs.
+ */
 async function sweepOnce(ctx: AgentContext): Promise<void> {
   const cfg = ctx.jobsCfg;
   for (const row of await strandedJobs(ctx.db, cfg.maxAttempts)) {
@@ -319,6 +324,7 @@ async function sweepOnce(ctx: AgentContext): Promise<void> {
     const failed = await markFailed(ctx, row.id, guard, error);
     if (failed) await release(ctx, jobOpts(ctx, failed), failed.charge_key, ctx.log.child({ jobId: row.id }));
   }
+  await expireApprovals(ctx);
   const deleted = await deleteExpired(ctx.db, cfg.retentionMs);
   if (deleted > 0) ctx.log.info({ deleted }, "expired jobs deleted");
 }

@@ -27,6 +27,8 @@ export interface Guard {
   status: JobStatus[];
   /** The lease owner (a worker finishing its own job). */
   leaseOwner?: string;
+  /** The current status began at least this long ago, in ms (updated_at moves on a status change only). */
+  inStatusForMs?: number;
 }
 
 /**
@@ -201,6 +203,10 @@ export async function updateJob(
     where.push("lease_owner = ?");
     bindings.push(guard.leaseOwner);
   }
+  if (guard.inStatusForMs !== undefined) {
+    where.push("updated_at <= now() - (? * interval '1 millisecond')");
+    bindings.push(guard.inStatusForMs);
+  }
   const ev = eventsCte(events);
   const res = await db.raw<{ rows: (JobRow & { stored_events: JobEventRow[] })[] }>(
     `with upd as (update ${T.jobs} set ${sets.join(", ")} where ${where.join(" and ")} returning *),
@@ -312,6 +318,15 @@ export async function strandedJobs(db: Knex, maxAttempts: number): Promise<JobRo
     .where({ status: "in_progress" })
     .andWhere("lease_expires_at", "<", db.fn.now())
     .andWhere((q) => q.where("attempts", ">=", maxAttempts).orWhere({ cancel_requested: true }))
+    .limit(100);
+}
+
+/** Jobs awaiting approval for at least `timeoutMs` (their wait began at updated_at), oldest first. */
+export async function expiredApprovals(db: Knex, timeoutMs: number): Promise<JobRow[]> {
+  return db<JobRow>(T.jobs)
+    .where({ status: "awaiting_approval" })
+    .andWhere("updated_at", "<=", db.raw("now() - (? * interval '1 millisecond')", [timeoutMs]))
+    .orderBy("updated_at")
     .limit(100);
 }
 

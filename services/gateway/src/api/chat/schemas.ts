@@ -1,6 +1,7 @@
 // The chat contract (interface-spec endpoint 1, unshown-parts.md Chat request, Change
 // records and Revert): the chat request and response, and revert / redo-revert.
 import { z } from "zod";
+import { issueType } from "../../validation.js";
 import {
   apiSchemas,
   base64String,
@@ -9,6 +10,7 @@ import {
   deprecatedUserId,
   INT32_MAX,
   INT64_JSON_MAX,
+  isBase64,
   MAX_DOCUMENT_CHARS,
   MAX_ID_CHARS,
   MAX_NAME_CHARS,
@@ -16,6 +18,7 @@ import {
   sessionId,
   UsageSchema,
 } from "../shared/schemas.js";
+import { imageProblem } from "./images.js";
 
 /** Longest chat message, in characters. */
 export const MAX_MESSAGE_CHARS = 100_000;
@@ -44,7 +47,13 @@ export const ImageAttachmentSchema = z
     mimeType: z.string().max(255).meta({ description: "MIME type, e.g. image/png." }),
     size: z.number().int().min(0).max(INT64_JSON_MAX).optional().meta({ description: "Size in bytes." }),
   })
-  .meta({ description: "An image for multimodal vision input." })
+  .superRefine((img, ctx) => {
+    // Bad base64 is already base64_decode on base64Data; the checks below read the bytes.
+    if (!isBase64(img.base64Data, true)) return;
+    const problem = imageProblem(img);
+    if (problem) ctx.addIssue({ code: "custom", message: problem, ...issueType("value_error") });
+  })
+  .meta({ description: "An image for multimodal vision input: PNG, JPEG, GIF or WebP by its bytes, at most 20 MiB." })
   .register(apiSchemas, { id: "ImageAttachment" });
 
 /** `cursor_context`: the caller's cursor or selection. */
