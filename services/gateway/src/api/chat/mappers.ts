@@ -4,11 +4,13 @@ import type { agentRevertV1, agentV1 } from "@redline/grpc-stubs";
 import type { z } from "zod";
 import { changeRecordToJson, usageToJson } from "../shared/mappers.js";
 import { normalizeBase64 } from "../shared/schemas.js";
+import { declaredImageType } from "./images.js";
 import type { ChatRequestBody, ChatResponseJson, DocumentChangesJson, RevertResponseSchema } from "./schemas.js";
 
 /**
  * The agent's ChatRequest from a validated /v1/chat body: null and absent become proto defaults,
- * the upload's base64 is decoded to bytes (`upload.content`), image data loses any data: prefix.
+ * the upload's base64 is decoded to bytes (`upload.content`), image data loses any data: prefix
+ * and its type is named canonically (`image/jpg` → `image/jpeg`).
  */
 export function toChatRpcRequest(body: ChatRequestBody): agentV1.ChatRequest {
   const upload = body.upload_document_base64;
@@ -33,7 +35,8 @@ export function toChatRpcRequest(body: ChatRequestBody): agentV1.ChatRequest {
         id: img.id ?? "",
         name: img.name,
         base64Data: data,
-        mimeType: img.mimeType,
+        // Validated: the declared type is the bytes' type; the model gets its canonical name.
+        mimeType: declaredImageType(img.mimeType) ?? img.mimeType,
         size: img.size ?? Buffer.byteLength(data, "base64"),
       };
     }),
@@ -84,8 +87,14 @@ export function chatResponseToJson(
   };
 }
 
-/** The revert / redo-revert answer as the spec's RevertResponse. */
-export function revertToJson(res: agentRevertV1.RevertSessionResponse): z.output<typeof RevertResponseSchema> {
+/**
+ * The revert / redo-revert answer as the spec's RevertResponse; `attachments` are the session's
+ * (as GET /v1/sessions/{session_id}/history gives them), listed in the restored document state.
+ */
+export function revertToJson(
+  res: agentRevertV1.RevertSessionResponse,
+  attachments: Record<string, unknown>[],
+): z.output<typeof RevertResponseSchema> {
   const state = res.documentState;
   return {
     session_id: res.sessionId,
@@ -98,7 +107,7 @@ export function revertToJson(res: agentRevertV1.RevertSessionResponse): z.output
           version_id: state.versionId,
           chunk_count: state.chunkCount,
           last_modified: state.lastModified ? state.lastModified.toISOString() : undefined,
-          attachments: [],
+          attachments,
         }
       : null,
     editor_action: res.editorAction === "update" ? "update" : "clear",

@@ -1,10 +1,11 @@
 // The chat routes: POST /v1/chat (synchronous turn), POST /v1/chat/async (a job; follow it in
 // api/jobs) and the session revert / redo-revert.
 import { status as GrpcStatus } from "@grpc/grpc-js";
-import type { agentV1 } from "@redline/grpc-stubs";
+import type { agentRevertV1, agentV1 } from "@redline/grpc-stubs";
 import { AiTimeoutError, InputError, RedlineError, RemoteError, required } from "@redline/service-kit";
 import { CHAT_DEADLINE_GRACE_MS } from "../../config.js";
 import { defineRoute, type Route, type RouteCall } from "../../route-registry.js";
+import { attachmentToJson } from "../attachments/mappers.js";
 import { AsyncChatResponseSchema } from "../jobs/schemas.js";
 import { USAGE_HEADER_DOCS, usageHeaders, usageToJson, withUsageHeaders } from "../shared/mappers.js";
 import { answers, EXPENSIVE_IDEMPOTENT, endpoint } from "../shared/routes.js";
@@ -116,9 +117,19 @@ export const revertRoute = defineRoute({
       { sessionId: params.session_id, turnIndex: body.turn_index, dryRun: body.dry_run },
       call.rpc(90_000),
     );
-    return { body: revertToJson(res) };
+    return { body: revertToJson(res, await sessionAttachments(call, res)) };
   },
 });
+
+/**
+ * The session's attachments for a revert answer's document_state (upload order, as the history
+ * lists them); none to fetch when there is no document state.
+ */
+async function sessionAttachments(call: RouteCall, res: agentRevertV1.RevertSessionResponse) {
+  if (!res.documentState) return [];
+  const files = await call.ctx.files.listAttachments({ sessionId: res.sessionId }, call.rpc());
+  return files.attachments.map(attachmentToJson);
+}
 
 /** Redo-revert: undoes a revert (409 when undone already, superseded by new turns, or a job is open). */
 export const redoRevertRoute = defineRoute({
@@ -130,7 +141,7 @@ export const redoRevertRoute = defineRoute({
       { sessionId: params.session_id, turnIndex: body.turn_index, redoCheckpointId: body.redo_checkpoint_id },
       call.rpc(90_000),
     );
-    return { body: revertToJson(res) };
+    return { body: revertToJson(res, await sessionAttachments(call, res)) };
   },
 });
 
