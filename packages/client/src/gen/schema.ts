@@ -72,7 +72,7 @@ export interface paths {
         put?: never;
         /**
          * Process a pre-signed upload
-         * @description Processes the file PUT to the upload's URL. purpose document: converted; with session_id it is loaded into the session like POST /v1/documents/upload, without it only converted. purpose attachment: attached to session_id (minted when omitted) like POST /v1/attachments/upload, answering its attachment_processing job (follow it with GET /v1/jobs/{job_id}); parse_mode, return_html and open_mode do not apply. 404 when the upload is unknown, expired or was never PUT.
+         * @description Processes the file PUT to the upload's URL. purpose document: converted; with session_id it is loaded into the session like POST /v1/documents/upload, without it only converted. purpose attachment: attached to session_id (minted when omitted) like POST /v1/attachments/upload, answering its attachment_processing job (follow it with GET /v1/jobs/{job_id}); parse_mode, return_html and open_mode do not apply. parse_mode takes "auto" only (the converter is chosen by the extension; another value is a 422). 404 when the upload is unknown, expired or was never PUT.
          */
         post: operations["processUpload"];
         delete?: never;
@@ -1260,7 +1260,7 @@ export interface paths {
         put?: never;
         /**
          * Hand the account over to a human
-         * @description With the agent's key: mails a one-time code to `email` and answers the takeover link's id. Only an account made by POST /v1/agents/signup and not yet taken over can be handed off (else 409); at most 5 links per account per hour (429 with Retry-After).
+         * @description With the agent's key: mails a one-time code to `email` and answers the takeover link's id. Only an account made by POST /v1/agents/signup and not yet taken over can be handed off (else 409); at most 5 links per account per hour (429 with Retry-After and the account's X-Usage-*).
          */
         post: operations["startAgentHandoff"];
         delete?: never;
@@ -1686,7 +1686,7 @@ export interface components {
             /** @description The file's bytes, base64 encoded. */
             file_base64: string;
         };
-        /** @description An image for multimodal vision input. */
+        /** @description An image for multimodal vision input: PNG, JPEG, GIF or WebP by its bytes, at most 20 MiB. */
         ImageAttachment: {
             /** @description Caller's id of the image. */
             id?: string;
@@ -1851,6 +1851,15 @@ export interface components {
              * @enum {string}
              */
             awaiting_kind?: "changes" | "continue_prompt";
+            /** @description Only while awaiting_kind is continue_prompt: what the paused edit asks and has done; answer with POST /v1/chat/{session_id}/continue. */
+            continue_prompt?: {
+                /** @description The question to show: the reply at the step limit. */
+                message: string;
+                /** @description Operations committed so far (they stay). */
+                operations_applied: number;
+                /** @description Sections changed so far. */
+                sections_changed: number;
+            };
             /** @description Feedback given with denied changes. */
             feedback?: string[];
             cancel_requested?: boolean;
@@ -2007,7 +2016,8 @@ export interface components {
             document_id: string;
             durable_document_id: string;
             title: string;
-            version_id: string;
+            /** @description Only with include_html=true. */
+            version_id?: string;
             chunk_count: number;
             section_count: number;
             archived: boolean;
@@ -2714,15 +2724,18 @@ export interface components {
             expires_at: string;
             expires_in_seconds: number;
             max_size_bytes: number;
+            /** @description A shell command that PUTs the file (named as `filename`, in the current directory) to upload_url. */
+            curl_example: string;
         };
         ProcessUploadRequest: {
             /** @description Load into this session; without it the file is only converted. */
             session_id?: string;
             /**
-             * @description Accepted for compatibility; conversion is by extension.
+             * @description Only "auto": the converter is chosen by the file's extension; any other value is a 422.
              * @default auto
+             * @enum {string}
              */
-            parse_mode?: string;
+            parse_mode?: "auto";
             /** @default false */
             return_html?: boolean;
             /**
@@ -8181,7 +8194,7 @@ export interface operations {
                     "application/json": components["schemas"]["HTTPValidationError"];
                 };
             };
-            /** @description Too many verification mails of this account in the last hour: `{detail, code: "verification_limit"}` with a Retry-After header (seconds). */
+            /** @description Too many verification mails of this account in the last hour: `{detail, code: "verification_limit"}` with a Retry-After header (seconds) and the account's X-Usage-* headers. */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -10431,7 +10444,7 @@ export interface operations {
                     "application/json": components["schemas"]["HTTPValidationError"];
                 };
             };
-            /** @description Too many sign-ups from this source address (an IPv6 address counts as its /64) this hour (AGENT_SIGNUPS_PER_HOUR): `{detail, code: "signup_limit"}` with a Retry-After header (seconds); or too many keyless requests from it this minute: `{detail, code: "anonymous_rate_limited", retry_after}`. */
+            /** @description Too many sign-ups from this source address (an IPv6 address counts as its /64) this hour (AGENT_SIGNUPS_PER_HOUR): `{detail, code: "signup_limit"}` with a Retry-After header (seconds) and X-Usage-* of the free account a sign-up makes (nothing used); or too many keyless requests from it this minute: `{detail, code: "anonymous_rate_limited", retry_after}`. */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -10540,23 +10553,13 @@ export interface operations {
                     "application/json": components["schemas"]["HTTPValidationError"];
                 };
             };
-            /** @description Monthly operations quota exhausted (code quota_exhausted); the rate limit of the route's class (code rate_limited, bucket key or account: the API key's, or all the account's keys together); or too many requests with a missing or invalid key (code auth_rate_limited) or without a key (code anonymous_rate_limited) from the client's address. */
+            /** @description Too many takeover links of this account in the last hour: `{detail, code: "handoff_limit"}` with a Retry-After header (seconds) and the account's X-Usage-* headers. */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying. */
-                    "Retry-After"?: string;
-                    /** @description Rate limits only: e.g. "write";r=0;t=12, "write-account";r=3;t=5. */
-                    RateLimit?: string;
-                    /** @description Monthly operations quota. */
-                    "X-Usage-Limit"?: string;
-                    /** @description Operations used this period. */
-                    "X-Usage-Used"?: string;
-                    /** @description Operations left this period. */
-                    "X-Usage-Remaining"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["QuotaExceededError"];
+                    "application/json": components["schemas"]["HTTPError"];
                 };
             };
             /** @description A backing service is unavailable; retry shortly. */
