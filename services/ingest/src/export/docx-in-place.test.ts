@@ -121,7 +121,7 @@ describe("docx written back in place", () => {
     expect(sections(xml)).toEqual(sections(original));
     expect(xml.length).toBeLessThan(original.length / 4);
     expect(written.map.chunks).toEqual({});
-  });
+  }, 120_000);
 
   it("keeps an edited paragraph's comment anchors around the same words", async () => {
     const doc = await load("pydocx-comments-rich-para.docx");
@@ -649,7 +649,7 @@ describe("docx written back in place", () => {
     const turned = await writeDocxInPlace(html(doc.chunks), doc.source, { page: { orientation: "landscape" } });
     const turnedXml = (await (await JSZip.loadAsync(turned.bytes)).file("word/document.xml")?.async("string")) ?? "";
     expect([...turnedXml.matchAll(/<w:pgSz\b[^>]*w:orient="landscape"/g)]).toHaveLength(15);
-  });
+  }, 120_000);
 });
 
 // A 2 x 3 pixel PNG.
