@@ -13,12 +13,17 @@ const ROW_GROUP_TAGS = new Set(["thead", "tbody", "tfoot"]);
 export function tableRows(html: string): string[] {
   const table = firstTable(parseHtml(html));
   if (!table) throw new ChunkError("not_table", "the chunk holds no <table>");
+  return directRows(table).map((row) => serialize(row));
+}
+
+/** A table's own rows, in order: its direct `<tr>` and those of its thead, tbody and tfoot. */
+export function directRows(table: Element): Element[] {
   const rows: Element[] = [];
   for (const child of elementChildren(table)) {
     if (child.name === "tr") rows.push(child);
     else if (ROW_GROUP_TAGS.has(child.name)) rows.push(...elementChildren(child).filter((el) => el.name === "tr"));
   }
-  return rows.map((row) => serialize(row));
+  return rows;
 }
 
 /** Whether a chunk's HTML holds a table (the chunk is one, or wraps one: a figure, a div). */

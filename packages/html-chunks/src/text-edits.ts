@@ -16,9 +16,9 @@ import {
   Text,
 } from "./dom.js";
 import { ChunkError } from "./errors.js";
+import { directRows } from "./table-rows.js";
 
 const CELL_TAGS = new Set(["td", "th"]);
-const ROW_GROUP_TAGS = new Set(["thead", "tbody", "tfoot"]);
 // Attributes never copied from the template row: spans would break the grid,
 // ids must stay unique.
 const NOT_COPIED = new Set(["colspan", "rowspan", "id", "data-chunk-id"]);
@@ -55,16 +55,6 @@ export function addTableRow(tableHtml: string, cells: string[]): string {
   }
   // The whole input, so a table inside a <figure> or <blockquote> chunk keeps its wrapper.
   return serialize(doc.children);
-}
-
-/** Rows of a table, not of nested tables, in order. */
-function directRows(table: Element): Element[] {
-  const rows: Element[] = [];
-  for (const child of elementChildren(table)) {
-    if (child.name === "tr") rows.push(child);
-    else if (ROW_GROUP_TAGS.has(child.name)) rows.push(...elementChildren(child).filter((el) => el.name === "tr"));
-  }
-  return rows;
 }
 
 function columnCount(row: Element): number {
