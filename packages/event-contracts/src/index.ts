@@ -155,3 +155,21 @@ export const JobLifecycleEventSchema = z
 
 /** One job lifecycle event on JetStream; see JobLifecycleEventSchema. */
 export type JobLifecycleEvent = z.infer<typeof JobLifecycleEventSchema>;
+
+/**
+ * The event types an outbound webhook endpoint may subscribe to (docs/api.md, Webhooks): the job
+ * lifecycle events above and `document.updated`. The gateway validates requests with them; the
+ * sessions webhooks service enqueues and checks them.
+ */
+export const WEBHOOK_EVENT_TYPES = [
+  JOB_LIFECYCLE_EVENTS.completed,
+  JOB_LIFECYCLE_EVENTS.failed,
+  JOB_LIFECYCLE_EVENTS.awaiting_approval,
+  "document.updated",
+] as const;
+
+/** One of WEBHOOK_EVENT_TYPES. */
+export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
+
+/** Longest webhook target URL and endpoint description (characters), bounded by gateway and sessions alike. */
+export const WEBHOOK_LIMITS = { urlChars: 2048, descriptionChars: 200 } as const;

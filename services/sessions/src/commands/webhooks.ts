@@ -1,7 +1,9 @@
 // Webhook endpoints of an account and their delivery log (docs/api.md, Webhooks): create with
 // URL and event checks under the per-account cap, list, get, delete, deliveries. The secret is
 // returned by create only.
+
 import { randomBytes } from "node:crypto";
+import { WEBHOOK_EVENT_TYPES, WEBHOOK_LIMITS } from "@redline/event-contracts";
 import { ConflictError, type Knex, NotFoundError, SchemaError } from "@redline/service-kit";
 import type { WebhooksConfig } from "../config.js";
 import {
@@ -15,10 +17,7 @@ import {
 } from "../db/store/webhooks.js";
 import type { WebhookDeliveryRow, WebhookEndpointRow } from "../db/tables.js";
 import { checkUrlForm, RefusedTargetError, resolveTarget } from "../webhooks/address-guard.js";
-import { WEBHOOK_EVENTS } from "../webhooks/events.js";
 
-/** Longest endpoint description (characters). */
-export const MAX_DESCRIPTION_CHARS = 200;
 /** Deliveries a page holds by default and at most. */
 const DELIVERIES_PAGE = { default: 50, max: 200 };
 
@@ -38,12 +37,12 @@ function invalid(loc: (string | number)[], msg: string): SchemaError {
   return new SchemaError([{ type: "value_error", loc: ["body", ...loc], msg }]);
 }
 
-/** The events, each from WEBHOOK_EVENTS, at least one, duplicates dropped; SchemaError otherwise. */
+/** The events, each from WEBHOOK_EVENT_TYPES, at least one, duplicates dropped; SchemaError otherwise. */
 function checkEvents(events: string[]): string[] {
   if (events.length === 0) throw invalid(["events"], "at least one event type is required");
   events.forEach((e, i) => {
-    if (!(WEBHOOK_EVENTS as readonly string[]).includes(e))
-      throw invalid(["events", i], `unknown event type; expected one of ${WEBHOOK_EVENTS.join(", ")}`);
+    if (!(WEBHOOK_EVENT_TYPES as readonly string[]).includes(e))
+      throw invalid(["events", i], `unknown event type; expected one of ${WEBHOOK_EVENT_TYPES.join(", ")}`);
   });
   return [...new Set(events)];
 }
@@ -62,8 +61,8 @@ export async function createEndpoint(
   input: NewEndpoint,
 ): Promise<WebhookEndpointRow> {
   const events = checkEvents(input.events);
-  if (input.description.length > MAX_DESCRIPTION_CHARS)
-    throw invalid(["description"], `at most ${MAX_DESCRIPTION_CHARS} characters`);
+  if (input.description.length > WEBHOOK_LIMITS.descriptionChars)
+    throw invalid(["description"], `at most ${WEBHOOK_LIMITS.descriptionChars} characters`);
   try {
     await resolveTarget(checkUrlForm(input.url, cfg.allowPrivate), cfg.allowPrivate);
   } catch (err) {

@@ -108,7 +108,7 @@ export interface WebhookEndpointRow {
   id: string;
   owner_id: string;
   url: string;
-  /** Subscribed event types (webhooks/events.ts WEBHOOK_EVENTS). */
+  /** Subscribed event types (event-contracts WEBHOOK_EVENT_TYPES). */
   events: string[];
   description: string;
   /** whsec_ + base64 of the HMAC key. */

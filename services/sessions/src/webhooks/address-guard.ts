@@ -2,8 +2,10 @@
 // resolved, and every address it resolves to must be public unicast; the delivery then connects to
 // the checked address (send.ts), so a DNS answer that changes between check and connect (DNS
 // rebinding) cannot redirect it. WEBHOOK_ALLOW_PRIVATE=1 lifts the address rule and allows http.
+
 import { lookup } from "node:dns/promises";
 import { isIP } from "node:net";
+import { WEBHOOK_LIMITS } from "@redline/event-contracts";
 import ipaddr from "ipaddr.js";
 
 /** An address a delivery may connect to. */
@@ -15,9 +17,6 @@ export interface CheckedTarget {
 
 /** Why a target is refused; `reason` is shown to the caller (create) or logged (delivery). */
 export class RefusedTargetError extends Error {}
-
-/** Longest target URL (characters). */
-export const MAX_URL_CHARS = 2048;
 
 /**
  * The ipaddr.js range of `ip` when it is one a webhook may not reach (private, loopback,
@@ -32,11 +31,12 @@ export function refusedRange(ip: string): string | null {
 }
 
 /**
- * Checks a target URL's form: absolute http(s), no credentials, at most MAX_URL_CHARS; https
+ * Checks a target URL's form: absolute http(s), no credentials, at most WEBHOOK_LIMITS.urlChars; https
  * unless `allowPrivate`. Throws RefusedTargetError naming the rule.
  */
 export function checkUrlForm(raw: string, allowPrivate: boolean): URL {
-  if (raw.length > MAX_URL_CHARS) throw new RefusedTargetError(`URL longer than ${MAX_URL_CHARS} characters`);
+  if (raw.length > WEBHOOK_LIMITS.urlChars)
+    throw new RefusedTargetError(`URL longer than ${WEBHOOK_LIMITS.urlChars} characters`);
   let url: URL;
   try {
     url = new URL(raw);

@@ -1,11 +1,6 @@
 // The webhook event catalog and the body of each event (docs/api.md, Webhooks): one place that
 // maps the JetStream events (event-contracts) to the webhook type, owner, id and `data` object.
-import type { DocumentEvent, JobLifecycleEvent } from "@redline/event-contracts";
-
-/** Event types an endpoint may subscribe to. */
-export const WEBHOOK_EVENTS = ["job.completed", "job.failed", "job.awaiting_approval", "document.updated"] as const;
-
-export type WebhookEventType = (typeof WEBHOOK_EVENTS)[number];
+import type { DocumentEvent, JobLifecycleEvent, WebhookEventType } from "@redline/event-contracts";
 
 /** One event ready to enqueue: whose it is, its id (the JetStream message id) and its body. */
 export interface WebhookEvent {

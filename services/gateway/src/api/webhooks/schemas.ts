@@ -1,19 +1,8 @@
 // Outbound webhooks (docs/api.md, Webhooks): an account's endpoints, each signed with its own
 // secret (shown once), and the log of deliveries made to them.
+import { WEBHOOK_EVENT_TYPES, WEBHOOK_LIMITS } from "@redline/event-contracts";
 import { z } from "zod";
 import { component, MAX_ID_CHARS } from "../shared/schemas.js";
-
-/** Event types an endpoint may subscribe to (sessions' webhooks/events.ts WEBHOOK_EVENTS). */
-export const WEBHOOK_EVENT_TYPES = [
-  "job.completed",
-  "job.failed",
-  "job.awaiting_approval",
-  "document.updated",
-] as const;
-
-/** Longest target URL and description (characters), as sessions checks them. */
-export const MAX_WEBHOOK_URL_CHARS = 2048;
-export const MAX_WEBHOOK_DESCRIPTION_CHARS = 200;
 
 const eventType = z.enum(WEBHOOK_EVENT_TYPES).meta({ description: "An event type." });
 
@@ -22,7 +11,7 @@ export const CreateWebhookSchema = component("CreateWebhookRequest", {
   url: z
     .string()
     .min(1)
-    .max(MAX_WEBHOOK_URL_CHARS)
+    .max(WEBHOOK_LIMITS.urlChars)
     .meta({
       description:
         "Where deliveries are POSTed: https, to a host resolving to public addresses only (http and private " +
@@ -37,7 +26,7 @@ export const CreateWebhookSchema = component("CreateWebhookRequest", {
     }),
   description: z
     .string()
-    .max(MAX_WEBHOOK_DESCRIPTION_CHARS)
+    .max(WEBHOOK_LIMITS.descriptionChars)
     .nullish()
     .meta({ description: "A label to recognise the endpoint by (at most 200 characters)." }),
 });
