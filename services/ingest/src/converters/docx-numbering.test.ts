@@ -1,7 +1,3 @@
-// Word numbering and paragraph formatting on import and on both docx exports (issue #32, parts 1
-// and 6): a contract built for every numbering construct, and the corpus files that number
-// through styles and links mammoth does not read.
-import { chunkHtml } from "@redline/html-chunks";
 import * as cheerio from "cheerio";
 import JSZip from "jszip";
 import { describe, expect, it } from "vitest";
@@ -21,6 +17,7 @@ import {
   STYLE_LIST_ITEM,
   STYLE_NUMBERED,
 } from "../testing/fidelity-docs.js";
+import { inPlaceSource } from "../testing/in-place-source.js";
 import { convertDocx } from "./docx.js";
 
 const LAYOUT = {
@@ -146,14 +143,7 @@ describe("Word numbering on import", () => {
 
   it("keeps w:numPr as it was on the in-place export of an edited list item, skipped level included", async () => {
     const bytes = await contractDocx();
-    const converted = await convertDocx(bytes, "contract.docx", DEFAULT_LIMITS, { keepSource: true });
-    const { chunks } = chunkHtml(converted.html);
-    const source = {
-      format: "docx" as const,
-      bytes,
-      map: converted.source?.map ?? { format: "docx" as const, chunks: {} },
-      loaded: Object.fromEntries(chunks.map((c) => [c.chunkId, c.html])),
-    };
+    const { chunks, source } = await inPlaceSource(bytes, "contract.docx");
     const edited = chunks.map((c) => ({
       ...c,
       html: c.html

@@ -1,7 +1,7 @@
 // Pictures that are the only content of a header (default, first, even), a footer or a comment
 // (issue #32, part 2, Word side): kept on upload as `<img>` with their alt text, kept through an
 // edit by both exports.
-import { chunkHtml, sanitizeHtml } from "@redline/html-chunks";
+import { sanitizeHtml } from "@redline/html-chunks";
 import JSZip from "jszip";
 import { describe, expect, it } from "vitest";
 import { convertDocx } from "../converters/docx.js";
@@ -10,6 +10,7 @@ import { htmlToDocx } from "../export/to-docx.js";
 import { DEFAULT_LIMITS } from "../formats.js";
 import { readCorpus } from "../testing/corpus.js";
 import { PART_PICTURES, picturePartsDocx, RED_PNG } from "../testing/fidelity-docs.js";
+import { inPlaceSource } from "../testing/in-place-source.js";
 
 const LAYOUT = {
   widthIn: 8.5,
@@ -31,15 +32,7 @@ async function parts(bytes: Buffer, pattern: RegExp): Promise<Map<string, string
 
 async function load() {
   const bytes = await picturePartsDocx();
-  const converted = await convertDocx(bytes, "pictures.docx", DEFAULT_LIMITS, { keepSource: true });
-  const { chunks } = chunkHtml(converted.html);
-  const map = converted.source?.map ?? { format: "docx" as const, chunks: {} };
-  const source = {
-    format: "docx" as const,
-    bytes,
-    map,
-    loaded: Object.fromEntries(chunks.map((c) => [c.chunkId, c.html])),
-  };
+  const { converted, chunks, source } = await inPlaceSource(bytes, "pictures.docx");
   return { bytes, html: converted.html, chunks, source };
 }
 

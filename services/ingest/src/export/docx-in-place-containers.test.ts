@@ -1,27 +1,13 @@
-// Content controls on the in-place export (issue #32, part 3): a repeating section of four
-// paragraphs keeps its control and every paragraph when one of them is edited or deleted, and an
-// edit the writer cannot place is refused with a warning that names the construct, the original
-// bytes kept. The corpus's content controls (tika-testWORD_2006ml) keep their count after edits.
-import { chunkHtml } from "@redline/html-chunks";
 import JSZip from "jszip";
 import { describe, expect, it } from "vitest";
-import { convertDocx } from "../converters/docx.js";
 import { bodyLayout } from "../docx/source-map.js";
-import { DEFAULT_LIMITS } from "../formats.js";
 import { readCorpus } from "../testing/corpus.js";
 import { REPEATING_SECTION_XML, repeatingSectionDocx, SECTION_PARAGRAPHS } from "../testing/fidelity-docs.js";
+import { inPlaceSource } from "../testing/in-place-source.js";
 import { writeDocxInPlace } from "./docx-in-place.js";
 
 async function load(bytes: Buffer) {
-  const converted = await convertDocx(bytes, "section.docx", DEFAULT_LIMITS, { keepSource: true });
-  const { chunks } = chunkHtml(converted.html);
-  const map = converted.source?.map ?? { format: "docx" as const, chunks: {} };
-  const source = {
-    format: "docx" as const,
-    bytes,
-    map,
-    loaded: Object.fromEntries(chunks.map((c) => [c.chunkId, c.html])),
-  };
+  const { chunks, source } = await inPlaceSource(bytes, "section.docx");
   return { chunks, source };
 }
 
@@ -105,15 +91,7 @@ describe("content controls written back in place", () => {
 
   it("never edits both copies of a repeated item: an edit of the second copy is refused with a warning, the text kept", async () => {
     const bytes = readCorpus("docx/tika-testWORD_2006ml.docx");
-    const converted = await convertDocx(bytes, "2006ml.docx", DEFAULT_LIMITS, { keepSource: true });
-    const { chunks } = chunkHtml(converted.html);
-    const map = converted.source?.map ?? { format: "docx" as const, chunks: {} };
-    const source = {
-      format: "docx" as const,
-      bytes,
-      map,
-      loaded: Object.fromEntries(chunks.map((c) => [c.chunkId, c.html])),
-    };
+    const { chunks, map, source } = await inPlaceSource(bytes, "2006ml.docx");
     const copies = chunks.filter((c) => />Repeating content</.test(c.html));
     expect(copies.length).toBeGreaterThan(1);
     // A copy that is not the control's first paragraph (no block of its own).
@@ -132,15 +110,7 @@ describe("content controls written back in place", () => {
 
   it("keeps the corpus's content controls, drawings and numbering when every paragraph inside a control is edited", async () => {
     const bytes = readCorpus("docx/tika-testWORD_2006ml.docx");
-    const converted = await convertDocx(bytes, "2006ml.docx", DEFAULT_LIMITS, { keepSource: true });
-    const { chunks } = chunkHtml(converted.html);
-    const map = converted.source?.map ?? { format: "docx" as const, chunks: {} };
-    const source = {
-      format: "docx" as const,
-      bytes,
-      map,
-      loaded: Object.fromEntries(chunks.map((c) => [c.chunkId, c.html])),
-    };
+    const { chunks, map, source } = await inPlaceSource(bytes, "2006ml.docx");
     const before = await documentXml(bytes);
     const body = before.slice(before.indexOf("<w:body>"));
     const blocks = bodyLayout(before).blocks;
