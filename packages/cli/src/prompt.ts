@@ -9,11 +9,16 @@ export interface Prompter {
   close(): void;
 }
 
-/** A prompter over the given streams; `onInterrupt` runs on Ctrl-C typed at a terminal prompt. */
+/**
+ * A prompter over the given streams; `onInterrupt` runs on Ctrl-C typed at a terminal prompt.
+ * At a terminal readline echoes what is typed only to an output it is given: answers are echoed to
+ * `output` unless `echo` is false (a secret, such as the API key `redline login` asks for).
+ */
 export function createPrompter(
   input: NodeJS.ReadStream,
   output: NodeJS.WriteStream,
   onInterrupt?: () => void,
+  { echo = true }: { echo?: boolean } = {},
 ): Prompter {
   let rl: Interface | undefined;
   const lines: string[] = [];
@@ -21,7 +26,7 @@ export function createPrompter(
   let ended = false;
   const open = () => {
     if (rl) return;
-    rl = createInterface({ input, terminal: input.isTTY === true });
+    rl = createInterface({ input, ...(echo && { output }), terminal: input.isTTY === true });
     rl.on("line", (line) => {
       const next = waiting.shift();
       if (next) next(line);

@@ -12,7 +12,8 @@ export async function loginCommand(ctx: CommandContext): Promise<void> {
   if (ctx.positionals.length > 0) throw new UsageError("login takes no arguments (the key goes in --key)");
   let key = values.key as string | undefined;
   if (!key) {
-    const prompter = createPrompter(io.stdin, io.stderr);
+    // The key is a secret: not echoed at a terminal.
+    const prompter = createPrompter(io.stdin, io.stderr, undefined, { echo: false });
     try {
       key = (await prompter.ask("API key (sk_…): ")) ?? "";
     } finally {
